@@ -1,1 +1,202 @@
-//! The reference integration.
+//! The reference integration: a small BOTIX-like HTTP API that does everything
+//! right, each of whose properties can be broken with a [`Defect`].
+//!
+//! It has two jobs (see `DESIGN.md`, "The reference integration"): it is the embedded
+//! default target of `tminus run` (started in-process on `127.0.0.1:0`), and it is the
+//! fixture every test runs checks against, once healthy and once per defect, to prove
+//! that each check can fail.
+//!
+//! Routes (JSON everywhere; errors are `{"error":{"code","message"}}`):
+//!
+//! | Method | Path | Auth | Success |
+//! |---|---|---|---|
+//! | POST | `/public/v1/messages` | Bearer | 201 message |
+//! | GET | `/public/v1/messages?limit=&cursor=` | Bearer | 200 `{data, meta.next_cursor}` |
+//! | GET | `/public/v1/messages/count` | Bearer | 200 `{count}` |
+//! | POST | `/public/v1/contacts/bulk-create` | Bearer | 201 `{created, ids}` |
+//! | GET | `/public/v1/contacts?limit=&cursor=` | Bearer | 200 `{data, meta.next_cursor}` |
+//! | POST | `/public/v1/scenarios/{id}/run` | Bearer | 202 + `Location` |
+//! | GET | `/public/v1/scenario-runs/{run_id}` | Bearer | 200 run status |
+//! | GET | `/__tminus/effects`, `/__tminus/effects/{name}` | none | side-effect counters |
+//! | GET | `/healthz` | none | 200 `{"status":"ok"}` |
+//!
+//! Every response, errors included, carries `Trace-Id` and `X-Request-Id`
+//! (see `trace.rs`).
+//!
+//! Layout: one file per concern. `defect.rs` is the defect table, `state.rs` holds
+//! data and the single `has(Defect)` switch, `auth.rs`/`trace.rs`/`latency.rs` are
+//! middleware, `messages.rs`/`contacts.rs`/`scenarios.rs` are handlers,
+//! `pagination.rs` is shared cursor logic, `effects.rs` the side-effect counters,
+//! `errors.rs` the error shape.
+
+mod auth;
+mod clock;
+mod contacts;
+mod defect;
+mod effects;
+mod errors;
+mod latency;
+mod messages;
+mod pagination;
+mod scenarios;
+mod state;
+mod trace;
+mod validate;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::routing::{get, post};
+use axum::{middleware, Json, Router};
+use serde_json::json;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use defect::Defect;
+
+use state::AppState;
+
+/// The first configured API key (tenant A).
+pub const DEFAULT_API_KEY: &str = "ref_test_key_a";
+/// The second configured API key (tenant B), for cross-tenant checks.
+pub const SECOND_API_KEY: &str = "ref_test_key_b";
+
+/// How long `shutdown` waits for in-flight connections before aborting the server.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
+
+/// How the reference integration behaves.
+#[derive(Debug, Clone)]
+pub struct ReferenceConfig {
+    /// Defects switched on; duplicates are harmless.
+    pub defects: Vec<Defect>,
+    /// Accepted Bearer tokens; each is its own tenant.
+    pub api_keys: Vec<String>,
+    /// Artificial latency added to every `/public/v1/*` response; zero by default.
+    pub latency: Duration,
+}
+
+impl Default for ReferenceConfig {
+    fn default() -> Self {
+        ReferenceConfig {
+            defects: Vec::new(),
+            api_keys: vec![DEFAULT_API_KEY.into(), SECOND_API_KEY.into()],
+            latency: Duration::ZERO,
+        }
+    }
+}
+
+/// Builds the full router (all routes, fallbacks and middleware) with fresh state.
+pub fn router(config: ReferenceConfig) -> Router {
+    let state = AppState::new(config);
+
+    // Route layers apply to matched public routes only; the last one added is the
+    // outermost, so latency wraps auth and 401s are delayed like everything else.
+    let public = Router::new()
+        .route(
+            "/public/v1/messages",
+            post(messages::create).get(messages::list),
+        )
+        .route("/public/v1/messages/count", get(messages::count))
+        .route(
+            "/public/v1/contacts/bulk-create",
+            post(contacts::bulk_create),
+        )
+        .route("/public/v1/contacts", get(contacts::list))
+        .route("/public/v1/scenarios/{id}/run", post(scenarios::run))
+        .route("/public/v1/scenario-runs/{run_id}", get(scenarios::status))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_api_key,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            latency::delay,
+        ));
+
+    let hooks = Router::new()
+        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/__tminus/effects", get(effects::all))
+        .route("/__tminus/effects/{name}", get(effects::one));
+
+    public
+        .merge(hooks)
+        // Must come after every route: it applies to the routes present when called.
+        .method_not_allowed_fallback(errors::method_not_allowed)
+        .fallback(errors::not_found)
+        // Outermost: wraps routes AND fallbacks, so every response gets correlation ids.
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            trace::correlate,
+        ))
+        .with_state(state)
+}
+
+/// A running reference integration. Dropping it without [`shutdown`](Self::shutdown)
+/// aborts the server task.
+pub struct ReferenceServer {
+    addr: SocketAddr,
+    shutdown_tx: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl ReferenceServer {
+    /// Binds `addr` (use "127.0.0.1:0" for an ephemeral port) and serves in a spawned tokio task.
+    pub async fn start(
+        config: ReferenceConfig,
+        addr: SocketAddr,
+    ) -> std::io::Result<ReferenceServer> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let app = router(config);
+        let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                // A dropped sender also means "stop".
+                let _ = shutdown_rx.await;
+            });
+            // serve only fails on listener errors, which nobody could act on here.
+            let _ = serve.await;
+        });
+        Ok(ReferenceServer {
+            addr,
+            shutdown_tx: Some(shutdown_tx),
+            task: Some(task),
+        })
+    }
+
+    /// The bound address (with the real port when started on port 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://IP:PORT`, without a trailing slash.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting, lets in-flight requests finish for a short grace period, then
+    /// aborts whatever is left. Bounded (well under 2 s) and never hangs, even with
+    /// idle keep-alive connections open.
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.shutdown_tx.take() {
+            let _ = tx.send(());
+        }
+        if let Some(mut task) = self.task.take() {
+            if tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+                let _ = task.await;
+            }
+        }
+    }
+}
+
+impl Drop for ReferenceServer {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! Artificial latency for `/public/v1/*`, so timeout and load checks have something
+//! slow to measure. Applied as the outermost public route layer, so 401s wait too.
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use super::state::AppState;
+
+pub(crate) async fn delay(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let latency = state.config().latency;
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    next.run(req).await
+}
