@@ -1,8 +1,36 @@
 //! tminus: certifies HTTP integrations before launch.
 //!
 //! Layering (no arrows back): `suite` (YAML model with positions) -> `plan`
-//! (validated, interpolated, defaults applied) -> `run` (executes, emits events)
-//! -> `report` (consumes events). `reference` is the embedded reference
-//! integration used as the default target and as the fixture for every test.
+//! (validated, interpolated, defaults applied) -> `run` (executes, emits
+//! events) -> `report` (consumes events). `checks` holds one module per check
+//! family, `http` the client and captured exchanges, and `reference` the
+//! embedded reference integration: the default target and every test's fixture.
 
+pub mod http;
+pub mod jsonpath;
+pub mod plan;
+pub mod redact;
 pub mod reference;
+pub mod suite;
+
+/// Durations for people: `850 ms`, `2.4 s`, `3 m 05 s`.
+pub fn fmt_duration(d: std::time::Duration) -> String {
+    let ms = d.as_secs_f64() * 1000.0;
+    if ms < 1.0 {
+        format!("{:.0} µs", ms * 1000.0)
+    } else if ms < 1000.0 {
+        format!("{ms:.0} ms")
+    } else if ms < 60_000.0 {
+        format!("{:.1} s", ms / 1000.0)
+    } else {
+        let s = d.as_secs();
+        format!("{} m {:02} s", s / 60, s % 60)
+    }
+}
+pub mod app;
+pub mod checks;
+pub mod cli;
+pub mod events;
+pub mod exit;
+pub mod report;
+pub mod run;

@@ -1,0 +1,299 @@
+//! Resolves the parsed command line into work and runs it: loading and
+//! planning suites, starting the embedded reference when no target is given,
+//! wiring the runner to the reporters, and mapping results to exit codes.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cli::{Cli, Command, ReferenceArgs, RunArgs, ValidateArgs};
+use crate::exit;
+use crate::plan::{self, Plan, PlanOptions};
+use crate::reference::{Defect, ReferenceConfig, ReferenceServer};
+use crate::report::{console::Console, json::Json, junit::Junit, Reporters};
+use crate::run::{self, RunOptions};
+use crate::suite::{self, Diagnostics, LoadedSuite};
+
+pub fn main(cli: Cli) -> i32 {
+    match cli.command {
+        Command::Run(a) => cmd_run(a),
+        Command::Validate(a) => cmd_validate(a),
+        Command::Checks => cmd_checks(),
+        Command::Reference(a) => cmd_reference(a),
+    }
+}
+
+fn usage_error(msg: &str) -> i32 {
+    eprintln!("error: {msg}");
+    exit::INVALID
+}
+
+fn parse_vars(raw: &[String]) -> Result<Vec<(String, String)>, String> {
+    raw.iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .filter(|(k, _)| !k.trim().is_empty())
+                .map(|(k, v)| (k.trim().to_owned(), v.to_owned()))
+                .ok_or_else(|| format!("--var `{kv}` must look like NAME=VALUE"))
+        })
+        .collect()
+}
+
+/// Loads every file, then plans the ones that loaded, so one pass reports
+/// every problem of every file.
+pub fn load_and_plan(paths: &[PathBuf], opts: &PlanOptions) -> Result<Plan, Diagnostics> {
+    let mut diags = Diagnostics::default();
+    let files = match suite::discover(paths) {
+        Ok(f) => f,
+        Err(d) => {
+            diags.push(d);
+            return Err(diags);
+        }
+    };
+    let mut loaded: Vec<LoadedSuite> = Vec::new();
+    for f in &files {
+        match suite::load_file(f) {
+            Ok(l) => loaded.push(l),
+            Err(d) => diags.push(d),
+        }
+    }
+    match plan::build(&loaded, opts) {
+        Ok(p) if diags.is_empty() => Ok(p),
+        Ok(_) => Err(diags),
+        Err(more) => {
+            diags.extend(more);
+            Err(diags)
+        }
+    }
+}
+
+fn report_diagnostics(d: &Diagnostics) -> i32 {
+    eprint!("{d}");
+    eprintln!("{} error(s); nothing was sent.", d.len());
+    exit::INVALID
+}
+
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+}
+
+fn cmd_validate(a: ValidateArgs) -> i32 {
+    let vars = match parse_vars(&a.vars) {
+        Ok(v) => v,
+        Err(e) => return usage_error(&e),
+    };
+    let opts = PlanOptions {
+        vars,
+        ..PlanOptions::default()
+    };
+    match load_and_plan(&a.paths, &opts) {
+        Ok(p) => {
+            eprintln!(
+                "ok: {} suite(s), {} check(s)",
+                p.suites.len(),
+                p.check_count()
+            );
+            exit::OK
+        }
+        Err(d) => report_diagnostics(&d),
+    }
+}
+
+fn cmd_run(a: RunArgs) -> i32 {
+    let vars = match parse_vars(&a.vars) {
+        Ok(v) => v,
+        Err(e) => return usage_error(&e),
+    };
+    let timeout = match a
+        .timeout
+        .as_deref()
+        .map(suite::scalar::parse_duration)
+        .transpose()
+    {
+        Ok(t) => t,
+        Err(e) => return usage_error(&format!("--timeout: {e}")),
+    };
+    if let Some(t) = &a.target {
+        if !(t.starts_with("http://") || t.starts_with("https://")) {
+            return usage_error(&format!(
+                "--target `{t}` must start with http:// or https://"
+            ));
+        }
+    }
+    let opts = PlanOptions {
+        vars,
+        target: a.target.clone(),
+        timeout,
+        only: a.only.clone(),
+        tags: a.tag.clone(),
+    };
+    let plan = match load_and_plan(&a.paths, &opts) {
+        Ok(p) => p,
+        Err(d) => return report_diagnostics(&d),
+    };
+    if plan.check_count() == 0 {
+        return usage_error("no check selected (see --only and --tag)");
+    }
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return exit::RUN_BROKEN;
+        }
+    };
+    let junit = a
+        .junit
+        .clone()
+        .unwrap_or_else(|| a.report_dir.join("junit.xml"));
+    let json = a
+        .json
+        .clone()
+        .unwrap_or_else(|| a.report_dir.join("report.json"));
+    rt.block_on(run_plan(plan, a.fail_fast, junit, json))
+}
+
+async fn run_plan(plan: Plan, fail_fast: bool, junit: PathBuf, json: PathBuf) -> i32 {
+    let mut reporters = Reporters::default();
+    reporters.push(Box::new(Console::stderr(plan.redactor.clone())));
+    reporters.push(Box::new(Junit::new(junit.clone(), plan.redactor.clone())));
+    reporters.push(Box::new(Json::new(json.clone(), plan.redactor.clone())));
+
+    let mut reference = None;
+    let mut opts = RunOptions {
+        fail_fast,
+        default_base_url: None,
+    };
+    if plan.needs_reference() {
+        let addr = "127.0.0.1:0".parse().expect("loopback address");
+        match ReferenceServer::start(ReferenceConfig::default(), addr).await {
+            Ok(server) => {
+                let url = server.base_url();
+                eprintln!(
+                    "note: no target given: started the embedded reference integration at {url}"
+                );
+                opts.default_base_url = Some(url);
+                reference = Some(server);
+            }
+            Err(e) => {
+                eprintln!(
+                    "error: cannot start the embedded reference integration on 127.0.0.1: {e}"
+                );
+                return exit::RUN_BROKEN;
+            }
+        }
+    }
+    let client = match crate::http::Client::new() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::RUN_BROKEN;
+        }
+    };
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\ninterrupted: finishing the current check and writing reports (press Ctrl-C again to abort)");
+            let _ = cancel_tx.send(true);
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    let summary = run::run(&plan, &opts, &client, &mut reporters, cancel_rx.clone()).await;
+    ctrl_c.abort();
+    let mut code = summary.exit_code();
+    if *cancel_rx.borrow() {
+        code = code.max(exit::RUN_BROKEN);
+    }
+    match reporters.finish() {
+        Ok(()) => eprintln!("reports: {} {}", junit.display(), json.display()),
+        Err(e) => {
+            eprintln!("error: cannot write reports: {e}");
+            code = exit::RUN_BROKEN;
+        }
+    }
+    if let Some(r) = reference {
+        r.shutdown().await;
+    }
+    code
+}
+
+fn cmd_checks() -> i32 {
+    use crate::suite::kinds::{COMMON_PARAMS, KINDS};
+    println!("Check kinds (use as `kind:` in a suite):\n");
+    for k in KINDS {
+        println!("{:<28} {}", k.name, k.summary);
+        for (p, d, what) in k.params {
+            println!("    {p:<24} {d:<14} {what}");
+        }
+    }
+    println!("\nEvery kind also takes:");
+    for (p, d, what) in COMMON_PARAMS {
+        println!("    {p:<24} {d:<14} {what}");
+    }
+    exit::OK
+}
+
+fn cmd_reference(a: ReferenceArgs) -> i32 {
+    if a.list_defects {
+        for d in Defect::all() {
+            println!("{:<24} {}", d.name(), d.summary());
+        }
+        return exit::OK;
+    }
+    let mut defects = Vec::new();
+    for name in &a.defects {
+        match name.parse::<Defect>() {
+            Ok(d) => defects.push(d),
+            Err(e) => return usage_error(&format!("--defect: {e}")),
+        }
+    }
+    let latency = match a
+        .latency
+        .as_deref()
+        .map(suite::scalar::parse_duration)
+        .transpose()
+    {
+        Ok(l) => l.unwrap_or(Duration::ZERO),
+        Err(e) => return usage_error(&format!("--latency: {e}")),
+    };
+    let config = ReferenceConfig {
+        defects,
+        latency,
+        ..ReferenceConfig::default()
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return exit::RUN_BROKEN;
+        }
+    };
+    rt.block_on(async move {
+        let addr = std::net::SocketAddr::new(a.bind, a.port);
+        let server = match ReferenceServer::start(config.clone(), addr).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: cannot listen on {addr}: {e}");
+                return exit::RUN_BROKEN;
+            }
+        };
+        // stdout carries only the URL so scripts can read it.
+        println!("{}", server.base_url());
+        let names: Vec<&str> = config.defects.iter().map(|d| d.name()).collect();
+        eprintln!(
+            "reference integration listening on {} (defects: {}); API keys: {}; Ctrl-C stops it",
+            server.base_url(),
+            if names.is_empty() {
+                "none".into()
+            } else {
+                names.join(", ")
+            },
+            config.api_keys.join(", ")
+        );
+        let _ = tokio::signal::ctrl_c().await;
+        server.shutdown().await;
+        exit::OK
+    })
+}

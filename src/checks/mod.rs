@@ -1,0 +1,37 @@
+//! Check families, one module each, dispatched by an exhaustive match on the
+//! planned kind. A family reads its plan and a `CheckContext` and returns an
+//! `Outcome`; it never prints and never knows about reporters.
+
+pub mod expect;
+pub mod outcome;
+pub mod steps;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+pub use outcome::{Evidence, Outcome, Verdict};
+
+use crate::http::{Client, Target};
+use crate::plan::CheckPlan;
+use crate::redact::Redactor;
+
+/// What a check may use while it runs.
+#[derive(Clone)]
+pub struct CheckContext {
+    pub client: Client,
+    pub target: Target,
+    /// Progress notes ("waiting 3 s for Retry-After") shown live on the console.
+    pub notes: UnboundedSender<String>,
+    pub redactor: Redactor,
+}
+
+impl CheckContext {
+    pub fn note(&self, msg: impl Into<String>) {
+        let _ = self.notes.send(msg.into());
+    }
+}
+
+pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
+    match plan {
+        CheckPlan::Steps(p) => steps::run(p, ctx).await,
+    }
+}

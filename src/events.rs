@@ -1,0 +1,100 @@
+//! The event stream between the runner and the reporters. The runner emits
+//! these and never imports a reporter; each reporter consumes them alone.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use crate::checks::{Outcome, Verdict};
+
+#[derive(Debug, Clone)]
+pub struct SuiteInfo {
+    pub name: String,
+    pub file: PathBuf,
+    pub version: Option<String>,
+    pub target: String,
+    pub checks: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct CheckResult {
+    pub suite: String,
+    pub id: String,
+    pub kind: &'static str,
+    pub tags: Vec<String>,
+    pub description: Option<String>,
+    pub outcome: Outcome,
+    pub started_at: SystemTime,
+    pub duration: Duration,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub passed: usize,
+    pub failed: usize,
+    pub errored: usize,
+    pub skipped: usize,
+}
+
+impl Summary {
+    pub fn add(&mut self, v: Verdict) {
+        match v {
+            Verdict::Pass => self.passed += 1,
+            Verdict::Fail => self.failed += 1,
+            Verdict::Error => self.errored += 1,
+            Verdict::Skipped => self.skipped += 1,
+        }
+    }
+    pub fn total(&self) -> usize {
+        self.passed + self.failed + self.errored + self.skipped
+    }
+    /// 3 when something could not be judged, 1 when something failed, else 0.
+    pub fn exit_code(&self) -> i32 {
+        if self.errored > 0 {
+            crate::exit::RUN_BROKEN
+        } else if self.failed > 0 {
+            crate::exit::CHECK_FAILED
+        } else {
+            crate::exit::OK
+        }
+    }
+    pub fn verdict(&self) -> &'static str {
+        if self.errored > 0 {
+            "error"
+        } else if self.failed > 0 {
+            "fail"
+        } else {
+            "pass"
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Event {
+    RunStarted {
+        started_at: SystemTime,
+        suites: Vec<SuiteInfo>,
+    },
+    /// Something a person should know that is not a check result
+    /// ("started the embedded reference at ...").
+    Notice(String),
+    SuiteStarted(SuiteInfo),
+    CheckStarted {
+        suite: String,
+        id: String,
+    },
+    CheckNote {
+        suite: String,
+        id: String,
+        message: String,
+    },
+    CheckFinished(Box<CheckResult>),
+    SuiteFinished {
+        suite: String,
+        duration: Duration,
+    },
+    RunFinished {
+        summary: Summary,
+        duration: Duration,
+        cancelled: bool,
+    },
+}

@@ -1,0 +1,10 @@
+//! Exit codes, in one place (documented in README.md).
+
+/// Every selected check passed.
+pub const OK: i32 = 0;
+/// A check or threshold failed.
+pub const CHECK_FAILED: i32 = 1;
+/// The suite or the command line is invalid; nothing was sent.
+pub const INVALID: i32 = 2;
+/// The run could not be judged: target unreachable, port in use, I/O error.
+pub const RUN_BROKEN: i32 = 3;

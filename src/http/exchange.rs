@@ -1,0 +1,207 @@
+//! A captured request/response pair and the transport failures that stop one
+//! from existing. This is the evidence every check attaches to its outcome.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::redact::{is_sensitive_header, MASK};
+
+use super::Rendered;
+
+/// Headers that carry a request or trace id, in the order they are preferred.
+pub const ID_HEADERS: &[&str] = &[
+    "x-request-id",
+    "trace-id",
+    "x-trace-id",
+    "traceresponse",
+    "x-correlation-id",
+    "request-id",
+];
+
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub url: String,
+    /// Sensitive values already masked.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl RecordedRequest {
+    pub fn capture(r: &Rendered) -> Self {
+        RecordedRequest {
+            method: r.method.to_string(),
+            url: r.url.clone(),
+            headers: r
+                .headers
+                .iter()
+                .map(|(k, v)| {
+                    let v = if is_sensitive_header(k) {
+                        MASK.to_owned()
+                    } else {
+                        v.clone()
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+            body: r.body.clone(),
+        }
+    }
+    /// `POST http://host/path`
+    pub fn line(&self) -> String {
+        format!("{} {}", self.method, self.url)
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RecordedResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl RecordedResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn headers_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.headers
+            .iter()
+            .filter(move |(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn json(&self) -> Option<serde_json::Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+    /// The first request/trace id header the response carries.
+    pub fn request_id(&self) -> Option<(String, String)> {
+        ID_HEADERS
+            .iter()
+            .find_map(|h| self.header(h).map(|v| ((*h).to_owned(), v.to_owned())))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    pub request: RecordedRequest,
+    pub response: RecordedResponse,
+    /// Until the whole body was read.
+    pub elapsed: Duration,
+    /// Until the response head arrived.
+    pub ttfb: Duration,
+}
+
+impl Exchange {
+    pub fn status(&self) -> u16 {
+        self.response.status
+    }
+}
+
+/// Why no response came back.
+#[derive(Debug, Clone)]
+pub enum TransportError {
+    Timeout {
+        request: String,
+        after: Duration,
+    },
+    Connect {
+        request: String,
+        address: String,
+        reason: String,
+    },
+    Other {
+        request: String,
+        reason: String,
+    },
+}
+
+impl TransportError {
+    pub fn from_reqwest(req: &RecordedRequest, e: &reqwest::Error) -> Self {
+        let reason = error_chain(e);
+        if e.is_timeout() {
+            return TransportError::Timeout {
+                request: req.line(),
+                after: Duration::ZERO,
+            };
+        }
+        if e.is_connect() {
+            let address = reqwest::Url::parse(&req.url)
+                .ok()
+                .map(|u| {
+                    format!(
+                        "{}:{}",
+                        u.host_str().unwrap_or("?"),
+                        u.port_or_known_default().unwrap_or(0)
+                    )
+                })
+                .unwrap_or_else(|| req.url.clone());
+            return TransportError::Connect {
+                request: req.line(),
+                address,
+                reason,
+            };
+        }
+        TransportError::Other {
+            request: req.line(),
+            reason,
+        }
+    }
+
+    pub fn request_line(&self) -> &str {
+        match self {
+            TransportError::Timeout { request, .. }
+            | TransportError::Connect { request, .. }
+            | TransportError::Other { request, .. } => request,
+        }
+    }
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TransportError::Timeout { request, after } if !after.is_zero() => {
+                write!(
+                    f,
+                    "no response within {} ({request})",
+                    crate::fmt_duration(*after)
+                )
+            }
+            TransportError::Timeout { request, .. } => write!(f, "timed out ({request})"),
+            TransportError::Connect {
+                request,
+                address,
+                reason,
+            } => {
+                write!(f, "cannot connect to {address}: {reason} ({request})")
+            }
+            TransportError::Other { request, reason } => write!(f, "{reason} ({request})"),
+        }
+    }
+}
+
+/// reqwest's Display hides the cause ("error sending request"); the chain
+/// holds the useful part ("Connection refused").
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let t = s.to_string();
+        if !parts.iter().any(|p| p.contains(&t)) {
+            parts.push(t);
+        }
+        cur = s.source();
+    }
+    parts.last().cloned().unwrap_or_default()
+}

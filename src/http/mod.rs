@@ -1,0 +1,187 @@
+//! The HTTP client side of the probe: builds requests from plans, sends them
+//! with a timeout, and captures each exchange (request, response, timing) as
+//! evidence. Sensitive headers are masked at capture time.
+
+pub mod exchange;
+
+use std::time::{Duration, Instant};
+
+pub use exchange::{Exchange, RecordedRequest, RecordedResponse, TransportError};
+
+use crate::plan::{BodyPlan, RequestPlan, Scope, Template, UrlPlan};
+
+/// A request with every template rendered, ready to send.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub method: reqwest::Method,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub timeout: Duration,
+}
+
+impl Rendered {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    /// Sets a header, replacing any value of the same name.
+    pub fn set_header(&mut self, name: &str, value: impl Into<String>) {
+        self.headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+        self.headers.push((name.to_owned(), value.into()));
+    }
+    pub fn remove_header(&mut self, name: &str) {
+        self.headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+    }
+}
+
+/// Where a check's requests go, and what they all carry.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub base_url: String,
+    pub headers: Vec<(String, Template)>,
+    pub timeout: Duration,
+}
+
+impl Target {
+    /// Renders a planned request: suite headers first, the request's own win.
+    pub fn render(&self, req: &RequestPlan, scope: &Scope) -> Rendered {
+        let mut url = match &req.url {
+            UrlPlan::Path(p) => format!("{}{}", self.base_url, p.render(scope)),
+            UrlPlan::Absolute(u) => u.render(scope),
+        };
+        if !req.query.is_empty() {
+            let pairs: Vec<(String, String)> = req
+                .query
+                .iter()
+                .map(|(k, v)| (k.clone(), v.render(scope)))
+                .collect();
+            let qs = pairs
+                .iter()
+                .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+                .collect::<Vec<_>>()
+                .join("&");
+            url.push(if url.contains('?') { '&' } else { '?' });
+            url.push_str(&qs);
+        }
+        let mut r = Rendered {
+            method: req.method.clone(),
+            url,
+            headers: Vec::new(),
+            body: Vec::new(),
+            timeout: req.timeout.unwrap_or(self.timeout),
+        };
+        for (k, v) in &self.headers {
+            r.set_header(k, v.render(scope));
+        }
+        match &req.body {
+            BodyPlan::None => {}
+            BodyPlan::Json(j) => {
+                r.body = serde_json::to_vec(&j.render(scope)).unwrap_or_default();
+                if r.header("content-type").is_none() {
+                    r.set_header("Content-Type", "application/json");
+                }
+            }
+            BodyPlan::Raw(t) => r.body = t.render(scope).into_bytes(),
+            BodyPlan::Form(f) => {
+                r.body = f
+                    .iter()
+                    .map(|(k, v)| format!("{}={}", encode(k), encode(&v.render(scope))))
+                    .collect::<Vec<_>>()
+                    .join("&")
+                    .into_bytes();
+                r.set_header("Content-Type", "application/x-www-form-urlencoded");
+            }
+        }
+        for (k, v) in &req.headers {
+            r.set_header(k, v.render(scope));
+        }
+        r
+    }
+}
+
+/// Percent-encodes a query or form component (RFC 3986 unreserved kept).
+pub fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The probe's HTTP client.
+#[derive(Clone)]
+pub struct Client {
+    inner: reqwest::Client,
+}
+
+impl Client {
+    pub fn new() -> Result<Self, String> {
+        let inner = reqwest::Client::builder()
+            .user_agent(concat!("tminus/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_secs(5))
+            // Redirects are part of what is judged, never followed silently.
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(Client { inner })
+    }
+
+    pub fn raw(&self) -> &reqwest::Client {
+        &self.inner
+    }
+
+    /// Sends the request and reads the whole body, all within its timeout.
+    pub async fn send(&self, r: &Rendered) -> Result<Exchange, TransportError> {
+        let request = RecordedRequest::capture(r);
+        let mut b = self.inner.request(r.method.clone(), &r.url);
+        for (k, v) in &r.headers {
+            b = b.header(k.as_str(), v.as_str());
+        }
+        if !r.body.is_empty() {
+            b = b.body(r.body.clone());
+        }
+        let started = Instant::now();
+        let fut = async {
+            let resp = b.send().await?;
+            let status = resp.status().as_u16();
+            let headers: Vec<(String, String)> = resp
+                .headers()
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str().to_owned(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect();
+            let ttfb = started.elapsed();
+            let body = resp.bytes().await?.to_vec();
+            Ok::<_, reqwest::Error>((status, headers, body, ttfb))
+        };
+        match tokio::time::timeout(r.timeout, fut).await {
+            Err(_) => Err(TransportError::Timeout {
+                request: request.line(),
+                after: r.timeout,
+            }),
+            Ok(Err(e)) => Err(TransportError::from_reqwest(&request, &e)),
+            Ok(Ok((status, headers, body, ttfb))) => Ok(Exchange {
+                request,
+                response: RecordedResponse {
+                    status,
+                    headers,
+                    body,
+                },
+                elapsed: started.elapsed(),
+                ttfb,
+            }),
+        }
+    }
+}

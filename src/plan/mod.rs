@@ -1,0 +1,389 @@
+//! The plan layer: suites validated, interpolated and given their defaults.
+//! Everything that can be wrong with a suite is found here, all at once, so
+//! `tminus validate` and `tminus run` report every problem before sending a
+//! single request.
+
+pub mod request;
+pub mod template;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_saphyr::Location;
+
+use crate::redact::Redactor;
+use crate::suite::kinds::{CheckEntry, StepsCheckSpec};
+use crate::suite::{Diagnostic, Diagnostics, LoadedSuite};
+pub use request::{
+    BodyPlan, CapturePlan, CaptureSource, ExpectPlan, HeaderCheck, JsonCheck, JsonTemplate,
+    RequestPlan, UrlPlan,
+};
+pub use template::{Resolver, Scope, Template};
+
+/// Default per-request timeout when neither the suite nor the CLI sets one.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Options from the command line that shape the plan.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    /// `--var K=V`, overriding suite `vars:`.
+    pub vars: Vec<(String, String)>,
+    /// `--target URL`, overriding every suite's base URL.
+    pub target: Option<String>,
+    /// `--timeout`: the default per-request timeout (suite `target.timeout` wins
+    /// over the built-in default, `--timeout` wins over both).
+    pub timeout: Option<Duration>,
+    /// `--only PATTERN` (glob on `check` or `suite/check`); empty means all.
+    pub only: Vec<String>,
+    /// `--tag TAG`; empty means all.
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug)]
+pub struct Plan {
+    pub suites: Vec<PlannedSuite>,
+    pub redactor: Redactor,
+}
+
+impl Plan {
+    pub fn check_count(&self) -> usize {
+        self.suites.iter().map(|s| s.checks.len()).sum()
+    }
+    /// True when some suite has no target and the embedded reference is needed.
+    pub fn needs_reference(&self) -> bool {
+        self.suites.iter().any(|s| s.base_url.is_none())
+    }
+}
+
+#[derive(Debug)]
+pub struct PlannedSuite {
+    pub name: String,
+    pub file: PathBuf,
+    pub version: Option<String>,
+    /// `None`: run against the embedded reference integration.
+    pub base_url: Option<String>,
+    pub headers: Vec<(String, Template)>,
+    pub timeout: Duration,
+    pub checks: Vec<PlannedCheck>,
+}
+
+#[derive(Debug)]
+pub struct PlannedCheck {
+    pub id: String,
+    pub kind: &'static str,
+    pub tags: Vec<String>,
+    pub description: Option<String>,
+    pub body: CheckPlan,
+}
+
+/// The executable form of each check kind.
+#[derive(Debug)]
+pub enum CheckPlan {
+    Steps(StepsPlan),
+}
+
+#[derive(Debug, Clone)]
+pub struct StepsPlan {
+    pub steps: Vec<StepPlan>,
+}
+
+#[derive(Debug, Clone)]
+pub struct StepPlan {
+    pub name: String,
+    pub request: RequestPlan,
+    pub expect: ExpectPlan,
+    pub captures: Vec<CapturePlan>,
+}
+
+/// State while planning one file.
+pub struct PlanCtx<'a> {
+    pub file: &'a Path,
+    pub source: &'a str,
+    pub vars: HashMap<String, String>,
+    /// Captures visible to the step being planned.
+    pub captures: HashSet<String>,
+    pub redactor: Redactor,
+    pub diags: Diagnostics,
+    env: Box<dyn Fn(&str) -> Option<String> + 'a>,
+}
+
+impl<'a> PlanCtx<'a> {
+    pub fn new(
+        file: &'a Path,
+        source: &'a str,
+        redactor: Redactor,
+        env: Box<dyn Fn(&str) -> Option<String> + 'a>,
+    ) -> Self {
+        PlanCtx {
+            file,
+            source,
+            vars: HashMap::new(),
+            captures: HashSet::new(),
+            redactor,
+            diags: Diagnostics::default(),
+            env,
+        }
+    }
+
+    pub fn error(&mut self, loc: Location, msg: impl Into<String>) {
+        self.diags
+            .push(Diagnostic::new(self.file, self.source, loc, msg));
+    }
+
+    pub fn resolver(&self) -> Resolver<'_> {
+        Resolver {
+            vars: &self.vars,
+            captures: &self.captures,
+            env: &*self.env,
+            redactor: &self.redactor,
+        }
+    }
+}
+
+/// Builds the plan from loaded suites, reading the process environment.
+pub fn build(loaded: &[LoadedSuite], opts: &PlanOptions) -> Result<Plan, Diagnostics> {
+    build_with_env(loaded, opts, &|k| std::env::var(k).ok())
+}
+
+pub fn build_with_env(
+    loaded: &[LoadedSuite],
+    opts: &PlanOptions,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Plan, Diagnostics> {
+    let redactor = Redactor::new();
+    let mut diags = Diagnostics::default();
+    let mut suites = Vec::new();
+    let mut names: HashMap<String, PathBuf> = HashMap::new();
+    for l in loaded {
+        let mut ctx = PlanCtx::new(&l.path, &l.source, redactor.clone(), Box::new(env));
+        let suite = plan_suite(&mut ctx, l, opts);
+        if let Some(prev) = names.insert(suite.name.clone(), l.path.clone()) {
+            ctx.error(
+                l.file.suite.referenced,
+                format!(
+                    "suite name `{}` is also used by {}",
+                    suite.name,
+                    prev.display()
+                ),
+            );
+        }
+        diags.extend(ctx.diags);
+        suites.push(suite);
+    }
+    if diags.is_empty() {
+        Ok(Plan { suites, redactor })
+    } else {
+        Err(diags)
+    }
+}
+
+fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> PlannedSuite {
+    let f = &l.file;
+    // Suite vars may use env/secret placeholders; CLI vars are taken as given.
+    for (k, v) in &f.vars {
+        let t = ctx.template_at(&v.value.0, v.referenced);
+        match t.as_literal() {
+            Some(s) => {
+                ctx.vars.insert(k.clone(), s);
+            }
+            None => ctx.error(
+                v.referenced,
+                format!("variable `{k}` cannot use `${{uuid}}`/`${{ulid}}`: give it a fixed value"),
+            ),
+        }
+    }
+    for (k, v) in &opts.vars {
+        ctx.vars.insert(k.clone(), v.clone());
+    }
+    let mut base_url = None;
+    let mut headers = Vec::new();
+    let mut timeout = DEFAULT_TIMEOUT;
+    if let Some(t) = &f.target {
+        if let Some(b) = &t.base_url {
+            let tpl = ctx.template(b);
+            if let Some(s) = tpl.as_literal() {
+                let s = s.trim().trim_end_matches('/').to_owned();
+                if !s.is_empty() {
+                    if !(s.starts_with("http://") || s.starts_with("https://")) {
+                        ctx.error(
+                            b.referenced,
+                            format!("base_url `{s}` must start with http:// or https://"),
+                        );
+                    }
+                    base_url = Some(s);
+                }
+            }
+        }
+        for (k, v) in &t.headers {
+            headers.push((k.clone(), ctx.template_at(&v.value.0, v.referenced)));
+        }
+        if let Some(to) = &t.timeout {
+            timeout = to.value.0;
+        }
+    }
+    if let Some(t) = &opts.target {
+        base_url = Some(t.trim_end_matches('/').to_owned());
+    }
+    if let Some(t) = opts.timeout {
+        timeout = t;
+    }
+    let suite_name = f.suite.value.clone();
+    let mut checks = Vec::new();
+    let mut ids: HashSet<String> = HashSet::new();
+    for entry in &f.checks {
+        let c = &entry.value;
+        let id = c.id();
+        if !ids.insert(id.value.clone()) {
+            ctx.error(
+                id.referenced,
+                format!("check id `{}` is used twice in this suite", id.value),
+            );
+        }
+        if !id
+            .value
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || "-_.".contains(ch))
+            || id.value.is_empty()
+        {
+            ctx.error(
+                id.referenced,
+                format!(
+                    "check id `{}` may only hold letters, digits, `-`, `_` and `.`",
+                    id.value
+                ),
+            );
+        }
+        ctx.captures.clear();
+        let body = match c {
+            CheckEntry::Steps(s) => CheckPlan::Steps(plan_steps(ctx, s)),
+        };
+        if !selected(&suite_name, &id.value, c.tags(), opts) {
+            continue;
+        }
+        checks.push(PlannedCheck {
+            id: id.value.clone(),
+            kind: c.kind_name(),
+            tags: c.tags().to_vec(),
+            description: c.description().map(str::to_owned),
+            body,
+        });
+    }
+    PlannedSuite {
+        name: suite_name,
+        file: l.path.clone(),
+        version: f.version.as_ref().map(|v| v.0.clone()),
+        base_url,
+        headers,
+        timeout,
+        checks,
+    }
+}
+
+fn plan_steps(ctx: &mut PlanCtx<'_>, s: &StepsCheckSpec) -> StepsPlan {
+    if s.steps.is_empty() {
+        ctx.error(
+            s.id.referenced,
+            format!("check `{}` has no steps", s.id.value),
+        );
+    }
+    let mut steps = Vec::new();
+    for (i, st) in s.steps.iter().enumerate() {
+        let request = ctx.request(&st.request, s.id.referenced);
+        let expect = st
+            .expect
+            .as_ref()
+            .map(|e| ctx.expect(e))
+            .unwrap_or_default();
+        let captures: Vec<CapturePlan> = st
+            .capture
+            .iter()
+            .filter_map(|(name, spec)| ctx.capture(name, spec))
+            .collect();
+        // Captures become visible to the following steps only.
+        for c in &captures {
+            ctx.captures.insert(c.name.clone());
+        }
+        steps.push(StepPlan {
+            name: match &st.name {
+                Some(n) => format!("step {} ({n})", i + 1),
+                None => format!("step {}", i + 1),
+            },
+            request,
+            expect,
+            captures,
+        });
+    }
+    StepsPlan { steps }
+}
+
+/// `--only` globs match the check id or `suite/check`; `--tag` any tag.
+fn selected(suite: &str, id: &str, tags: &[String], opts: &PlanOptions) -> bool {
+    let only_ok = opts.only.is_empty()
+        || opts
+            .only
+            .iter()
+            .any(|p| glob_match(p, id) || glob_match(p, &format!("{suite}/{id}")));
+    let tag_ok = opts.tags.is_empty() || opts.tags.iter().any(|t| tags.contains(t));
+    only_ok && tag_ok
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == t[ti] || p[pi] == '?') {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("idem*", "idem-replay"));
+        assert!(glob_match("*replay", "idem-replay"));
+        assert!(glob_match("s/*", "s/x"));
+        assert!(!glob_match("idem", "idem-replay"));
+    }
+
+    #[test]
+    fn collects_every_missing_variable() {
+        let src = "suite: s\ntarget:\n  headers: { Authorization: \"Bearer ${secret.NOPE_A}\" }\nchecks:\n  - id: a\n    steps:\n      - request: { path: \"/x/${var.nope}\", headers: { X: \"${env.NOPE_B}\" } }\n";
+        let path = Path::new("s.yaml");
+        let file = crate::suite::load::parse_str(path, src).unwrap();
+        let loaded = vec![LoadedSuite {
+            path: path.into(),
+            source: src.into(),
+            file,
+        }];
+        let d = build_with_env(&loaded, &PlanOptions::default(), &|_| None).unwrap_err();
+        assert_eq!(d.len(), 3, "{d}");
+        assert_eq!(d.0[0].line, 3);
+        assert!(d.0.iter().any(|x| x.message.contains("secret `NOPE_A`")));
+        assert!(d
+            .0
+            .iter()
+            .any(|x| x.message.contains("variable `nope`") && x.line == 7));
+    }
+}

@@ -1,0 +1,305 @@
+//! Planning the shared request / expect / capture grammar: templates
+//! compiled, regexes and JSON paths checked, methods validated.
+
+use std::time::Duration;
+
+use regex::Regex;
+use serde_saphyr::Spanned;
+
+use super::template::Template;
+use super::PlanCtx;
+use crate::jsonpath::JsonPath;
+use crate::suite::scalar::StatusSet;
+use crate::suite::steps::{CaptureSpec, ExpectSpec, HeaderExpect, JsonExpect, RequestSpec};
+
+#[derive(Debug, Clone)]
+pub enum UrlPlan {
+    /// Joined to the suite's base URL at run time.
+    Path(Template),
+    Absolute(Template),
+}
+
+#[derive(Debug, Clone)]
+pub enum JsonTemplate {
+    Null,
+    Bool(bool),
+    Number(serde_json::Number),
+    Str(Template),
+    Array(Vec<JsonTemplate>),
+    Object(Vec<(String, JsonTemplate)>),
+}
+
+impl JsonTemplate {
+    pub fn render(&self, scope: &super::template::Scope) -> serde_json::Value {
+        use serde_json::Value;
+        match self {
+            JsonTemplate::Null => Value::Null,
+            JsonTemplate::Bool(b) => Value::Bool(*b),
+            JsonTemplate::Number(n) => Value::Number(n.clone()),
+            JsonTemplate::Str(t) => Value::String(t.render(scope)),
+            JsonTemplate::Array(a) => Value::Array(a.iter().map(|v| v.render(scope)).collect()),
+            JsonTemplate::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, v)| (k.clone(), v.render(scope)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum BodyPlan {
+    None,
+    Json(JsonTemplate),
+    Raw(Template),
+    Form(Vec<(String, Template)>),
+}
+
+#[derive(Debug, Clone)]
+pub struct RequestPlan {
+    pub method: reqwest::Method,
+    pub url: UrlPlan,
+    pub headers: Vec<(String, Template)>,
+    pub query: Vec<(String, Template)>,
+    pub body: BodyPlan,
+    pub timeout: Option<Duration>,
+}
+
+#[derive(Debug, Clone)]
+pub enum HeaderCheck {
+    Present,
+    Absent,
+    Equals(Template),
+    Matches(Regex),
+}
+
+#[derive(Debug, Clone)]
+pub enum JsonCheck {
+    /// String leaves are templates (`${var.id}` from a capture).
+    Equals(JsonTemplate),
+    Exists(bool),
+    Matches(Regex),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ExpectPlan {
+    pub status: Option<StatusSet>,
+    pub headers: Vec<(String, HeaderCheck)>,
+    pub json: Vec<(JsonPath, JsonCheck)>,
+    pub body_contains: Option<Template>,
+    pub latency_under: Option<Duration>,
+}
+
+#[derive(Debug, Clone)]
+pub enum CaptureSource {
+    Json(JsonPath),
+    Header(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct CapturePlan {
+    pub name: String,
+    pub source: CaptureSource,
+}
+
+const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+
+impl PlanCtx<'_> {
+    pub fn template(&mut self, s: &Spanned<String>) -> Template {
+        self.template_at(&s.value, s.referenced)
+    }
+
+    pub fn template_at(&mut self, text: &str, loc: serde_saphyr::Location) -> Template {
+        match Template::compile(text, &self.resolver()) {
+            Ok(t) => t,
+            Err(errs) => {
+                for e in errs {
+                    self.error(loc, e);
+                }
+                Template::default()
+            }
+        }
+    }
+
+    fn json_template(
+        &mut self,
+        v: &serde_json::Value,
+        loc: serde_saphyr::Location,
+    ) -> JsonTemplate {
+        use serde_json::Value;
+        match v {
+            Value::Null => JsonTemplate::Null,
+            Value::Bool(b) => JsonTemplate::Bool(*b),
+            Value::Number(n) => JsonTemplate::Number(n.clone()),
+            Value::String(s) => JsonTemplate::Str(self.template_at(s, loc)),
+            Value::Array(a) => {
+                JsonTemplate::Array(a.iter().map(|x| self.json_template(x, loc)).collect())
+            }
+            Value::Object(o) => JsonTemplate::Object(
+                o.iter()
+                    .map(|(k, x)| (k.clone(), self.json_template(x, loc)))
+                    .collect(),
+            ),
+        }
+    }
+
+    pub fn request(&mut self, r: &RequestSpec, at: serde_saphyr::Location) -> RequestPlan {
+        let method = match &r.method {
+            None => reqwest::Method::GET,
+            Some(m) => {
+                let up = m.value.to_ascii_uppercase();
+                if !METHODS.contains(&up.as_str()) {
+                    let hint = crate::suite::diagnostic::suggest(&up, METHODS.iter().copied())
+                        .map(|s| format!(", did you mean `{s}`?"))
+                        .unwrap_or_default();
+                    self.error(
+                        m.referenced,
+                        format!("unknown HTTP method `{}`{hint}", m.value),
+                    );
+                }
+                reqwest::Method::from_bytes(up.as_bytes()).unwrap_or(reqwest::Method::GET)
+            }
+        };
+        let url = match (&r.path, &r.url) {
+            (Some(p), None) => {
+                if !p.value.starts_with('/') && !p.value.starts_with("${") {
+                    self.error(
+                        p.referenced,
+                        format!(
+                            "path `{}` must start with `/` (use `url:` for an absolute URL)",
+                            p.value
+                        ),
+                    );
+                }
+                UrlPlan::Path(self.template(p))
+            }
+            (None, Some(u)) => UrlPlan::Absolute(self.template(u)),
+            (Some(p), Some(_)) => {
+                self.error(p.referenced, "a request takes `path` or `url`, not both");
+                UrlPlan::Path(Template::default())
+            }
+            (None, None) => {
+                self.error(at, "a request needs a `path` (or an absolute `url`)");
+                UrlPlan::Path(Template::default())
+            }
+        };
+        let headers = r
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), self.template_at(&v.value.0, v.referenced)))
+            .collect();
+        let query = r
+            .query
+            .iter()
+            .map(|(k, v)| (k.clone(), self.template_at(&v.value.0, v.referenced)))
+            .collect();
+        let bodies = [r.json.is_some(), r.body.is_some(), r.form.is_some()]
+            .iter()
+            .filter(|b| **b)
+            .count();
+        if bodies > 1 {
+            self.error(at, "a request takes one of `json`, `body` or `form`");
+        }
+        let body = if let Some(j) = &r.json {
+            BodyPlan::Json(self.json_template(&j.value, j.referenced))
+        } else if let Some(b) = &r.body {
+            BodyPlan::Raw(self.template(b))
+        } else if let Some(f) = &r.form {
+            BodyPlan::Form(
+                f.iter()
+                    .map(|(k, v)| (k.clone(), self.template_at(&v.value.0, v.referenced)))
+                    .collect(),
+            )
+        } else {
+            BodyPlan::None
+        };
+        RequestPlan {
+            method,
+            url,
+            headers,
+            query,
+            body,
+            timeout: r.timeout.as_ref().map(|t| t.value.0),
+        }
+    }
+
+    pub fn regex(&mut self, text: &str, loc: serde_saphyr::Location) -> Regex {
+        match Regex::new(text) {
+            Ok(r) => r,
+            Err(e) => {
+                self.error(loc, format!("invalid regex `{text}`: {e}"));
+                Regex::new("$^").expect("static regex")
+            }
+        }
+    }
+
+    pub fn json_path(&mut self, text: &str, loc: serde_saphyr::Location) -> JsonPath {
+        match JsonPath::parse(text) {
+            Ok(p) => p,
+            Err(e) => {
+                self.error(loc, e);
+                JsonPath::parse("$").expect("root path")
+            }
+        }
+    }
+
+    pub fn expect(&mut self, e: &ExpectSpec) -> ExpectPlan {
+        let headers = e
+            .headers
+            .iter()
+            .map(|(name, spec)| {
+                let check = match &spec.value {
+                    HeaderExpect::Present => HeaderCheck::Present,
+                    HeaderExpect::Absent => HeaderCheck::Absent,
+                    HeaderExpect::Equals(v) => {
+                        HeaderCheck::Equals(self.template_at(v, spec.referenced))
+                    }
+                    HeaderExpect::Matches(re) => {
+                        HeaderCheck::Matches(self.regex(re, spec.referenced))
+                    }
+                };
+                (name.clone(), check)
+            })
+            .collect();
+        let json = e
+            .json
+            .iter()
+            .map(|(path, spec)| {
+                let p = self.json_path(path, spec.referenced);
+                let check = match &spec.value {
+                    JsonExpect::Equals(v) => {
+                        JsonCheck::Equals(self.json_template(v, spec.referenced))
+                    }
+                    JsonExpect::Exists(b) => JsonCheck::Exists(*b),
+                    JsonExpect::Matches(re) => JsonCheck::Matches(self.regex(re, spec.referenced)),
+                };
+                (p, check)
+            })
+            .collect();
+        ExpectPlan {
+            status: e.status.as_ref().map(|s| s.value.clone()),
+            headers,
+            json,
+            body_contains: e.body_contains.as_ref().map(|b| self.template(b)),
+            latency_under: e.latency_under.as_ref().map(|l| l.value.0),
+        }
+    }
+
+    pub fn capture(&mut self, name: &str, spec: &Spanned<CaptureSpec>) -> Option<CapturePlan> {
+        let source = match (&spec.value.json, &spec.value.header) {
+            (Some(p), None) => CaptureSource::Json(self.json_path(p, spec.referenced)),
+            (None, Some(h)) => CaptureSource::Header(h.clone()),
+            _ => {
+                self.error(
+                    spec.referenced,
+                    format!("capture `{name}` needs exactly one of `json` or `header`"),
+                );
+                return None;
+            }
+        };
+        Some(CapturePlan {
+            name: name.to_owned(),
+            source,
+        })
+    }
+}

@@ -1,0 +1,233 @@
+//! Templates: `${env.NAME}`, `${secret.NAME}`, `${var.NAME}`, `${uuid}`,
+//! `${ulid}`, with an optional shell-style default (`${env.NAME:-fallback}`)
+//! and `$${` for a literal `${`.
+//!
+//! Environment, secrets and suite variables are resolved while planning, so a
+//! missing one is reported before anything is sent. What is left for run time
+//! is fresh ids and captures from earlier steps.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::redact::Redactor;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Segment {
+    Lit(String),
+    /// A value captured by an earlier step of the same check.
+    Capture(String),
+    Uuid,
+    Ulid,
+}
+
+/// A compiled template.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Template {
+    segments: Vec<Segment>,
+}
+
+/// Values captured while a check runs, by name.
+pub type Scope = HashMap<String, String>;
+
+/// Where plan-time values come from.
+pub struct Resolver<'a> {
+    /// Suite variables merged with `--var` (CLI wins), already resolved.
+    pub vars: &'a HashMap<String, String>,
+    /// Names captured by earlier steps of the check being planned.
+    pub captures: &'a HashSet<String>,
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub redactor: &'a Redactor,
+}
+
+impl Template {
+    pub fn literal(text: impl Into<String>) -> Self {
+        Template {
+            segments: vec![Segment::Lit(text.into())],
+        }
+    }
+
+    /// Compiles `text`; every problem is returned, not just the first.
+    pub fn compile(text: &str, r: &Resolver<'_>) -> Result<Template, Vec<String>> {
+        let mut segments = Vec::new();
+        let mut errors = Vec::new();
+        let mut lit = String::new();
+        let mut rest = text;
+        while let Some(pos) = rest.find('$') {
+            lit.push_str(&rest[..pos]);
+            let after = &rest[pos..];
+            if after.starts_with("$${") {
+                lit.push_str("${");
+                rest = &after[3..];
+                continue;
+            }
+            if !after.starts_with("${") {
+                lit.push('$');
+                rest = &after[1..];
+                continue;
+            }
+            let Some(end) = after.find('}') else {
+                errors.push(format!("unclosed `${{` in `{text}`"));
+                lit.push_str(after);
+                rest = "";
+                break;
+            };
+            let expr = &after[2..end];
+            rest = &after[end + 1..];
+            match resolve(expr, r) {
+                Ok(Segment::Lit(v)) => lit.push_str(&v),
+                Ok(seg) => {
+                    if !lit.is_empty() {
+                        segments.push(Segment::Lit(std::mem::take(&mut lit)));
+                    }
+                    segments.push(seg);
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        lit.push_str(rest);
+        if !lit.is_empty() {
+            segments.push(Segment::Lit(lit));
+        }
+        if errors.is_empty() {
+            Ok(Template { segments })
+        } else {
+            Err(errors)
+        }
+    }
+
+    pub fn render(&self, scope: &Scope) -> String {
+        let mut out = String::new();
+        for s in &self.segments {
+            match s {
+                Segment::Lit(t) => out.push_str(t),
+                Segment::Capture(name) => {
+                    out.push_str(scope.get(name).map(String::as_str).unwrap_or(""))
+                }
+                Segment::Uuid => out.push_str(&uuid::Uuid::new_v4().to_string()),
+                Segment::Ulid => out.push_str(&ulid::Ulid::new().to_string()),
+            }
+        }
+        out
+    }
+
+    /// The text when the template has nothing left to resolve at run time.
+    pub fn as_literal(&self) -> Option<String> {
+        match self.segments.as_slice() {
+            [] => Some(String::new()),
+            [Segment::Lit(t)] => Some(t.clone()),
+            _ => None,
+        }
+    }
+}
+
+fn resolve(expr: &str, r: &Resolver<'_>) -> Result<Segment, String> {
+    let (name, default) = match expr.split_once(":-") {
+        Some((n, d)) => (n.trim(), Some(d)),
+        None => (expr.trim(), None),
+    };
+    match name {
+        "uuid" => return Ok(Segment::Uuid),
+        "ulid" => return Ok(Segment::Ulid),
+        _ => {}
+    }
+    let Some((ns, key)) = name.split_once('.') else {
+        return Err(format!(
+            "unknown placeholder `${{{expr}}}`: use env.NAME, secret.NAME, var.NAME, uuid or ulid"
+        ));
+    };
+    if key.is_empty() {
+        return Err(format!("placeholder `${{{expr}}}` has no name"));
+    }
+    match ns {
+        "env" => match (r.env)(key).or_else(|| default.map(str::to_owned)) {
+            Some(v) => Ok(Segment::Lit(v)),
+            None => Err(format!(
+                "environment variable `{key}` is not set (used as `${{env.{key}}}`; give a default with `${{env.{key}:-VALUE}}`)"
+            )),
+        },
+        "secret" => match (r.env)(key).or_else(|| default.map(str::to_owned)) {
+            Some(v) => {
+                r.redactor.add(&v);
+                Ok(Segment::Lit(v))
+            }
+            None => Err(format!(
+                "secret `{key}` is not set: export it as the environment variable `{key}`"
+            )),
+        },
+        "var" => {
+            if let Some(v) = r.vars.get(key) {
+                Ok(Segment::Lit(v.clone()))
+            } else if r.captures.contains(key) {
+                Ok(Segment::Capture(key.to_owned()))
+            } else if let Some(d) = default {
+                Ok(Segment::Lit(d.to_owned()))
+            } else {
+                let mut known: Vec<&str> = r.vars.keys().map(String::as_str).collect();
+                known.extend(r.captures.iter().map(String::as_str));
+                let hint = crate::suite::diagnostic::suggest(key, known)
+                    .map(|s| format!(", did you mean `{s}`?"))
+                    .unwrap_or_default();
+                Err(format!(
+                    "variable `{key}` is not defined (not in `vars:`, `--var`, or a capture of an earlier step){hint}"
+                ))
+            }
+        }
+        other => Err(format!(
+            "unknown placeholder namespace `{other}` in `${{{expr}}}`: use env, secret or var"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with<T>(f: impl FnOnce(&Resolver<'_>) -> T) -> T {
+        let mut vars = HashMap::new();
+        vars.insert("who".to_owned(), "world".to_owned());
+        let caps: HashSet<String> = ["id".to_owned()].into_iter().collect();
+        let env = |k: &str| {
+            (k == "HOME_X")
+                .then(|| "/h".to_owned())
+                .or((k == "TOKEN").then(|| "s3cr3t".to_owned()))
+        };
+        let red = Redactor::new();
+        let r = Resolver {
+            vars: &vars,
+            captures: &caps,
+            env: &env,
+            redactor: &red,
+        };
+        f(&r)
+    }
+
+    #[test]
+    fn resolves_and_reports() {
+        with(|r| {
+            let t = Template::compile("hi ${var.who} ${env.HOME_X} $${x} ${var.id}", r).unwrap();
+            let mut scope = Scope::new();
+            scope.insert("id".into(), "7".into());
+            assert_eq!(t.render(&scope), "hi world /h ${x} 7");
+            let errs =
+                Template::compile("${env.NOPE} ${var.whoo} ${secret.MISSING}", r).unwrap_err();
+            assert_eq!(errs.len(), 3);
+            assert!(errs[0].contains("`NOPE`"));
+            assert!(errs[1].contains("did you mean `who`"));
+            assert!(errs[2].contains("secret `MISSING`"));
+            assert_eq!(
+                Template::compile("${env.NOPE:-d}", r)
+                    .unwrap()
+                    .as_literal()
+                    .unwrap(),
+                "d"
+            );
+        });
+    }
+
+    #[test]
+    fn secrets_are_registered() {
+        with(|r| {
+            Template::compile("Bearer ${secret.TOKEN}", r).unwrap();
+            assert_eq!(r.redactor.redact("Bearer s3cr3t"), "Bearer [REDACTED]");
+        });
+    }
+}

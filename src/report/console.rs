@@ -1,0 +1,175 @@
+//! The console reporter: live progress on stderr, then a summary table and
+//! each failure with expected vs actual, the request line and the request id.
+
+use std::io::Write;
+
+use super::Reporter;
+use crate::checks::Verdict;
+use crate::events::{CheckResult, Event};
+use crate::fmt_duration;
+use crate::redact::Redactor;
+
+pub struct Console {
+    out: Box<dyn Write + Send>,
+    redactor: Redactor,
+    results: Vec<CheckResult>,
+    color: bool,
+}
+
+impl Console {
+    pub fn stderr(redactor: Redactor) -> Self {
+        use std::io::IsTerminal;
+        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Console {
+            out: Box::new(std::io::stderr()),
+            redactor,
+            results: Vec::new(),
+            color,
+        }
+    }
+
+    fn line(&mut self, s: &str) {
+        let s = self.redactor.redact(s);
+        let _ = writeln!(self.out, "{s}");
+    }
+
+    fn paint(&self, v: Verdict) -> String {
+        let (label, code) = match v {
+            Verdict::Pass => ("PASS ", "32"),
+            Verdict::Fail => ("FAIL ", "31"),
+            Verdict::Error => ("ERROR", "35"),
+            Verdict::Skipped => ("SKIP ", "33"),
+        };
+        if self.color {
+            format!("\x1b[{code}m{label}\x1b[0m")
+        } else {
+            label.to_owned()
+        }
+    }
+
+    fn details(&mut self, r: &CheckResult) {
+        let o = &r.outcome;
+        let mut lines = vec![format!("  {}/{}  [{}]", r.suite, r.id, r.kind)];
+        lines.push(format!("    {}", o.message));
+        if let Some(e) = &o.expected {
+            lines.push(format!("    expected: {e}"));
+        }
+        if let Some(a) = &o.actual {
+            lines.push(format!("    actual:   {a}"));
+        }
+        // The last exchange is the one that decided the verdict.
+        if let Some(ev) = o.evidence.last() {
+            let status = ev.status.map(|s| format!(" -> {s}")).unwrap_or_default();
+            lines.push(format!("    request:  {}{status}", ev.request));
+            if let Some(id) = &ev.request_id {
+                lines.push(format!("    id:       {id}"));
+            }
+            if ev.status.is_none() {
+                if let Some(d) = &ev.detail {
+                    lines.push(format!("    detail:   {d}"));
+                }
+            }
+        }
+        for l in lines {
+            self.line(&l);
+        }
+    }
+}
+
+impl Reporter for Console {
+    fn event(&mut self, e: &Event) {
+        match e {
+            Event::RunStarted { suites, .. } => {
+                let checks: usize = suites.iter().map(|s| s.checks).sum();
+                self.line(&format!(
+                    "tminus {}: {} suite(s), {} check(s)",
+                    env!("CARGO_PKG_VERSION"),
+                    suites.len(),
+                    checks
+                ));
+            }
+            Event::Notice(msg) => self.line(&format!("note: {msg}")),
+            Event::SuiteStarted(info) => {
+                self.line(&format!(
+                    "\n{} ({}) -> {}",
+                    info.name,
+                    info.file.display(),
+                    info.target
+                ));
+            }
+            Event::CheckStarted { .. } => {}
+            Event::CheckNote { id, message, .. } => self.line(&format!("        {id}: {message}")),
+            Event::CheckFinished(r) => {
+                let label = self.paint(r.outcome.verdict);
+                let extra = match r.outcome.verdict {
+                    Verdict::Pass => String::new(),
+                    _ => format!("  {}", r.outcome.message),
+                };
+                self.line(&format!(
+                    "  {label} {:<36} {:>8}{extra}",
+                    r.id,
+                    fmt_duration(r.duration)
+                ));
+                self.results.push((**r).clone());
+            }
+            Event::SuiteFinished { .. } => {}
+            Event::RunFinished {
+                summary,
+                duration,
+                cancelled,
+            } => {
+                let bad: Vec<CheckResult> = self
+                    .results
+                    .iter()
+                    .filter(|r| matches!(r.outcome.verdict, Verdict::Fail | Verdict::Error))
+                    .cloned()
+                    .collect();
+                if !self.results.is_empty() {
+                    self.line("\nSummary");
+                    let w = self
+                        .results
+                        .iter()
+                        .map(|r| r.suite.len() + r.id.len() + 1)
+                        .max()
+                        .unwrap_or(10)
+                        .max(10);
+                    self.line(&format!(
+                        "  {:<w$}  {:<7}  {:>8}",
+                        "check", "verdict", "time"
+                    ));
+                    let rows: Vec<String> = self
+                        .results
+                        .iter()
+                        .map(|r| {
+                            format!(
+                                "  {:<w$}  {:<7}  {:>8}",
+                                format!("{}/{}", r.suite, r.id),
+                                r.outcome.verdict.as_str(),
+                                fmt_duration(r.duration)
+                            )
+                        })
+                        .collect();
+                    for row in rows {
+                        self.line(&row);
+                    }
+                }
+                if !bad.is_empty() {
+                    self.line("\nFailures and errors");
+                    for r in &bad {
+                        self.details(r);
+                    }
+                }
+                let state = if *cancelled { " (cancelled)" } else { "" };
+                self.line(&format!(
+                    "\n{} passed, {} failed, {} errors, {} skipped in {}{state}",
+                    summary.passed,
+                    summary.failed,
+                    summary.errored,
+                    summary.skipped,
+                    fmt_duration(*duration)
+                ));
+                let _ = self.out.flush();
+            }
+        }
+    }
+}

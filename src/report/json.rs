@@ -1,0 +1,181 @@
+//! The JSON summary: one document per run, `version` first, shaped by the
+//! committed schema `schema/report.schema.json` (checked by a test).
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+use super::{prepare, Reporter};
+use crate::checks::{Evidence, Verdict};
+use crate::events::{Event, Summary};
+use crate::redact::Redactor;
+
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct JsonReport {
+    version: u32,
+    tool: &'static str,
+    tool_version: &'static str,
+    started_at: String,
+    duration_ms: f64,
+    verdict: &'static str,
+    exit_code: i32,
+    cancelled: bool,
+    totals: Totals,
+    suites: Vec<JsonSuite>,
+}
+
+#[derive(Serialize, Default)]
+struct Totals {
+    checks: usize,
+    passed: usize,
+    failed: usize,
+    errored: usize,
+    skipped: usize,
+}
+
+#[derive(Serialize)]
+struct JsonSuite {
+    name: String,
+    file: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<String>,
+    target: String,
+    checks: Vec<JsonCheck>,
+}
+
+#[derive(Serialize)]
+struct JsonCheck {
+    id: String,
+    kind: &'static str,
+    tags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    verdict: Verdict,
+    duration_ms: f64,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expected: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    actual: Option<String>,
+    evidence: Vec<Evidence>,
+    properties: serde_json::Map<String, serde_json::Value>,
+}
+
+pub struct Json {
+    path: PathBuf,
+    redactor: Redactor,
+    started_at: SystemTime,
+    suites: Vec<JsonSuite>,
+    summary: Summary,
+    duration_ms: f64,
+    cancelled: bool,
+    finished: bool,
+}
+
+impl Json {
+    pub fn new(path: PathBuf, redactor: Redactor) -> Self {
+        Json {
+            path,
+            redactor,
+            started_at: SystemTime::now(),
+            suites: Vec::new(),
+            summary: Summary::default(),
+            duration_ms: 0.0,
+            cancelled: true,
+            finished: false,
+        }
+    }
+}
+
+impl Reporter for Json {
+    fn event(&mut self, e: &Event) {
+        match e {
+            Event::RunStarted { started_at, .. } => self.started_at = *started_at,
+            Event::SuiteStarted(info) => self.suites.push(JsonSuite {
+                name: info.name.clone(),
+                file: info.file.display().to_string(),
+                version: info.version.clone(),
+                target: info.target.clone(),
+                checks: Vec::new(),
+            }),
+            Event::CheckFinished(r) => {
+                self.summary.add(r.outcome.verdict);
+                let o = &r.outcome;
+                let props = o
+                    .properties
+                    .iter()
+                    .map(|(k, v)| {
+                        // Numbers stay numbers so dashboards can plot them.
+                        let val = v
+                            .parse::<f64>()
+                            .ok()
+                            .and_then(serde_json::Number::from_f64)
+                            .map(serde_json::Value::Number)
+                            .unwrap_or_else(|| serde_json::Value::String(v.clone()));
+                        (k.clone(), val)
+                    })
+                    .collect();
+                if let Some(s) = self.suites.last_mut() {
+                    s.checks.push(JsonCheck {
+                        id: r.id.clone(),
+                        kind: r.kind,
+                        tags: r.tags.clone(),
+                        description: r.description.clone(),
+                        verdict: o.verdict,
+                        duration_ms: r.duration.as_secs_f64() * 1000.0,
+                        message: o.message.clone(),
+                        expected: o.expected.clone(),
+                        actual: o.actual.clone(),
+                        evidence: o.evidence.clone(),
+                        properties: props,
+                    });
+                }
+            }
+            Event::RunFinished {
+                duration,
+                cancelled,
+                ..
+            } => {
+                self.duration_ms = duration.as_secs_f64() * 1000.0;
+                self.cancelled = *cancelled;
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        let s = self.summary;
+        let report = JsonReport {
+            version: FORMAT_VERSION,
+            tool: "tminus",
+            tool_version: env!("CARGO_PKG_VERSION"),
+            started_at: humantime::format_rfc3339_millis(self.started_at).to_string(),
+            duration_ms: self.duration_ms,
+            verdict: if self.cancelled { "error" } else { s.verdict() },
+            exit_code: if self.cancelled {
+                crate::exit::RUN_BROKEN
+            } else {
+                s.exit_code()
+            },
+            cancelled: self.cancelled,
+            totals: Totals {
+                checks: s.total(),
+                passed: s.passed,
+                failed: s.failed,
+                errored: s.errored,
+                skipped: s.skipped,
+            },
+            suites: std::mem::take(&mut self.suites),
+        };
+        prepare(&self.path)?;
+        let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
+        std::fs::write(&self.path, self.redactor.redact(&text) + "\n")
+    }
+}

@@ -1,0 +1,145 @@
+//! JUnit XML through quick-junit: one testsuite per suite, one testcase per
+//! check (classname `tminus.<suite>`), `<failure>` for a broken property and
+//! `<error>` when the harness could not judge. Measured values are properties.
+
+use std::path::PathBuf;
+
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::{prepare, Reporter};
+use crate::checks::Verdict;
+use crate::events::{CheckResult, Event};
+use crate::redact::Redactor;
+
+pub struct Junit {
+    path: PathBuf,
+    redactor: Redactor,
+    report: Report,
+    current: Option<TestSuite>,
+    finished: bool,
+}
+
+impl Junit {
+    pub fn new(path: PathBuf, redactor: Redactor) -> Self {
+        Junit {
+            path,
+            redactor,
+            report: Report::new("tminus"),
+            current: None,
+            finished: false,
+        }
+    }
+
+    fn case(&self, r: &CheckResult) -> TestCase {
+        let red = |s: &str| self.redactor.redact(s);
+        let o = &r.outcome;
+        let status = match o.verdict {
+            Verdict::Pass => TestCaseStatus::success(),
+            Verdict::Skipped => {
+                let mut s = TestCaseStatus::skipped();
+                s.set_message(red(&o.message));
+                s
+            }
+            Verdict::Fail | Verdict::Error => {
+                let kind = if o.verdict == Verdict::Fail {
+                    NonSuccessKind::Failure
+                } else {
+                    NonSuccessKind::Error
+                };
+                let mut s = TestCaseStatus::non_success(kind);
+                s.set_message(red(&o.message));
+                s.set_type(if o.verdict == Verdict::Fail {
+                    "check failed"
+                } else {
+                    "harness error"
+                });
+                let mut text = String::new();
+                if let Some(e) = &o.expected {
+                    text.push_str(&format!("expected: {e}\n"));
+                }
+                if let Some(a) = &o.actual {
+                    text.push_str(&format!("actual:   {a}\n"));
+                }
+                for ev in &o.evidence {
+                    let status = ev.status.map(|s| format!(" -> {s}")).unwrap_or_default();
+                    text.push_str(&format!("{}: {}{status}\n", ev.label, ev.request));
+                    if let Some(id) = &ev.request_id {
+                        text.push_str(&format!("  request id: {id}\n"));
+                    }
+                    if let Some(d) = &ev.detail {
+                        text.push_str(&format!("  {d}\n"));
+                    }
+                }
+                s.set_description(red(&text));
+                s
+            }
+        };
+        let mut tc = TestCase::new(r.id.clone(), status);
+        tc.set_classname(format!("tminus.{}", r.suite));
+        tc.set_time(r.duration);
+        tc.add_property(Property::new("kind", r.kind));
+        if !r.tags.is_empty() {
+            tc.add_property(Property::new("tags", r.tags.join(",")));
+        }
+        for (k, v) in &o.properties {
+            tc.add_property(Property::new(k.clone(), red(v)));
+        }
+        if let Some(id) = o.evidence.last().and_then(|e| e.request_id.clone()) {
+            tc.add_property(Property::new("request_id", red(&id)));
+        }
+        tc
+    }
+
+    fn close_suite(&mut self) {
+        if let Some(s) = self.current.take() {
+            self.report.add_test_suite(s);
+        }
+    }
+}
+
+impl Reporter for Junit {
+    fn event(&mut self, e: &Event) {
+        match e {
+            Event::SuiteStarted(info) => {
+                self.close_suite();
+                let mut s = TestSuite::new(info.name.clone());
+                s.add_property(Property::new("file", info.file.display().to_string()));
+                s.add_property(Property::new("target", self.redactor.redact(&info.target)));
+                if let Some(v) = &info.version {
+                    s.add_property(Property::new("suite_version", v.clone()));
+                }
+                self.current = Some(s);
+            }
+            Event::CheckFinished(r) => {
+                let case = self.case(r);
+                if let Some(s) = &mut self.current {
+                    s.add_test_case(case);
+                }
+            }
+            Event::SuiteFinished { duration, .. } => {
+                if let Some(s) = &mut self.current {
+                    s.set_time(*duration);
+                }
+                self.close_suite();
+            }
+            Event::RunFinished { duration, .. } => {
+                self.report.set_time(*duration);
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        self.close_suite();
+        prepare(&self.path)?;
+        let xml = self
+            .report
+            .to_string()
+            .map_err(|e| std::io::Error::other(format!("cannot serialize JUnit: {e}")))?;
+        std::fs::write(&self.path, self.redactor.redact(&xml))
+    }
+}

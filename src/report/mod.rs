@@ -1,0 +1,59 @@
+//! Reporters: independent consumers of the event stream. The console writes
+//! live to stderr; file reporters (JUnit, JSON) collect and write on finish,
+//! which also happens when a run is cancelled. Every string passes through
+//! the `Redactor` before it is written.
+
+pub mod console;
+pub mod json;
+pub mod junit;
+
+use std::io;
+
+use crate::events::Event;
+use crate::run::EventSink;
+
+pub trait Reporter {
+    fn event(&mut self, e: &Event);
+    /// Writes what was collected. Called once, after `RunFinished` or on cancel.
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Fans events out to every reporter.
+#[derive(Default)]
+pub struct Reporters(pub Vec<Box<dyn Reporter>>);
+
+impl Reporters {
+    pub fn push(&mut self, r: Box<dyn Reporter>) {
+        self.0.push(r);
+    }
+    /// Finishes every reporter, returning the first error after trying all.
+    pub fn finish(&mut self) -> io::Result<()> {
+        let mut first = None;
+        for r in &mut self.0 {
+            if let Err(e) = r.finish() {
+                first.get_or_insert(e);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+impl EventSink for Reporters {
+    fn event(&mut self, e: &Event) {
+        for r in &mut self.0 {
+            r.event(e);
+        }
+    }
+}
+
+/// Creates the parent folder of a report file.
+pub(crate) fn prepare(path: &std::path::Path) -> io::Result<()> {
+    if let Some(dir) = path.parent() {
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(dir)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,16 @@
+//! The suite layer: YAML files read into plain serde structs that keep their
+//! source positions, and the diagnostics that point back into those files.
+//!
+//! Nothing here interprets a suite; `plan` does that. This layer only answers
+//! "what did the file say, and where".
+
+pub mod diagnostic;
+pub mod kinds;
+pub mod load;
+pub mod model;
+pub mod scalar;
+pub mod steps;
+
+pub use diagnostic::{Diagnostic, Diagnostics};
+pub use load::{discover, load_file, LoadedSuite};
+pub use model::{CheckEntry, SuiteFile, TargetSpec};
