@@ -220,9 +220,9 @@ async fn run_plan(plan: Plan, fail_fast: bool, junit: PathBuf, json: PathBuf) ->
 }
 
 fn cmd_checks() -> i32 {
-    use crate::suite::kinds::{COMMON_PARAMS, KINDS};
+    use crate::suite::kinds::{all_kinds, COMMON_PARAMS};
     println!("Check kinds (use as `kind:` in a suite):\n");
-    for k in KINDS {
+    for k in all_kinds() {
         println!("{:<28} {}", k.name, k.summary);
         for (p, d, what) in k.params {
             println!("    {p:<24} {d:<14} {what}");

@@ -2,9 +2,21 @@
 //! planned kind. A family reads its plan and a `CheckContext` and returns an
 //! `Outcome`; it never prints and never knows about reporters.
 
+pub mod common;
 pub mod expect;
 pub mod outcome;
 pub mod steps;
+// family: idempotency
+
+// family: rate_limit
+
+// family: trace
+
+// family: webhook
+
+// family: client
+
+// family: end
 
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -33,5 +45,16 @@ impl CheckContext {
 pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
     match plan {
         CheckPlan::Steps(p) => steps::run(p, ctx).await,
+        // family: idempotency
+
+        // family: rate_limit
+
+        // family: trace
+
+        // family: webhook
+
+        // family: client
+
+        // family: end
     }
 }

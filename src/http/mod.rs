@@ -42,6 +42,8 @@ impl Rendered {
 pub struct Target {
     pub base_url: String,
     pub headers: Vec<(String, Template)>,
+    /// Headers of a second tenant (they replace same-named suite headers).
+    pub second_tenant_headers: Option<Vec<(String, Template)>>,
     pub timeout: Duration,
 }
 
@@ -99,6 +101,19 @@ impl Target {
             r.set_header(k, v.render(scope));
         }
         r
+    }
+}
+
+impl Target {
+    /// The same target seen as the second tenant, if one is configured.
+    pub fn as_second_tenant(&self) -> Option<Target> {
+        let extra = self.second_tenant_headers.as_ref()?;
+        let mut t = self.clone();
+        for (k, v) in extra {
+            t.headers.retain(|(name, _)| !name.eq_ignore_ascii_case(k));
+            t.headers.push((k.clone(), v.clone()));
+        }
+        Some(t)
     }
 }
 

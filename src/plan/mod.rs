@@ -6,6 +6,18 @@
 pub mod request;
 pub mod template;
 
+// family: idempotency
+
+// family: rate_limit
+
+// family: trace
+
+// family: webhook
+
+// family: client
+
+// family: end
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,8 +28,8 @@ use crate::redact::Redactor;
 use crate::suite::kinds::{CheckEntry, StepsCheckSpec};
 use crate::suite::{Diagnostic, Diagnostics, LoadedSuite};
 pub use request::{
-    BodyPlan, CapturePlan, CaptureSource, ExpectPlan, HeaderCheck, JsonCheck, JsonTemplate,
-    RequestPlan, UrlPlan,
+    BodyPlan, CapturePlan, CaptureSource, CounterPlan, ExpectPlan, HeaderCheck, JsonCheck,
+    JsonTemplate, RequestPlan, UrlPlan,
 };
 pub use template::{Resolver, Scope, Template};
 
@@ -64,6 +76,8 @@ pub struct PlannedSuite {
     /// `None`: run against the embedded reference integration.
     pub base_url: Option<String>,
     pub headers: Vec<(String, Template)>,
+    /// Headers of a second tenant, when the suite configures one.
+    pub second_tenant_headers: Option<Vec<(String, Template)>>,
     pub timeout: Duration,
     pub checks: Vec<PlannedCheck>,
 }
@@ -81,6 +95,17 @@ pub struct PlannedCheck {
 #[derive(Debug)]
 pub enum CheckPlan {
     Steps(StepsPlan),
+    // family: idempotency
+
+    // family: rate_limit
+
+    // family: trace
+
+    // family: webhook
+
+    // family: client
+
+    // family: end
 }
 
 #[derive(Debug, Clone)]
@@ -198,6 +223,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
     }
     let mut base_url = None;
     let mut headers = Vec::new();
+    let mut second_tenant_headers = None;
     let mut timeout = DEFAULT_TIMEOUT;
     if let Some(t) = &f.target {
         if let Some(b) = &t.base_url {
@@ -217,6 +243,13 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
         }
         for (k, v) in &t.headers {
             headers.push((k.clone(), ctx.template_at(&v.value.0, v.referenced)));
+        }
+        if let Some(h) = &t.second_tenant_headers {
+            second_tenant_headers = Some(
+                h.iter()
+                    .map(|(k, v)| (k.clone(), ctx.template_at(&v.value.0, v.referenced)))
+                    .collect(),
+            );
         }
         if let Some(to) = &t.timeout {
             timeout = to.value.0;
@@ -257,6 +290,17 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
         ctx.captures.clear();
         let body = match c {
             CheckEntry::Steps(s) => CheckPlan::Steps(plan_steps(ctx, s)),
+            // family: idempotency
+
+            // family: rate_limit
+
+            // family: trace
+
+            // family: webhook
+
+            // family: client
+
+            // family: end
         };
         if !selected(&suite_name, &id.value, c.tags(), opts) {
             continue;
@@ -275,6 +319,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
         version: f.version.as_ref().map(|v| v.0.clone()),
         base_url,
         headers,
+        second_tenant_headers,
         timeout,
         checks,
     }

@@ -10,7 +10,9 @@ use super::template::Template;
 use super::PlanCtx;
 use crate::jsonpath::JsonPath;
 use crate::suite::scalar::StatusSet;
-use crate::suite::steps::{CaptureSpec, ExpectSpec, HeaderExpect, JsonExpect, RequestSpec};
+use crate::suite::steps::{
+    CaptureSpec, CounterSpec, ExpectSpec, HeaderExpect, JsonExpect, RequestSpec,
+};
 
 #[derive(Debug, Clone)]
 pub enum UrlPlan {
@@ -100,6 +102,13 @@ pub enum CaptureSource {
 pub struct CapturePlan {
     pub name: String,
     pub source: CaptureSource,
+}
+
+/// A planned side-effect counter (see `CounterSpec`).
+#[derive(Debug, Clone)]
+pub struct CounterPlan {
+    pub request: RequestPlan,
+    pub value: JsonPath,
 }
 
 const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
@@ -301,5 +310,12 @@ impl PlanCtx<'_> {
             name: name.to_owned(),
             source,
         })
+    }
+
+    pub fn counter(&mut self, c: &CounterSpec) -> CounterPlan {
+        CounterPlan {
+            request: self.request(&c.request, c.value.referenced),
+            value: self.json_path(&c.value.value, c.value.referenced),
+        }
     }
 }

@@ -43,6 +43,17 @@ defects! {
     /// List cursors become offsets that skip one item at every page boundary.
     BrokenPagination => "broken-pagination",
         "next_cursor is an offset that skips one item per page boundary, so walking pages loses data";
+    // family: idempotency
+
+    // family: rate_limit
+
+    // family: trace
+
+    // family: webhook
+
+    // family: client
+
+    // family: end
 }
 
 impl Defect {

@@ -43,6 +43,18 @@ mod state;
 mod trace;
 mod validate;
 
+// family: idempotency
+
+// family: rate_limit
+
+// family: trace
+
+// family: webhook
+
+// family: client
+
+// family: end
+
 use std::net::SocketAddr;
 use std::time::Duration;
 

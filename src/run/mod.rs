@@ -70,6 +70,7 @@ pub async fn run(
         let target = Target {
             base_url: info.target.clone(),
             headers: suite.headers.clone(),
+            second_tenant_headers: suite.second_tenant_headers.clone(),
             timeout: suite.timeout,
         };
         for check in &suite.checks {

@@ -43,7 +43,8 @@ pub const COMMON_PARAMS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-pub const KINDS: &[KindInfo] = &[KindInfo {
+/// Kinds of the generic family.
+pub const STEPS_KINDS: &[KindInfo] = &[KindInfo {
     name: "steps",
     summary: "a generic multi-step case: requests in order, expectations, captures",
     params: &[(
@@ -53,8 +54,27 @@ pub const KINDS: &[KindInfo] = &[KindInfo {
     )],
 }];
 
+/// Every kind, family by family. A family adds its table here.
+pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
+    let families: &[&[KindInfo]] = &[
+        STEPS_KINDS,
+        // family: idempotency
+
+        // family: rate_limit
+
+        // family: trace
+
+        // family: webhook
+
+        // family: client
+
+        // family: end
+    ];
+    families.iter().flat_map(|f| f.iter())
+}
+
 pub fn kind_names() -> impl Iterator<Item = &'static str> {
-    KINDS.iter().map(|k| k.name)
+    all_kinds().map(|k| k.name)
 }
 
 thread_local! {
@@ -78,7 +98,28 @@ macro_rules! check_spec {
             pub description: Option<String>,
             $($body)*
         }
+
+        impl $crate::suite::kinds::Common for $name {
+            fn id(&self) -> &Spanned<String> {
+                &self.id
+            }
+            fn tags(&self) -> &[String] {
+                &self.tags
+            }
+            fn description(&self) -> Option<&str> {
+                self.description.as_deref()
+            }
+        }
     };
+}
+#[allow(unused_imports)] // used by the family modules
+pub(crate) use check_spec;
+
+/// The fields every check spec has (implemented by `check_spec!`).
+pub trait Common {
+    fn id(&self) -> &Spanned<String>;
+    fn tags(&self) -> &[String];
+    fn description(&self) -> Option<&str>;
 }
 
 check_spec!(
@@ -92,28 +133,62 @@ check_spec!(
 #[derive(Debug, Clone)]
 pub enum CheckEntry {
     Steps(StepsCheckSpec),
+    // family: idempotency
+
+    // family: rate_limit
+
+    // family: trace
+
+    // family: webhook
+
+    // family: client
+
+    // family: end
 }
 
 impl CheckEntry {
-    pub fn id(&self) -> &Spanned<String> {
-        match self {
-            CheckEntry::Steps(s) => &s.id,
-        }
-    }
+    /// The kind's name as written in suites (`steps`, `idempotency.replay`, ...).
     pub fn kind_name(&self) -> &'static str {
         match self {
             CheckEntry::Steps(_) => "steps",
+            // family: idempotency
+
+            // family: rate_limit
+
+            // family: trace
+
+            // family: webhook
+
+            // family: client
+
+            // family: end
         }
+    }
+
+    pub fn common(&self) -> &dyn Common {
+        match self {
+            CheckEntry::Steps(s) => s,
+            // family: idempotency
+
+            // family: rate_limit
+
+            // family: trace
+
+            // family: webhook
+
+            // family: client
+
+            // family: end
+        }
+    }
+    pub fn id(&self) -> &Spanned<String> {
+        self.common().id()
     }
     pub fn tags(&self) -> &[String] {
-        match self {
-            CheckEntry::Steps(s) => &s.tags,
-        }
+        self.common().tags()
     }
     pub fn description(&self) -> Option<&str> {
-        match self {
-            CheckEntry::Steps(s) => s.description.as_deref(),
-        }
+        self.common().description()
     }
 }
 
@@ -125,6 +200,17 @@ impl<'de> Deserialize<'de> for CheckEntry {
             .unwrap_or_else(|| "steps".to_owned());
         match kind.as_str() {
             "steps" => StepsCheckSpec::deserialize(d).map(CheckEntry::Steps),
+            // family: idempotency
+
+            // family: rate_limit
+
+            // family: trace
+
+            // family: webhook
+
+            // family: client
+
+            // family: end
             other => {
                 let mut msg = format!("unknown check kind `{other}`");
                 if let Some(s) = suggest(other, kind_names()) {

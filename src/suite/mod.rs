@@ -11,6 +11,18 @@ pub mod model;
 pub mod scalar;
 pub mod steps;
 
+// family: idempotency
+
+// family: rate_limit
+
+// family: trace
+
+// family: webhook
+
+// family: client
+
+// family: end
+
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use load::{discover, load_file, LoadedSuite};
 pub use model::{CheckEntry, SuiteFile, TargetSpec};

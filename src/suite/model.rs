@@ -45,6 +45,11 @@ pub struct TargetSpec {
     /// Headers sent with every request of the suite (templates allowed).
     #[serde(default)]
     pub headers: BTreeMap<String, Spanned<Scalar>>,
+    /// Headers that make a request come from a second tenant (another API
+    /// key). Checks of cross-tenant properties (idempotency key scope,
+    /// rate-limit partitioning) run only when this is set.
+    #[serde(default)]
+    pub second_tenant_headers: Option<BTreeMap<String, Spanned<Scalar>>>,
     /// Default per-request timeout for this suite (CLI `--timeout` overrides).
     #[serde(default)]
     pub timeout: Option<Spanned<DurationValue>>,

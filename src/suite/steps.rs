@@ -180,6 +180,17 @@ pub struct CaptureSpec {
     pub header: Option<String>,
 }
 
+/// A side-effect counter: a request whose answer holds a number at `value`
+/// (or a list/object whose length counts), read before and after an action to
+/// see how many times the target really executed it.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct CounterSpec {
+    pub request: RequestSpec,
+    /// JSON path to a number, or to a list (its length counts).
+    pub value: Spanned<String>,
+}
+
 /// One step of a multi-step case.
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]

@@ -1,0 +1,159 @@
+//! Shared test helpers: the real `tminus` binary, a fresh folder per test,
+//! and reference servers on 127.0.0.1:0 with chosen defects.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tminus::reference::{Defect, ReferenceConfig, ReferenceServer};
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tminus"))
+}
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs tminus with `args` in `dir`, with a hard deadline so a hang fails
+/// the test instead of stalling CI.
+pub fn tminus(dir: &Path, args: &[&str], envs: &[(&str, &str)], deadline: Duration) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(dir)
+        .args(args)
+        .env_remove("TMINUS_TARGET")
+        .env_remove("TMINUS_API_KEY")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().expect("spawn tminus");
+    let started = Instant::now();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(deadline) {
+        Ok(out) => out.expect("wait tminus"),
+        Err(_) => {
+            // Kill only the process we started.
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("tminus {args:?} did not finish within {deadline:?} (started {:?} ago)", started.elapsed());
+        }
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A reference integration on its own thread and runtime, so a test can
+/// drive the blocking binary against it.
+pub struct RefHandle {
+    pub url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl RefHandle {
+    pub fn start(defects: &[Defect]) -> RefHandle {
+        Self::start_with(ReferenceConfig {
+            defects: defects.to_vec(),
+            ..ReferenceConfig::default()
+        })
+    }
+
+    pub fn start_with(config: ReferenceConfig) -> RefHandle {
+        let (url_tx, url_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let server = ReferenceServer::start(config, "127.0.0.1:0".parse().unwrap())
+                    .await
+                    .expect("start reference");
+                url_tx.send(server.base_url()).unwrap();
+                let _ = stop_rx.await;
+                server.shutdown().await;
+            });
+        });
+        let url = url_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("reference started");
+        RefHandle {
+            url,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for RefHandle {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Reads a JSON report and returns `(suite/check id, verdict)` pairs.
+pub fn verdicts(report: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(report).expect("read JSON report");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("JSON report parses");
+    let mut out = Vec::new();
+    for s in v["suites"].as_array().expect("suites") {
+        for c in s["checks"].as_array().expect("checks") {
+            out.push((
+                format!("{}/{}", s["name"].as_str().unwrap(), c["id"].as_str().unwrap()),
+                c["verdict"].as_str().unwrap().to_owned(),
+            ));
+        }
+    }
+    out
+}
+
+/// Runs `suite` (relative to the repo) against `url`; returns the verdicts
+/// of every check and the process output.
+pub fn run_suite_against(suite: &str, url: &str, extra: &[&str]) -> (Vec<(String, String)>, Output) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("report.json");
+    let suite_path = repo().join(suite);
+    let mut args = vec![
+        "run",
+        suite_path.to_str().unwrap(),
+        "--target",
+        url,
+        "--json",
+        json.to_str().unwrap(),
+        "--report-dir",
+        dir.path().to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = tminus(dir.path(), &args, &[], Duration::from_secs(120));
+    assert!(json.exists(), "no JSON report; stderr:\n{}", stderr(&out));
+    (verdicts(&json), out)
+}
+
+/// The ids of checks whose verdict is not `pass`.
+pub fn not_passing(v: &[(String, String)]) -> Vec<String> {
+    v.iter()
+        .filter(|(_, verdict)| verdict != "pass")
+        .map(|(id, verdict)| format!("{id}={verdict}"))
+        .collect()
+}
