@@ -19,6 +19,11 @@ pub fn main(cli: Cli) -> i32 {
         Command::Validate(a) => cmd_validate(a),
         Command::Checks => cmd_checks(),
         Command::Reference(a) => cmd_reference(a),
+        // command: webhook
+
+        // command: load
+
+        // command: end
     }
 }
 

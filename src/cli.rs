@@ -26,6 +26,11 @@ pub enum Command {
     Checks,
     /// Serve the reference integration (optionally with defects)
     Reference(ReferenceArgs),
+    // command: webhook
+
+    // command: load
+
+    // command: end
 }
 
 #[derive(Args, Debug)]
