@@ -65,7 +65,7 @@ impl Console {
                 lines.push(format!("    id:       {id}"));
             }
             if ev.status.is_none() {
-                if let Some(d) = &ev.detail {
+                if let Some(d) = ev.detail.as_ref().filter(|d| **d != o.message) {
                     lines.push(format!("    detail:   {d}"));
                 }
             }
