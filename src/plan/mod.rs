@@ -121,6 +121,9 @@ pub struct StepPlan {
     pub captures: Vec<CapturePlan>,
 }
 
+/// Reads an environment variable (the process environment, or a test's map).
+pub type EnvLookup<'a> = Box<dyn Fn(&str) -> Option<String> + 'a>;
+
 /// State while planning one file.
 pub struct PlanCtx<'a> {
     pub file: &'a Path,
@@ -130,16 +133,11 @@ pub struct PlanCtx<'a> {
     pub captures: HashSet<String>,
     pub redactor: Redactor,
     pub diags: Diagnostics,
-    env: Box<dyn Fn(&str) -> Option<String> + 'a>,
+    env: EnvLookup<'a>,
 }
 
 impl<'a> PlanCtx<'a> {
-    pub fn new(
-        file: &'a Path,
-        source: &'a str,
-        redactor: Redactor,
-        env: Box<dyn Fn(&str) -> Option<String> + 'a>,
-    ) -> Self {
+    pub fn new(file: &'a Path, source: &'a str, redactor: Redactor, env: EnvLookup<'a>) -> Self {
         PlanCtx {
             file,
             source,

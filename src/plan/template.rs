@@ -54,9 +54,9 @@ impl Template {
         while let Some(pos) = rest.find('$') {
             lit.push_str(&rest[..pos]);
             let after = &rest[pos..];
-            if after.starts_with("$${") {
+            if let Some(tail) = after.strip_prefix("$${") {
                 lit.push_str("${");
-                rest = &after[3..];
+                rest = tail;
                 continue;
             }
             if !after.starts_with("${") {

@@ -68,7 +68,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             ))
         }
     };
-    if !secs.is_finite() || secs < 0.0 || secs > 7.0 * 24.0 * 3600.0 {
+    if !secs.is_finite() || !(0.0..=7.0 * 24.0 * 3600.0).contains(&secs) {
         return Err(format!(
             "invalid duration `{text}`: out of range (0 to 7 days)"
         ));
