@@ -9,7 +9,7 @@ use crate::cli::{Cli, Command, ReferenceArgs, RunArgs, ValidateArgs};
 use crate::exit;
 use crate::plan::{self, Plan, PlanOptions};
 use crate::reference::{Defect, ReferenceConfig, ReferenceServer};
-use crate::report::{console::Console, json::Json, junit::Junit, Reporters};
+use crate::report::{console::Console, html::Html, json::Json, junit::Junit, Reporters};
 use crate::run::{self, RunOptions};
 use crate::suite::{self, Diagnostics, LoadedSuite};
 
@@ -155,14 +155,39 @@ fn cmd_run(a: RunArgs) -> i32 {
         .json
         .clone()
         .unwrap_or_else(|| a.report_dir.join("report.json"));
-    rt.block_on(run_plan(plan, a.fail_fast, junit, json))
+    let html = a
+        .html
+        .clone()
+        .unwrap_or_else(|| a.report_dir.join("report.html"));
+    rt.block_on(run_plan(
+        plan,
+        a.fail_fast,
+        ReportFiles { junit, json, html },
+    ))
 }
 
-async fn run_plan(plan: Plan, fail_fast: bool, junit: PathBuf, json: PathBuf) -> i32 {
+/// Where the file reporters write.
+pub struct ReportFiles {
+    pub junit: PathBuf,
+    pub json: PathBuf,
+    pub html: PathBuf,
+}
+
+async fn run_plan(plan: Plan, fail_fast: bool, files: ReportFiles) -> i32 {
     let mut reporters = Reporters::default();
     reporters.push(Box::new(Console::stderr(plan.redactor.clone())));
-    reporters.push(Box::new(Junit::new(junit.clone(), plan.redactor.clone())));
-    reporters.push(Box::new(Json::new(json.clone(), plan.redactor.clone())));
+    reporters.push(Box::new(Junit::new(
+        files.junit.clone(),
+        plan.redactor.clone(),
+    )));
+    reporters.push(Box::new(Json::new(
+        files.json.clone(),
+        plan.redactor.clone(),
+    )));
+    reporters.push(Box::new(Html::new(
+        files.html.clone(),
+        plan.redactor.clone(),
+    )));
 
     let mut reference = None;
     let mut opts = RunOptions {
@@ -212,7 +237,12 @@ async fn run_plan(plan: Plan, fail_fast: bool, junit: PathBuf, json: PathBuf) ->
         code = code.max(exit::RUN_BROKEN);
     }
     match reporters.finish() {
-        Ok(()) => eprintln!("reports: {} {}", junit.display(), json.display()),
+        Ok(()) => eprintln!(
+            "reports: {} {} {}",
+            files.junit.display(),
+            files.json.display(),
+            files.html.display()
+        ),
         Err(e) => {
             eprintln!("error: cannot write reports: {e}");
             code = exit::RUN_BROKEN;

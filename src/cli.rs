@@ -50,6 +50,9 @@ pub struct RunArgs {
     /// JSON summary file (default: REPORT_DIR/report.json)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// HTML report for people (default: REPORT_DIR/report.html)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Set a suite variable (repeatable): --var contact_id=42
     #[arg(long = "var", value_name = "K=V")]
     pub vars: Vec<String>,

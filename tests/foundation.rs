@@ -460,7 +460,10 @@ fn secrets_never_appear_in_any_output() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let junit = std::fs::read_to_string(dir.path().join("reports/junit.xml")).unwrap();
     let json = std::fs::read_to_string(dir.path().join("reports/report.json")).unwrap();
+    let html = std::fs::read_to_string(dir.path().join("reports/report.html")).unwrap();
+    assert!(html.contains("leaks-nothing"), "{html}");
     for (name, text) in [
+        ("html", html),
         ("stdout", stdout(&out)),
         ("stderr", stderr(&out)),
         ("junit", junit.clone()),
