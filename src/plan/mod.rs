@@ -11,6 +11,7 @@ pub mod template;
 // family: rate_limit
 
 // family: trace
+pub mod trace;
 
 // family: webhook
 
@@ -100,6 +101,7 @@ pub enum CheckPlan {
     // family: rate_limit
 
     // family: trace
+    Trace(trace::TracePlan),
 
     // family: webhook
 
@@ -295,6 +297,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             // family: rate_limit
 
             // family: trace
+            CheckEntry::Trace(t) => CheckPlan::Trace(ctx.plan_trace(t)),
 
             // family: webhook
 
