@@ -33,7 +33,7 @@ fn reference_passes_and_each_defect_fails_only_its_check() {
         let started = Instant::now();
         let server = RefHandle::start(defects);
         let (verdicts, out) = run_suite_against(SUITE, &server.url, &[]);
-        let out_text = common::stdout(&out);
+        let out_text = common::stderr(&out);
         assert_eq!(verdicts.len(), 6, "{defects:?}: {verdicts:?}");
         let mut failing: Vec<String> = verdicts
             .iter()
@@ -63,13 +63,13 @@ fn reference_passes_and_each_defect_fails_only_its_check() {
 fn failures_quote_the_ids_seen() {
     let server = RefHandle::start(&[Defect::TraceNotPropagated]);
     let (_, out) = run_suite_against(SUITE, &server.url, &["--only", "traceparent-propagated"]);
-    let text = common::stdout(&out);
+    let text = format!("{}{}", common::stdout(&out), common::stderr(&out));
     assert!(text.contains("sent traceparent 00-"), "{text}");
-    assert!(text.contains("X-Request-Id:") || text.contains("x-request-id:"), "{text}");
+    assert!(text.to_ascii_lowercase().contains("(x-request-id: "), "{text}");
 
     let server = RefHandle::start(&[Defect::ConstantTraceId]);
     let (_, out) = run_suite_against(SUITE, &server.url, &["--only", "trace-ids-unique"]);
-    let text = common::stdout(&out);
+    let text = format!("{}{}", common::stdout(&out), common::stderr(&out));
     assert!(text.contains("4bf92f3577b34da6a3ce929d0e0e4736"), "{text}");
     assert!(text.contains("appeared 1000 times"), "{text}");
 }

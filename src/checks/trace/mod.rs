@@ -59,3 +59,21 @@ pub fn clip(s: &str) -> String {
         )
     }
 }
+
+/// `200 (X-Request-Id: abc)` like `common::describe`, with the id clipped: a
+/// target that reflects a 10 kB hostile id must not flood the report.
+pub fn describe(ex: &Exchange) -> String {
+    match ex.response.request_id() {
+        Some((k, v)) => format!("{} ({k}: {})", ex.status(), clip(&v)),
+        None => ex.status().to_string(),
+    }
+}
+
+/// Evidence with the request id clipped (see [`describe`]).
+pub fn evidence(label: &str, ex: &Exchange) -> super::Evidence {
+    let mut ev = super::Evidence::from_exchange(label, ex);
+    if let Some((k, v)) = ex.response.request_id() {
+        ev.request_id = Some(format!("{k}: {}", clip(&v)));
+    }
+    ev
+}

@@ -3,7 +3,8 @@
 
 use super::traceparent::{self, random_parent_id, random_trace_id};
 use super::{clip, format_problem, trace_id};
-use crate::checks::common::{describe, send};
+use super::{describe, evidence as ev_of};
+use crate::checks::common::send;
 use crate::checks::{CheckContext, Evidence, Outcome};
 use crate::http::{Exchange, Rendered};
 use crate::plan::trace::{
@@ -31,7 +32,7 @@ pub async fn present(p: &PresentPlan, ctx: &CheckContext) -> Outcome {
             Ok(ex) => ex,
             Err(o) => return o.with_evidence(evidence),
         };
-        evidence.push(Evidence::from_exchange(&probe.name, &ex));
+        evidence.push(ev_of(&probe.name, &ex));
         let id = p
             .id_headers
             .iter()
@@ -95,7 +96,7 @@ pub async fn propagated(p: &PropagatedPlan, ctx: &CheckContext) -> Outcome {
         Ok(ex) => ex,
         Err(o) => return o,
     };
-    let ev = vec![Evidence::from_exchange("with traceparent", &ex)];
+    let ev = vec![ev_of("with traceparent", &ex)];
     if !p.status.matches(ex.status()) {
         return Outcome::error(format!(
             "the request answered {} instead of {}, so propagation cannot be judged",
@@ -175,7 +176,7 @@ pub async fn invalid_ignored(p: &InvalidIgnoredPlan, ctx: &CheckContext) -> Outc
             Ok(ex) => ex,
             Err(o) => return o.with_evidence(evidence),
         };
-        evidence.push(Evidence::from_exchange(label, &ex));
+        evidence.push(ev_of(label, &ex));
         let sent = tp.clone().or(ts.clone()).unwrap_or_default();
         if !p.status.matches(ex.status()) {
             problems.push(format!(
@@ -280,7 +281,7 @@ pub async fn request_id_hygiene(p: &RequestIdPlan, ctx: &CheckContext) -> Outcom
             Ok(ex) => ex,
             Err(o) => return o.with_evidence(evidence),
         };
-        evidence.push(Evidence::from_exchange(label, &ex));
+        evidence.push(ev_of(label, &ex));
         let back = ex.response.header(&p.header).map(str::to_owned);
         if label == "well-formed" {
             if !p.status.matches(ex.status()) {
@@ -377,7 +378,7 @@ pub async fn async_status(p: &AsyncStatusPlan, ctx: &CheckContext) -> Outcome {
         Ok(ex) => ex,
         Err(o) => return o,
     };
-    let mut evidence = vec![Evidence::from_exchange("start", &start)];
+    let mut evidence = vec![ev_of("start", &start)];
     let fail = |msg: String, expected: &str, evidence: Vec<Evidence>| {
         Outcome::fail(msg.clone(), expected, msg).with_evidence(evidence)
     };
@@ -434,7 +435,7 @@ pub async fn async_status(p: &AsyncStatusPlan, ctx: &CheckContext) -> Outcome {
         Ok(ex) => ex,
         Err(o) => return o.with_evidence(evidence),
     };
-    evidence.push(Evidence::from_exchange("status", &status_ex));
+    evidence.push(ev_of("status", &status_ex));
     if !p.poll_status.matches(status_ex.status()) {
         return fail(
             format!(

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::{clip, format_problem, trace_id};
-use crate::checks::common::describe;
+use super::describe;
 use crate::checks::{CheckContext, Outcome};
 use crate::plan::trace::UniquePlan;
 use crate::plan::Scope;
