@@ -22,12 +22,18 @@ fn reference_passes_and_each_defect_fails_only_its_check() {
         (&[], &[]),
         (&[Defect::NoTraceId], &["trace/trace-id-on-every-response"]),
         (&[Defect::ConstantTraceId], &["trace/trace-ids-unique"]),
-        (&[Defect::TraceNotPropagated], &["trace/traceparent-propagated"]),
+        (
+            &[Defect::TraceNotPropagated],
+            &["trace/traceparent-propagated"],
+        ),
         (
             &[Defect::AcceptsInvalidTraceparent],
             &["trace/invalid-traceparent-ignored"],
         ),
-        (&[Defect::ReflectsRawRequestId], &["trace/request-id-hygiene"]),
+        (
+            &[Defect::ReflectsRawRequestId],
+            &["trace/request-id-hygiene"],
+        ),
     ];
     for (defects, want_failing) in table {
         let started = Instant::now();
@@ -47,12 +53,17 @@ fn reference_passes_and_each_defect_fails_only_its_check() {
         let mut want: Vec<String> = want_failing.iter().map(|s| s.to_string()).collect();
         want.sort();
         assert_eq!(
-            failing, want,
+            failing,
+            want,
             "defects {defects:?}: not passing {:?}\n{out_text}",
             not_passing(&verdicts)
         );
         let code = out.status.code();
-        assert_eq!(code, Some(if want.is_empty() { 0 } else { 1 }), "{defects:?}");
+        assert_eq!(
+            code,
+            Some(if want.is_empty() { 0 } else { 1 }),
+            "{defects:?}"
+        );
         eprintln!("{defects:?}: {:?}", started.elapsed());
     }
 }
@@ -65,7 +76,10 @@ fn failures_quote_the_ids_seen() {
     let (_, out) = run_suite_against(SUITE, &server.url, &["--only", "traceparent-propagated"]);
     let text = format!("{}{}", common::stdout(&out), common::stderr(&out));
     assert!(text.contains("sent traceparent 00-"), "{text}");
-    assert!(text.to_ascii_lowercase().contains("(x-request-id: "), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("(x-request-id: "),
+        "{text}"
+    );
 
     let server = RefHandle::start(&[Defect::ConstantTraceId]);
     let (_, out) = run_suite_against(SUITE, &server.url, &["--only", "trace-ids-unique"]);
@@ -92,11 +106,23 @@ fn traceparent_parses_valid_values() {
 #[test]
 fn traceparent_rejects_each_invalid_form_for_its_reason() {
     let cases = [
-        (format!("00-{}-{P}-01", T.to_uppercase()), Invalid::NotLowercaseHex),
-        (format!("00-{}-{P}-01", "0".repeat(32)), Invalid::ZeroTraceId),
-        (format!("00-{T}-{}-01", "0".repeat(16)), Invalid::ZeroParentId),
+        (
+            format!("00-{}-{P}-01", T.to_uppercase()),
+            Invalid::NotLowercaseHex,
+        ),
+        (
+            format!("00-{}-{P}-01", "0".repeat(32)),
+            Invalid::ZeroTraceId,
+        ),
+        (
+            format!("00-{T}-{}-01", "0".repeat(16)),
+            Invalid::ZeroParentId,
+        ),
         (format!("ff-{T}-{P}-01"), Invalid::VersionFf),
-        (format!("00-{T}-{P}-01-extra"), Invalid::ExtraFieldOnVersion00),
+        (
+            format!("00-{T}-{P}-01-extra"),
+            Invalid::ExtraFieldOnVersion00,
+        ),
         (format!("00-{}-{P}-01", &T[..31]), Invalid::Shape),
         (format!("00-{T}-{P}0-01"), Invalid::Shape),
         (format!("01-{T}-{P}-01x"), Invalid::Shape),
@@ -113,7 +139,10 @@ fn traceparent_rejects_each_invalid_form_for_its_reason() {
 #[test]
 fn every_generated_invalid_case_is_invalid_and_each_valid_base_is_valid() {
     for _ in 0..50 {
-        let (t, p) = (traceparent::random_trace_id(), traceparent::random_parent_id());
+        let (t, p) = (
+            traceparent::random_trace_id(),
+            traceparent::random_parent_id(),
+        );
         assert!(traceparent::is_w3c_trace_id(&t));
         assert!(traceparent::parse(&traceparent::format(&t, &p)).is_ok());
         for case in InvalidCase::ALL {
@@ -130,7 +159,10 @@ fn every_generated_invalid_case_is_invalid_and_each_valid_base_is_valid() {
 fn trace_id_is_read_from_any_header_shape() {
     assert_eq!(traceparent::trace_id_of(&format!("00-{T}-{P}-01")), T);
     assert_eq!(traceparent::trace_id_of(&format!(" {T} ")), T);
-    assert_eq!(traceparent::fields(&format!("00-{T}-{P}-01")), Some((T.into(), P.into())));
+    assert_eq!(
+        traceparent::fields(&format!("00-{T}-{P}-01")),
+        Some((T.into(), P.into()))
+    );
     assert_eq!(traceparent::fields("abc"), None);
     assert!(!traceparent::is_w3c_trace_id(&"0".repeat(32)));
     assert!(!traceparent::is_w3c_trace_id(&T.to_uppercase()));
@@ -140,7 +172,9 @@ fn trace_id_is_read_from_any_header_shape() {
 fn retry_after_accepts_seconds_and_dates() {
     assert_eq!(parse_retry_after("2").unwrap().as_secs(), 2);
     assert_eq!(parse_retry_after("0.5").unwrap().as_millis(), 500);
-    assert!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT").unwrap().is_zero());
+    assert!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT")
+        .unwrap()
+        .is_zero());
     assert!(parse_retry_after("-1").is_none());
     assert!(parse_retry_after("soon").is_none());
 }

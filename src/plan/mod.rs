@@ -101,7 +101,7 @@ pub enum CheckPlan {
     // family: rate_limit
 
     // family: trace
-    Trace(trace::TracePlan),
+    Trace(Box<trace::TracePlan>),
 
     // family: webhook
 
@@ -297,7 +297,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             // family: rate_limit
 
             // family: trace
-            CheckEntry::Trace(t) => CheckPlan::Trace(ctx.plan_trace(t)),
+            CheckEntry::Trace(t) => CheckPlan::Trace(Box::new(ctx.plan_trace(t))),
 
             // family: webhook
 

@@ -10,8 +10,8 @@ use super::PlanCtx;
 use crate::jsonpath::JsonPath;
 use crate::suite::scalar::StatusSet;
 use crate::suite::trace::{
-    IdFormat, TraceAsyncStatusSpec, TraceInvalidIgnoredSpec, TracePresentSpec,
-    TracePropagatedSpec, TraceRequestIdSpec, TraceSpec, TraceUniqueSpec,
+    IdFormat, TraceAsyncStatusSpec, TraceInvalidIgnoredSpec, TracePresentSpec, TracePropagatedSpec,
+    TraceRequestIdSpec, TraceSpec, TraceUniqueSpec,
 };
 
 /// A planned `trace.*` check.
@@ -244,7 +244,10 @@ impl PlanCtx<'_> {
     fn trace_unique(&mut self, s: &TraceUniqueSpec) -> UniquePlan {
         let at = s.id.referenced;
         if !(2..=MAX_COUNT).contains(&s.count) {
-            self.error(at, format!("count must be from 2 to {MAX_COUNT}, got {}", s.count));
+            self.error(
+                at,
+                format!("count must be from 2 to {MAX_COUNT}, got {}", s.count),
+            );
         }
         if !(1..=MAX_CONCURRENCY).contains(&s.concurrency) {
             self.error(
@@ -298,12 +301,10 @@ impl PlanCtx<'_> {
                         None => {
                             let valid: Vec<&str> =
                                 InvalidCase::ALL.iter().map(|c| c.name()).collect();
-                            let hint = crate::suite::diagnostic::suggest(
-                                &n.value,
-                                valid.iter().copied(),
-                            )
-                            .map(|s| format!(", did you mean `{s}`?"))
-                            .unwrap_or_default();
+                            let hint =
+                                crate::suite::diagnostic::suggest(&n.value, valid.iter().copied())
+                                    .map(|s| format!(", did you mean `{s}`?"))
+                                    .unwrap_or_default();
                             self.error(
                                 n.referenced,
                                 format!(

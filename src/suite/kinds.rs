@@ -139,7 +139,7 @@ pub enum CheckEntry {
     // family: rate_limit
 
     // family: trace
-    Trace(crate::suite::trace::TraceSpec),
+    Trace(Box<crate::suite::trace::TraceSpec>),
 
     // family: webhook
 
@@ -210,7 +210,8 @@ impl<'de> Deserialize<'de> for CheckEntry {
 
             // family: trace
             k if crate::suite::trace::is_trace_kind(k) => {
-                crate::suite::trace::TraceSpec::deserialize_kind(k, d).map(CheckEntry::Trace)
+                crate::suite::trace::TraceSpec::deserialize_kind(k, d)
+                    .map(|t| CheckEntry::Trace(Box::new(t)))
             }
 
             // family: webhook

@@ -8,8 +8,8 @@ use crate::checks::common::send;
 use crate::checks::{CheckContext, Evidence, Outcome};
 use crate::http::{Exchange, Rendered};
 use crate::plan::trace::{
-    AsyncStatusPlan, InvalidCase, InvalidIgnoredPlan, PresentPlan, PropagatedPlan,
-    RequestIdPlan, StatusJoin,
+    AsyncStatusPlan, InvalidCase, InvalidIgnoredPlan, PresentPlan, PropagatedPlan, RequestIdPlan,
+    StatusJoin,
 };
 use crate::plan::{BodyPlan, RequestPlan, Scope, Template, UrlPlan};
 
@@ -38,7 +38,12 @@ pub async fn present(p: &PresentPlan, ctx: &CheckContext) -> Outcome {
             .iter()
             .find_map(|h| ex.response.header(h).map(|v| (h.clone(), v.to_owned())));
         match id {
-            Some((h, v)) => seen.push(format!("{} -> {} ({h}: {})", probe.name, ex.status(), clip(&v))),
+            Some((h, v)) => seen.push(format!(
+                "{} -> {} ({h}: {})",
+                probe.name,
+                ex.status(),
+                clip(&v)
+            )),
             None => missing.push(format!("{} -> {}", probe.name, ex.status())),
         }
         if let Some(want) = &probe.status {
@@ -368,7 +373,11 @@ pub async fn request_id_hygiene(p: &RequestIdPlan, ctx: &CheckContext) -> Outcom
 fn origin(url: &str) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
     let host = rest.split(['/', '?', '#']).next()?;
-    Some(format!("{}://{}", scheme.to_ascii_lowercase(), host.to_ascii_lowercase()))
+    Some(format!(
+        "{}://{}",
+        scheme.to_ascii_lowercase(),
+        host.to_ascii_lowercase()
+    ))
 }
 
 /// TRC-008: the 202's status URL answers with the starting request's trace id.
@@ -398,7 +407,11 @@ pub async fn async_status(p: &AsyncStatusPlan, ctx: &CheckContext) -> Outcome {
     };
     let Some(t0) = trace_id(&start, &p.trace_header) else {
         return fail(
-            format!("no {} on the async response {}", p.trace_header, describe(&start)),
+            format!(
+                "no {} on the async response {}",
+                p.trace_header,
+                describe(&start)
+            ),
             &format!("{} on the 202", p.trace_header),
             evidence,
         );
@@ -469,9 +482,7 @@ pub async fn async_status(p: &AsyncStatusPlan, ctx: &CheckContext) -> Outcome {
         ))
         .with_evidence(evidence),
         other => {
-            let seen = other
-                .map(|g| clip(&g))
-                .unwrap_or_else(|| "nothing".into());
+            let seen = other.map(|g| clip(&g)).unwrap_or_else(|| "nothing".into());
             fail(
                 format!(
                     "the async request {} has {} {t0}, but the status URL {} ({}) has {seen} in {place}",

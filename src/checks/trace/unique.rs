@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::{clip, format_problem, trace_id};
 use super::describe;
+use super::{clip, format_problem, trace_id};
 use crate::checks::{CheckContext, Outcome};
 use crate::plan::trace::UniquePlan;
 use crate::plan::Scope;
@@ -33,7 +33,10 @@ pub fn parse_retry_after(v: &str) -> Option<Duration> {
         return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
     }
     let at = httpdate::parse_http_date(v).ok()?;
-    Some(at.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
+    Some(
+        at.duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
@@ -55,7 +58,11 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
             while next.fetch_add(1, Ordering::Relaxed) < count && Instant::now() < deadline {
                 let ex = ctx.client.send(&r).await.map_err(|e| (e, out.len()))?;
                 let retry_after = (ex.status() == 429)
-                    .then(|| ex.response.header("retry-after").and_then(parse_retry_after))
+                    .then(|| {
+                        ex.response
+                            .header("retry-after")
+                            .and_then(parse_retry_after)
+                    })
                     .flatten();
                 out.push(Sample {
                     id: trace_id(&ex, &header),
@@ -73,9 +80,7 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
         match joined {
             Ok(Ok(mut s)) => samples.append(&mut s),
             Ok(Err((e, _))) => transport = Some(e),
-            Err(e) => {
-                return Outcome::error(format!("a request worker stopped unexpectedly: {e}"))
-            }
+            Err(e) => return Outcome::error(format!("a request worker stopped unexpectedly: {e}")),
         }
     }
     let elapsed = started.elapsed();
@@ -178,7 +183,10 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
         )
         .with_properties(props);
     }
-    let last = samples.last().map(|s| s.described.clone()).unwrap_or_default();
+    let last = samples
+        .last()
+        .map(|s| s.described.clone())
+        .unwrap_or_default();
 
     Outcome::pass(format!(
         "{} responses, {} distinct well-formed {} values in {} (last: {last}){short}",
