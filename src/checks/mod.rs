@@ -11,6 +11,7 @@ pub mod steps;
 // family: rate_limit
 
 // family: trace
+pub mod trace;
 
 // family: webhook
 
@@ -50,6 +51,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         // family: rate_limit
 
         // family: trace
+        CheckPlan::Trace(p) => trace::run(p, ctx).await,
 
         // family: webhook
 

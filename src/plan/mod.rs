@@ -11,6 +11,7 @@ pub mod template;
 // family: rate_limit
 
 // family: trace
+pub mod trace;
 
 // family: webhook
 
@@ -100,6 +101,7 @@ pub enum CheckPlan {
     // family: rate_limit
 
     // family: trace
+    Trace(Box<trace::TracePlan>),
 
     // family: webhook
 
@@ -293,6 +295,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             // family: rate_limit
 
             // family: trace
+            CheckEntry::Trace(t) => CheckPlan::Trace(Box::new(ctx.plan_trace(t))),
 
             // family: webhook
 

@@ -48,6 +48,19 @@ defects! {
     // family: rate_limit
 
     // family: trace
+    /// A valid `traceparent` is ignored: every request starts a fresh trace.
+    TraceNotPropagated => "trace-not-propagated",
+        "a valid traceparent is ignored: Trace-Id is always a fresh id";
+    /// `X-Request-Id` is echoed verbatim, whatever it holds.
+    ReflectsRawRequestId => "reflects-raw-request-id",
+        "X-Request-Id is echoed verbatim, however long or hostile";
+    /// Every new trace gets the same id.
+    ConstantTraceId => "constant-trace-id",
+        "every response without a valid traceparent carries the same Trace-Id";
+    /// An invalid `traceparent` (uppercase, zero ids, version ff, wrong lengths,
+    /// extra fields) is continued instead of restarting the trace.
+    AcceptsInvalidTraceparent => "accepts-invalid-traceparent",
+        "an invalid traceparent's trace-id is reused instead of starting a new trace";
 
     // family: webhook
 

@@ -4,7 +4,13 @@
 //! so no response escapes without the headers. A valid W3C `traceparent` continues
 //! the caller's trace; anything else restarts it with a fresh id (catalogue
 //! TRC-001..004). A caller's `X-Request-Id` is echoed only if it is safe to reflect
-//! (TRC-007); otherwise a UUID v4 is issued.
+//! (TRC-007); otherwise a UUID v4 is issued. A W3C `traceresponse`
+//! (`00-<trace-id>-<this server's span id>-01`) is added as well, informational
+//! per the catalogue, so propagation checks can see the parent id change.
+//!
+//! Defects of the trace family live here too: `no-trace-id`,
+//! `trace-not-propagated`, `constant-trace-id`, `accepts-invalid-traceparent`,
+//! `reflects-raw-request-id`.
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue};
@@ -16,7 +22,11 @@ use super::state::AppState;
 
 pub(crate) const TRACE_ID: HeaderName = HeaderName::from_static("trace-id");
 pub(crate) const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+pub(crate) const TRACERESPONSE: HeaderName = HeaderName::from_static("traceresponse");
 const TRACEPARENT: &str = "traceparent";
+
+/// The one id `constant-trace-id` hands out (the W3C spec's example trace-id).
+const CONSTANT_TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 
 /// Correlation ids of the current request, available to handlers as an extension.
 #[derive(Debug, Clone)]
@@ -31,11 +41,22 @@ pub(crate) async fn correlate(
     next: Next,
 ) -> Response {
     let headers = req.headers();
-    let trace_id = headers
-        .get(TRACEPARENT)
-        .and_then(|v| v.to_str().ok())
-        .and_then(parse_traceparent)
-        .unwrap_or_else(new_trace_id);
+    let incoming = headers.get(TRACEPARENT).and_then(|v| v.to_str().ok());
+    let continued = if state.has(Defect::TraceNotPropagated) {
+        None
+    } else if state.has(Defect::AcceptsInvalidTraceparent) {
+        incoming.and_then(lenient_trace_id)
+    } else {
+        incoming.and_then(parse_traceparent)
+    };
+    let trace_id = continued.unwrap_or_else(|| {
+        if state.has(Defect::ConstantTraceId) {
+            CONSTANT_TRACE_ID.to_owned()
+        } else {
+            new_trace_id()
+        }
+    });
+    let raw_request_id = headers.get(&REQUEST_ID).cloned();
     let request_id = headers
         .get(&REQUEST_ID)
         .and_then(|v| v.to_str().ok())
@@ -57,8 +78,19 @@ pub(crate) async fn correlate(
     if let Ok(v) = HeaderValue::from_str(&ctx.trace_id) {
         resp.headers_mut().insert(TRACE_ID, v);
     }
-    if let Ok(v) = HeaderValue::from_str(&ctx.request_id) {
-        resp.headers_mut().insert(REQUEST_ID, v);
+    // This server's own span id: a new parent id for whoever continues the trace.
+    if let Ok(v) = HeaderValue::from_str(&format!("00-{}-{}-01", ctx.trace_id, new_span_id())) {
+        resp.headers_mut().insert(TRACERESPONSE, v);
+    }
+    match raw_request_id {
+        Some(raw) if state.has(Defect::ReflectsRawRequestId) => {
+            resp.headers_mut().insert(REQUEST_ID, raw);
+        }
+        _ => {
+            if let Ok(v) = HeaderValue::from_str(&ctx.request_id) {
+                resp.headers_mut().insert(REQUEST_ID, v);
+            }
+        }
     }
     resp
 }
@@ -90,6 +122,23 @@ pub(crate) fn parse_traceparent(value: &str) -> Option<String> {
     };
     (fields_ok && tail_ok && version != "ff" && !all_zero(trace_id) && !all_zero(parent_id))
         .then(|| trace_id.to_owned())
+}
+
+/// The `accepts-invalid-traceparent` parser: any second `-`-field of 32 hex
+/// digits in any case (zeros included) is taken as the trace-id.
+fn lenient_trace_id(value: &str) -> Option<String> {
+    let t = value.trim().split('-').nth(1)?;
+    (t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit())).then(|| t.to_ascii_lowercase())
+}
+
+/// 16 lowercase hex digits from 64 random bits, never all zeros.
+fn new_span_id() -> String {
+    loop {
+        let bits: u64 = rand::random();
+        if bits != 0 {
+            return format!("{bits:016x}");
+        }
+    }
 }
 
 /// 32 lowercase hex digits from 128 random bits, never all zeros (invalid per W3C).

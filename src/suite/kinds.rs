@@ -63,6 +63,7 @@ pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
         // family: rate_limit
 
         // family: trace
+        crate::suite::trace::TRACE_KINDS,
 
         // family: webhook
 
@@ -138,6 +139,7 @@ pub enum CheckEntry {
     // family: rate_limit
 
     // family: trace
+    Trace(Box<crate::suite::trace::TraceSpec>),
 
     // family: webhook
 
@@ -156,6 +158,7 @@ impl CheckEntry {
             // family: rate_limit
 
             // family: trace
+            CheckEntry::Trace(t) => t.kind_name(),
 
             // family: webhook
 
@@ -173,6 +176,7 @@ impl CheckEntry {
             // family: rate_limit
 
             // family: trace
+            CheckEntry::Trace(t) => t.common(),
 
             // family: webhook
 
@@ -205,6 +209,10 @@ impl<'de> Deserialize<'de> for CheckEntry {
             // family: rate_limit
 
             // family: trace
+            k if crate::suite::trace::is_trace_kind(k) => {
+                crate::suite::trace::TraceSpec::deserialize_kind(k, d)
+                    .map(|t| CheckEntry::Trace(Box::new(t)))
+            }
 
             // family: webhook
 

@@ -16,6 +16,7 @@ pub mod steps;
 // family: rate_limit
 
 // family: trace
+pub mod trace;
 
 // family: webhook
 

@@ -1,0 +1,180 @@
+//! The trace-correlation family, end to end and in parts: the reference passes
+//! every check of `suites/trace.yaml`, each trace defect fails exactly its
+//! intended check(s), and the traceparent parser follows W3C Trace Context.
+
+mod common;
+
+use std::time::Instant;
+
+use common::{not_passing, run_suite_against, RefHandle};
+use tminus::checks::trace::traceparent::{self, Invalid};
+use tminus::checks::trace::unique::parse_retry_after;
+use tminus::plan::trace::InvalidCase;
+use tminus::reference::Defect;
+
+const SUITE: &str = "suites/trace.yaml";
+
+/// The core proof: `(defects, check ids that must fail)`; every other check
+/// of the suite must still pass.
+#[test]
+fn reference_passes_and_each_defect_fails_only_its_check() {
+    let table: &[(&[Defect], &[&str])] = &[
+        (&[], &[]),
+        (&[Defect::NoTraceId], &["trace/trace-id-on-every-response"]),
+        (&[Defect::ConstantTraceId], &["trace/trace-ids-unique"]),
+        (
+            &[Defect::TraceNotPropagated],
+            &["trace/traceparent-propagated"],
+        ),
+        (
+            &[Defect::AcceptsInvalidTraceparent],
+            &["trace/invalid-traceparent-ignored"],
+        ),
+        (
+            &[Defect::ReflectsRawRequestId],
+            &["trace/request-id-hygiene"],
+        ),
+    ];
+    for (defects, want_failing) in table {
+        let started = Instant::now();
+        let server = RefHandle::start(defects);
+        let (verdicts, out) = run_suite_against(SUITE, &server.url, &[]);
+        let out_text = common::stderr(&out);
+        assert_eq!(verdicts.len(), 6, "{defects:?}: {verdicts:?}");
+        let mut failing: Vec<String> = verdicts
+            .iter()
+            .filter(|(_, v)| v != "pass")
+            .map(|(id, v)| {
+                assert_eq!(v, "fail", "{defects:?}: {id} is {v}, not fail\n{out_text}");
+                id.clone()
+            })
+            .collect();
+        failing.sort();
+        let mut want: Vec<String> = want_failing.iter().map(|s| s.to_string()).collect();
+        want.sort();
+        assert_eq!(
+            failing,
+            want,
+            "defects {defects:?}: not passing {:?}\n{out_text}",
+            not_passing(&verdicts)
+        );
+        let code = out.status.code();
+        assert_eq!(
+            code,
+            Some(if want.is_empty() { 0 } else { 1 }),
+            "{defects:?}"
+        );
+        eprintln!("{defects:?}: {:?}", started.elapsed());
+    }
+}
+
+/// Failures name what was seen, including the response's request id, so a
+/// partner can attach it to a ticket.
+#[test]
+fn failures_quote_the_ids_seen() {
+    let server = RefHandle::start(&[Defect::TraceNotPropagated]);
+    let (_, out) = run_suite_against(SUITE, &server.url, &["--only", "traceparent-propagated"]);
+    let text = format!("{}{}", common::stdout(&out), common::stderr(&out));
+    assert!(text.contains("sent traceparent 00-"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("(x-request-id: "),
+        "{text}"
+    );
+
+    let server = RefHandle::start(&[Defect::ConstantTraceId]);
+    let (_, out) = run_suite_against(SUITE, &server.url, &["--only", "trace-ids-unique"]);
+    let text = format!("{}{}", common::stdout(&out), common::stderr(&out));
+    assert!(text.contains("4bf92f3577b34da6a3ce929d0e0e4736"), "{text}");
+    assert!(text.contains("appeared 1000 times"), "{text}");
+}
+
+const T: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const P: &str = "00f067aa0ba902b7";
+
+#[test]
+fn traceparent_parses_valid_values() {
+    let tp = traceparent::parse(&format!("00-{T}-{P}-01")).unwrap();
+    assert_eq!((tp.version.as_str(), tp.trace_id.as_str()), ("00", T));
+    assert_eq!((tp.parent_id.as_str(), tp.flags.as_str()), (P, "01"));
+    // Surrounding optional whitespace is allowed (OWS).
+    assert!(traceparent::parse(&format!(" 00-{T}-{P}-00 ")).is_ok());
+    // A higher version may carry extra fields (forward compatibility, TRC-004).
+    let future = traceparent::parse(&format!("01-{T}-{P}-01-what-the-future")).unwrap();
+    assert_eq!(future.trace_id, T);
+}
+
+#[test]
+fn traceparent_rejects_each_invalid_form_for_its_reason() {
+    let cases = [
+        (
+            format!("00-{}-{P}-01", T.to_uppercase()),
+            Invalid::NotLowercaseHex,
+        ),
+        (
+            format!("00-{}-{P}-01", "0".repeat(32)),
+            Invalid::ZeroTraceId,
+        ),
+        (
+            format!("00-{T}-{}-01", "0".repeat(16)),
+            Invalid::ZeroParentId,
+        ),
+        (format!("ff-{T}-{P}-01"), Invalid::VersionFf),
+        (
+            format!("00-{T}-{P}-01-extra"),
+            Invalid::ExtraFieldOnVersion00,
+        ),
+        (format!("00-{}-{P}-01", &T[..31]), Invalid::Shape),
+        (format!("00-{T}-{P}0-01"), Invalid::Shape),
+        (format!("01-{T}-{P}-01x"), Invalid::Shape),
+        (format!("00_{T}_{P}_01"), Invalid::Shape),
+        (String::new(), Invalid::Shape),
+        ("00-zz".into(), Invalid::Shape),
+        ("é".repeat(40), Invalid::Shape),
+    ];
+    for (value, why) in cases {
+        assert_eq!(traceparent::parse(&value), Err(why), "{value}");
+    }
+}
+
+#[test]
+fn every_generated_invalid_case_is_invalid_and_each_valid_base_is_valid() {
+    for _ in 0..50 {
+        let (t, p) = (
+            traceparent::random_trace_id(),
+            traceparent::random_parent_id(),
+        );
+        assert!(traceparent::is_w3c_trace_id(&t));
+        assert!(traceparent::parse(&traceparent::format(&t, &p)).is_ok());
+        for case in InvalidCase::ALL {
+            let (tp, ts) = case.headers(&t, &p);
+            match tp {
+                Some(v) => assert!(traceparent::parse(&v).is_err(), "{}: {v}", case.name()),
+                None => assert!(ts.is_some(), "{}", case.name()),
+            }
+        }
+    }
+}
+
+#[test]
+fn trace_id_is_read_from_any_header_shape() {
+    assert_eq!(traceparent::trace_id_of(&format!("00-{T}-{P}-01")), T);
+    assert_eq!(traceparent::trace_id_of(&format!(" {T} ")), T);
+    assert_eq!(
+        traceparent::fields(&format!("00-{T}-{P}-01")),
+        Some((T.into(), P.into()))
+    );
+    assert_eq!(traceparent::fields("abc"), None);
+    assert!(!traceparent::is_w3c_trace_id(&"0".repeat(32)));
+    assert!(!traceparent::is_w3c_trace_id(&T.to_uppercase()));
+}
+
+#[test]
+fn retry_after_accepts_seconds_and_dates() {
+    assert_eq!(parse_retry_after("2").unwrap().as_secs(), 2);
+    assert_eq!(parse_retry_after("0.5").unwrap().as_millis(), 500);
+    assert!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT")
+        .unwrap()
+        .is_zero());
+    assert!(parse_retry_after("-1").is_none());
+    assert!(parse_retry_after("soon").is_none());
+}
