@@ -52,7 +52,6 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
 
         // family: trace
         CheckPlan::Trace(p) => trace::run(p, ctx).await,
-
         // family: webhook
 
         // family: client

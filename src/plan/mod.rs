@@ -102,7 +102,6 @@ pub enum CheckPlan {
 
     // family: trace
     Trace(Box<trace::TracePlan>),
-
     // family: webhook
 
     // family: client
@@ -296,7 +295,6 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
 
             // family: trace
             CheckEntry::Trace(t) => CheckPlan::Trace(Box::new(ctx.plan_trace(t))),
-
             // family: webhook
 
             // family: client

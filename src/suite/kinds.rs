@@ -64,7 +64,6 @@ pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
 
         // family: trace
         crate::suite::trace::TRACE_KINDS,
-
         // family: webhook
 
         // family: client
@@ -140,7 +139,6 @@ pub enum CheckEntry {
 
     // family: trace
     Trace(Box<crate::suite::trace::TraceSpec>),
-
     // family: webhook
 
     // family: client
@@ -159,7 +157,6 @@ impl CheckEntry {
 
             // family: trace
             CheckEntry::Trace(t) => t.kind_name(),
-
             // family: webhook
 
             // family: client
@@ -177,7 +174,6 @@ impl CheckEntry {
 
             // family: trace
             CheckEntry::Trace(t) => t.common(),
-
             // family: webhook
 
             // family: client
