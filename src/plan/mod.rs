@@ -9,6 +9,7 @@ pub mod template;
 // family: idempotency
 
 // family: rate_limit
+pub mod rate_limit;
 
 // family: trace
 
@@ -98,6 +99,10 @@ pub enum CheckPlan {
     // family: idempotency
 
     // family: rate_limit
+    RateLimitHeaders(rate_limit::HeadersPlan),
+    RateLimitStorm(rate_limit::StormPlan),
+    RateLimitRecovery(rate_limit::RecoveryPlan),
+    RateLimitPartition(rate_limit::PartitionPlan),
 
     // family: trace
 
@@ -293,6 +298,10 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             // family: idempotency
 
             // family: rate_limit
+            CheckEntry::RateLimitHeaders(s) => CheckPlan::RateLimitHeaders(ctx.rl_headers(s)),
+            CheckEntry::RateLimitStorm(s) => CheckPlan::RateLimitStorm(ctx.rl_storm(s)),
+            CheckEntry::RateLimitRecovery(s) => CheckPlan::RateLimitRecovery(ctx.rl_recovery(s)),
+            CheckEntry::RateLimitPartition(s) => CheckPlan::RateLimitPartition(ctx.rl_partition(s)),
 
             // family: trace
 

@@ -46,6 +46,8 @@ mod validate;
 // family: idempotency
 
 // family: rate_limit
+mod rate_limit;
+pub use rate_limit::{RateLimitConfig, LOAD_API_KEY};
 
 // family: trace
 
@@ -85,14 +87,21 @@ pub struct ReferenceConfig {
     pub api_keys: Vec<String>,
     /// Artificial latency added to every `/public/v1/*` response; zero by default.
     pub latency: Duration,
+    /// Per-key rate limit of `/public/v1/*` (`rate_limit.rs`); `ref_load_key` is exempt.
+    pub rate_limit: RateLimitConfig,
 }
 
 impl Default for ReferenceConfig {
     fn default() -> Self {
         ReferenceConfig {
             defects: Vec::new(),
-            api_keys: vec![DEFAULT_API_KEY.into(), SECOND_API_KEY.into()],
+            api_keys: vec![
+                DEFAULT_API_KEY.into(),
+                SECOND_API_KEY.into(),
+                LOAD_API_KEY.into(),
+            ],
             latency: Duration::ZERO,
+            rate_limit: RateLimitConfig::default(),
         }
     }
 }
@@ -119,6 +128,11 @@ pub fn router(config: ReferenceConfig) -> Router {
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_api_key,
+        ))
+        // Outside auth, so 401s are limited and carry the limit headers too.
+        .route_layer(middleware::from_fn_with_state(
+            rate_limit::Limiter::new(&state),
+            rate_limit::limit,
         ))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
