@@ -36,12 +36,20 @@ fn each_defect_fails_exactly_its_check() {
                 assert_eq!(v.len(), 4, "{v:?}");
                 let mut bad = Vec::new();
                 for (id, verdict) in &v {
-                    let want = if failing.contains(&id.as_str()) { "fail" } else { "pass" };
+                    let want = if failing.contains(&id.as_str()) {
+                        "fail"
+                    } else {
+                        "pass"
+                    };
                     if verdict != want {
                         bad.push(format!("{id}: expected {want}, got {verdict}"));
                     }
                 }
-                (defects, bad, String::from_utf8_lossy(&out.stdout).into_owned())
+                (
+                    defects,
+                    bad,
+                    String::from_utf8_lossy(&out.stdout).into_owned(),
+                )
             })
         })
         .collect();
@@ -67,8 +75,12 @@ fn storm_against_a_limit_never_reached_fails_at_its_bound() {
     let started = Instant::now();
     let (v, out) = run_suite_against(SUITE, &r.url, &["--only", "rl-storm"]);
     let took = started.elapsed();
-    assert_eq!(not_passing(&v), vec!["rate-limit/rl-storm=fail".to_owned()]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = format!("{}{}", common::stdout(&out), common::stderr(&out));
+    assert_eq!(
+        not_passing(&v),
+        vec!["rate-limit/rl-storm=fail".to_owned()],
+        "{stdout}"
+    );
     assert!(
         stdout.contains("the limit was never reached") && stdout.contains("max_requests 500"),
         "{stdout}"
@@ -76,7 +88,12 @@ fn storm_against_a_limit_never_reached_fails_at_its_bound() {
     assert!(took < Duration::from_secs(30), "took {took:?}");
     // The checks that need a limit cannot judge and say so (error, not a hang).
     let (v, out) = run_suite_against(SUITE, &r.url, &["--only", "rl-recovery"]);
-    assert_eq!(not_passing(&v), vec!["rate-limit/rl-recovery=error".to_owned()], "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        not_passing(&v),
+        vec!["rate-limit/rl-recovery=error".to_owned()],
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]
@@ -102,9 +119,20 @@ fn bad_parameters_are_suite_errors_with_positions() {
         "suite: s\nchecks:\n  - id: h\n    kind: rate_limit.headers\n    dialect: draft9\n    requests: [ { path: /x } ]\n  - id: s\n    kind: rate_limit.storm\n    concurrency: 0\n    request: { path: /x }\n",
     )
     .unwrap();
-    let out = common::tminus(dir.path(), &["validate", suite.to_str().unwrap()], &[], Duration::from_secs(30));
+    let out = common::tminus(
+        dir.path(),
+        &["validate", suite.to_str().unwrap()],
+        &[],
+        Duration::from_secs(30),
+    );
     let err = format!("{}{}", common::stderr(&out), common::stdout(&out));
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("unknown dialect `draft9`") && err.contains(":5:"), "{err}");
-    assert!(err.contains("concurrency must be between 1 and 256"), "{err}");
+    assert!(
+        err.contains("unknown dialect `draft9`") && err.contains(":5:"),
+        "{err}"
+    );
+    assert!(
+        err.contains("concurrency must be between 1 and 256"),
+        "{err}"
+    );
 }

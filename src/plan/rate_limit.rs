@@ -93,7 +93,10 @@ impl PlanCtx<'_> {
             Some(s) if !(400..600).contains(&s.value) => {
                 self.error(
                     s.referenced,
-                    format!("limited_status must be a 4xx or 5xx status, got {}", s.value),
+                    format!(
+                        "limited_status must be a 4xx or 5xx status, got {}",
+                        s.value
+                    ),
                 );
                 429
             }
@@ -127,7 +130,10 @@ impl PlanCtx<'_> {
 
     pub fn rl_headers(&mut self, s: &RateLimitHeadersSpec) -> HeadersPlan {
         if s.requests.is_empty() {
-            self.error(s.id.referenced, "rate_limit.headers needs at least one request in `requests`");
+            self.error(
+                s.id.referenced,
+                "rate_limit.headers needs at least one request in `requests`",
+            );
         }
         let requests = s
             .requests

@@ -137,10 +137,26 @@ fn admit(b: &mut Bucket, now: f64, cfg: &RateLimitConfig, carry: bool) -> Decisi
         b.rejected += 1;
     }
     let reset = (idx + 1) * w;
-    decision(allowed, limit, limit - b.count.min(limit), reset, now, w, b.rejected)
+    decision(
+        allowed,
+        limit,
+        limit - b.count.min(limit),
+        reset,
+        now,
+        w,
+        b.rejected,
+    )
 }
 
-fn decision(allowed: bool, limit: u64, remaining: u64, reset: u64, now: f64, w: u64, rejected: u64) -> Decision {
+fn decision(
+    allowed: bool,
+    limit: u64,
+    remaining: u64,
+    reset: u64,
+    now: f64,
+    w: u64,
+    rejected: u64,
+) -> Decision {
     Decision {
         allowed,
         limit,
@@ -174,15 +190,26 @@ fn stamp(resp: &mut Response, d: &Decision, date: SystemTime, app: &AppState) {
     if app.has(Defect::NoRateLimitHeaders) {
         return;
     }
-    let date_secs = date.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    let date_secs = date
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
     set(resp, "x-ratelimit-limit", d.limit.to_string());
     set(resp, "x-ratelimit-remaining", d.remaining.to_string());
     set(resp, "x-ratelimit-reset", d.reset.to_string());
-    set(resp, "ratelimit-policy", format!("\"default\";q={};w={}", d.limit, d.window));
+    set(
+        resp,
+        "ratelimit-policy",
+        format!("\"default\";q={};w={}", d.limit, d.window),
+    );
     set(
         resp,
         "ratelimit",
-        format!("\"default\";r={};t={}", d.remaining, d.reset.saturating_sub(date_secs)),
+        format!(
+            "\"default\";r={};t={}",
+            d.remaining,
+            d.reset.saturating_sub(date_secs)
+        ),
     );
 }
 
@@ -191,12 +218,19 @@ pub(crate) async fn limit(State(l): State<Limiter>, req: Request, next: Next) ->
     let app = &l.app;
     let cfg = &app.config().rate_limit;
     let token = bearer(&req);
-    if cfg.exempt_keys.iter().any(|k| *k == token) {
+    if cfg.exempt_keys.contains(&token) {
         return next.run(req).await;
     }
-    let key = if app.has(Defect::GlobalBucket) { "*".to_owned() } else { token };
+    let key = if app.has(Defect::GlobalBucket) {
+        "*".to_owned()
+    } else {
+        token
+    };
     let date = SystemTime::now();
-    let now = date.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+    let now = date
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64();
     let d = {
         let mut buckets = l.buckets.lock().unwrap_or_else(|p| p.into_inner());
         if buckets.len() > MAX_BUCKETS {
@@ -235,7 +269,10 @@ mod tests {
     use super::*;
 
     fn cfg(limit: u64) -> RateLimitConfig {
-        RateLimitConfig { limit, ..RateLimitConfig::default() }
+        RateLimitConfig {
+            limit,
+            ..RateLimitConfig::default()
+        }
     }
 
     #[test]
@@ -266,7 +303,10 @@ mod tests {
 
     #[test]
     fn sliding_log() {
-        let c = RateLimitConfig { sliding: true, ..cfg(2) };
+        let c = RateLimitConfig {
+            sliding: true,
+            ..cfg(2)
+        };
         let mut b = Bucket::default();
         assert!(admit(&mut b, 100.0, &c, false).allowed);
         assert!(admit(&mut b, 100.5, &c, false).allowed);

@@ -216,10 +216,14 @@ impl<'de> Deserialize<'de> for CheckEntry {
             // family: idempotency
 
             // family: rate_limit
-            "rate_limit.headers" => super::rate_limit::RateLimitHeadersSpec::deserialize(d).map(CheckEntry::RateLimitHeaders),
-            "rate_limit.storm" => super::rate_limit::RateLimitStormSpec::deserialize(d).map(CheckEntry::RateLimitStorm),
-            "rate_limit.recovery" => super::rate_limit::RateLimitRecoverySpec::deserialize(d).map(CheckEntry::RateLimitRecovery),
-            "rate_limit.partition" => super::rate_limit::RateLimitPartitionSpec::deserialize(d).map(CheckEntry::RateLimitPartition),
+            "rate_limit.headers" => super::rate_limit::RateLimitHeadersSpec::deserialize(d)
+                .map(CheckEntry::RateLimitHeaders),
+            "rate_limit.storm" => super::rate_limit::RateLimitStormSpec::deserialize(d)
+                .map(CheckEntry::RateLimitStorm),
+            "rate_limit.recovery" => super::rate_limit::RateLimitRecoverySpec::deserialize(d)
+                .map(CheckEntry::RateLimitRecovery),
+            "rate_limit.partition" => super::rate_limit::RateLimitPartitionSpec::deserialize(d)
+                .map(CheckEntry::RateLimitPartition),
 
             // family: trace
 

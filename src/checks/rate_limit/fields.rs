@@ -256,7 +256,13 @@ fn legacy(
     Ok((limit, remaining, reset_in))
 }
 
-type Ietf = (&'static str, Option<u64>, Option<u64>, Option<u64>, Option<u64>);
+type Ietf = (
+    &'static str,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+);
 
 fn non_neg(field: &str, what: &str, v: &Bare) -> Result<u64, String> {
     match v {
@@ -277,7 +283,9 @@ fn draft7(rl: Option<&str>, policy: Option<&str>) -> Result<Ietf, String> {
             .iter()
             .find(|(key, _)| key == k)
             .map(|(_, i)| i)
-            .ok_or_else(|| format!("RateLimit: `{v}` has no `{k}=` (draft-7 needs limit, remaining and reset)"))?;
+            .ok_or_else(|| {
+                format!("RateLimit: `{v}` has no `{k}=` (draft-7 needs limit, remaining and reset)")
+            })?;
         non_neg(&format!("RateLimit `{v}`"), k, &item.value)
     };
     let (limit, remaining, reset) = (get("limit")?, get("remaining")?, get("reset")?);
@@ -469,7 +477,9 @@ mod tests {
             ("X-RateLimit-Remaining", "11"),
             ("X-RateLimit-Reset", "3"),
         ]);
-        assert!(observe(&r, &auto()).unwrap_err().contains("above the limit"));
+        assert!(observe(&r, &auto())
+            .unwrap_err()
+            .contains("above the limit"));
         let r = resp(&[("X-RateLimit-Limit", "10")]);
         assert!(observe(&r, &auto())
             .unwrap_err()
@@ -493,7 +503,9 @@ mod tests {
             ("RateLimit-Policy", "\"default\";q=100;w=1"),
             ("RateLimit", "\"other\";r=42;t=1"),
         ]);
-        assert!(observe(&r, &auto()).unwrap_err().contains("does not define"));
+        assert!(observe(&r, &auto())
+            .unwrap_err()
+            .contains("does not define"));
         let r = resp(&[
             ("RateLimit-Policy", "\"default\";w=1"),
             ("RateLimit", "\"default\";r=42"),
@@ -537,7 +549,10 @@ mod tests {
         ]);
         let o = observe(&r, &auto()).unwrap();
         assert_eq!(o.dialects, vec!["ietf-draft7"]);
-        assert_eq!((o.limit, o.remaining, o.window), (Some(100), Some(50), Some(60)));
+        assert_eq!(
+            (o.limit, o.remaining, o.window),
+            (Some(100), Some(50), Some(60))
+        );
         let r = resp(&[("RateLimit", "limit=100, remaining=50")]);
         assert!(observe(&r, &auto()).unwrap_err().contains("no `reset=`"));
         let r = resp(&[("RateLimit", "limit=100, remaining=x, reset=1")]);

@@ -45,7 +45,12 @@ struct Limited {
 /// Sends `r` with `x.concurrency` requests in flight until the first limited
 /// answer, bounded by `x.max_requests` and `EXHAUST_DEADLINE`. Not reaching
 /// the limit is an `Error`: the check cannot judge what it never saw.
-async fn exhaust(ctx: &CheckContext, r: &Rendered, x: &Exhaust, who: &str) -> Result<Limited, Outcome> {
+async fn exhaust(
+    ctx: &CheckContext,
+    r: &Rendered,
+    x: &Exhaust,
+    who: &str,
+) -> Result<Limited, Outcome> {
     let sent = AtomicU32::new(0);
     let done = AtomicBool::new(false);
     let first: Mutex<Option<(Exchange, Instant, u32)>> = Mutex::new(None);
@@ -137,7 +142,11 @@ fn with_warning(o: Outcome, w: Option<String>) -> Outcome {
 /// `rate_limit.headers` (RL-001, RL-005).
 pub async fn headers(p: &HeadersPlan, ctx: &CheckContext) -> Outcome {
     let scope = Scope::new();
-    let rendered: Vec<Rendered> = p.requests.iter().map(|r| ctx.target.render(r, &scope)).collect();
+    let rendered: Vec<Rendered> = p
+        .requests
+        .iter()
+        .map(|r| ctx.target.render(r, &scope))
+        .collect();
     if rendered.is_empty() {
         return Outcome::error("no requests to sample");
     }
@@ -250,7 +259,8 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
     let x = &p.exhaust;
     let r = ctx.target.render(&x.request, &Scope::new());
     let tally = Mutex::new(StormTally::default());
-    let hist = Mutex::new(Histogram::<u64>::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds"));
+    let hist =
+        Mutex::new(Histogram::<u64>::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds"));
     let sent = AtomicU32::new(0);
     let started = Instant::now();
     ctx.note(format!(
@@ -284,9 +294,9 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
             };
             *t.statuses.entry(ex.status()).or_default() += 1;
             if ex.status() >= 500 {
-                t.problems.entry("5xx").or_insert_with(|| {
-                    (describe(&ex), Evidence::from_exchange(&label, &ex))
-                });
+                t.problems
+                    .entry("5xx")
+                    .or_insert_with(|| (describe(&ex), Evidence::from_exchange(&label, &ex)));
                 continue;
             }
             if ex.status() != x.limited_status {
@@ -311,7 +321,10 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
                 problem("retry-after", format!("{}: {e}", describe(&ex)));
             }
             if let Some(code) = &p.error_code {
-                let got = ex.response.json().and_then(|d| p.error_code_path.select(&d));
+                let got = ex
+                    .response
+                    .json()
+                    .and_then(|d| p.error_code_path.select(&d));
                 let ok = matches!(&got, Some(serde_json::Value::String(s)) if s == code);
                 if !ok {
                     problem(
@@ -320,7 +333,8 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
                             "{}: {} is {}, expected `{code}`",
                             describe(&ex),
                             p.error_code_path,
-                            got.map(|v| v.to_string()).unwrap_or_else(|| "missing".into())
+                            got.map(|v| v.to_string())
+                                .unwrap_or_else(|| "missing".into())
                         ),
                     );
                 }
@@ -329,7 +343,11 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
                 if rem.trim() != "0" {
                     problem(
                         "remaining",
-                        format!("{}: {} is `{rem}` on a limited answer, expected 0", describe(&ex), p.remaining_header),
+                        format!(
+                            "{}: {} is `{rem}` on a limited answer, expected 0",
+                            describe(&ex),
+                            p.remaining_header
+                        ),
                     );
                 }
             }
@@ -344,7 +362,11 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
                 if fresh {
                     problem(
                         "cache",
-                        format!("{}: Cache-Control `{cc}` lets caches store a {} (RFC 6585 §4)", describe(&ex), x.limited_status),
+                        format!(
+                            "{}: Cache-Control `{cc}` lets caches store a {} (RFC 6585 §4)",
+                            describe(&ex),
+                            x.limited_status
+                        ),
                     );
                 }
             }
@@ -365,10 +387,16 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
     let mut props = vec![
         ("requests".to_owned(), total.to_string()),
         ("statuses".to_owned(), seen.clone()),
-        ("duration_ms".to_owned(), format!("{:.0}", elapsed.as_secs_f64() * 1000.0)),
+        (
+            "duration_ms".to_owned(),
+            format!("{:.0}", elapsed.as_secs_f64() * 1000.0),
+        ),
     ];
     if t.limited > 0 {
-        props.push(("limited_p95_ms".into(), format!("{:.1}", p95.as_secs_f64() * 1000.0)));
+        props.push((
+            "limited_p95_ms".into(),
+            format!("{:.1}", p95.as_secs_f64() * 1000.0),
+        ));
         props.push((
             "limited_p50_ms".into(),
             format!("{:.1}", hist.value_at_quantile(0.5) as f64 / 1000.0),
@@ -385,12 +413,36 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
     };
     let mut evidence: Vec<Evidence> = Vec::new();
     let checks: [(&str, &str, &str); 6] = [
-        ("drop", "no dropped connections or timeouts", "dropped connection"),
-        ("5xx", &*format!("{} under the storm, never 5xx", x.limited_status), "5xx under the storm"),
-        ("retry-after", "Retry-After as delay-seconds or an HTTP-date", "invalid Retry-After"),
-        ("code", "the configured error code in the body", "wrong error code"),
-        ("remaining", "Remaining: 0 on limited answers", "Remaining not 0"),
-        ("cache", "no explicit freshness on limited answers", "cacheable limited answer"),
+        (
+            "drop",
+            "no dropped connections or timeouts",
+            "dropped connection",
+        ),
+        (
+            "5xx",
+            &*format!("{} under the storm, never 5xx", x.limited_status),
+            "5xx under the storm",
+        ),
+        (
+            "retry-after",
+            "Retry-After as delay-seconds or an HTTP-date",
+            "invalid Retry-After",
+        ),
+        (
+            "code",
+            "the configured error code in the body",
+            "wrong error code",
+        ),
+        (
+            "remaining",
+            "Remaining: 0 on limited answers",
+            "Remaining not 0",
+        ),
+        (
+            "cache",
+            "no explicit freshness on limited answers",
+            "cacheable limited answer",
+        ),
     ];
     for (k, expected, what) in checks {
         if let Some((msg, ev)) = t.problems.get(k) {
@@ -454,13 +506,22 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
 }
 
 /// How long the 429 asks to wait: Retry-After, else the limit headers' reset.
-fn wait_of(ex: &Exchange, p: &RecoveryPlan) -> Result<(Duration, Option<f64>, &'static str), String> {
-    let reset = observe(&ex.response, &p.dialects).ok().and_then(|o| o.reset_in);
+fn wait_of(
+    ex: &Exchange,
+    p: &RecoveryPlan,
+) -> Result<(Duration, Option<f64>, &'static str), String> {
+    let reset = observe(&ex.response, &p.dialects)
+        .ok()
+        .and_then(|o| o.reset_in);
     match fields::retry_after(&ex.response, SystemTime::now()) {
         Ok(ra) => Ok((ra, reset, "Retry-After")),
         Err(e) if ex.response.header("retry-after").is_some() => Err(e),
         Err(_) => match reset {
-            Some(r) => Ok((Duration::from_secs_f64(r.max(0.0).ceil()), reset, "the limit headers' reset")),
+            Some(r) => Ok((
+                Duration::from_secs_f64(r.max(0.0).ceil()),
+                reset,
+                "the limit headers' reset",
+            )),
             None => Err("the limited answer has neither Retry-After nor a rate-limit reset".into()),
         },
     }
@@ -478,12 +539,19 @@ pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
             Ok(l) => l,
             Err(o) => return o,
         };
-        evidence.push(Evidence::from_exchange(format!("first {} (attempt {attempt})", x.limited_status), &lim.ex));
+        evidence.push(Evidence::from_exchange(
+            format!("first {} (attempt {attempt})", x.limited_status),
+            &lim.ex,
+        ));
         let (wait, reset, source) = match wait_of(&lim.ex, p) {
             Ok(w) => w,
             Err(e) => {
                 let warn = cool_down(ctx, &r, x.limited_status, None, x.cooldown_max).await;
-                return with_warning(Outcome::error(format!("{}: {e}; cannot judge recovery", describe(&lim.ex))).with_evidence(evidence), warn);
+                return with_warning(
+                    Outcome::error(format!("{}: {e}; cannot judge recovery", describe(&lim.ex)))
+                        .with_evidence(evidence),
+                    warn,
+                );
             }
         };
         if wait > p.max_wait {
@@ -501,10 +569,21 @@ pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
         // RL-003: Retry-After must not be earlier than the advertised reset.
         if let (Some(reset), "Retry-After") = (reset, source) {
             if wait.as_secs_f64() + 1.0 < reset {
-                let warn = cool_down(ctx, &r, x.limited_status, Some(Duration::from_secs_f64(reset)), x.cooldown_max).await;
+                let warn = cool_down(
+                    ctx,
+                    &r,
+                    x.limited_status,
+                    Some(Duration::from_secs_f64(reset)),
+                    x.cooldown_max,
+                )
+                .await;
                 return with_warning(
                     Outcome::fail(
-                        format!("{}: Retry-After {} is earlier than the reset {reset:.0} s after Date", describe(&lim.ex), secs(wait)),
+                        format!(
+                            "{}: Retry-After {} is earlier than the reset {reset:.0} s after Date",
+                            describe(&lim.ex),
+                            secs(wait)
+                        ),
                         "Retry-After not earlier than the reset",
                         format!("Retry-After {} < reset {reset:.0} s", secs(wait)),
                     )
@@ -516,7 +595,10 @@ pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
         // Early probe at Retry-After − 1 s (catalogue RL-003), at once for short waits.
         let early = wait.saturating_sub(Duration::from_secs(1));
         if !early.is_zero() {
-            ctx.note(format!("waiting {} (Retry-After − 1 s) for the early probe", secs(early)));
+            ctx.note(format!(
+                "waiting {} (Retry-After − 1 s) for the early probe",
+                secs(early)
+            ));
             tokio::time::sleep_until((lim.at + early).into()).await;
         }
         let before = match ctx.client.send(&r).await {
