@@ -21,7 +21,9 @@
 //! | GET | `/healthz` | none | 200 `{"status":"ok"}` |
 //!
 //! Every response, errors included, carries `Trace-Id` and `X-Request-Id`
-//! (see `trace.rs`).
+//! (see `trace.rs`). `/public/v1/*` is rate limited per API key (`rate_limit.rs`:
+//! 100 requests per 1 s window by default, limit headers on every response, 429 +
+//! Retry-After); the key `ref_load_key` is exempt, for the burst rehearsal.
 //!
 //! Layout: one file per concern. `defect.rs` is the defect table, `state.rs` holds
 //! data and the single `has(Defect)` switch, `auth.rs`/`trace.rs`/`latency.rs` are
