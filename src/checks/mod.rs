@@ -9,6 +9,7 @@ pub mod steps;
 // family: idempotency
 
 // family: rate_limit
+pub mod rate_limit;
 
 // family: trace
 pub mod trace;
@@ -49,6 +50,10 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         // family: idempotency
 
         // family: rate_limit
+        CheckPlan::RateLimitHeaders(p) => rate_limit::headers(p, ctx).await,
+        CheckPlan::RateLimitStorm(p) => rate_limit::storm(p, ctx).await,
+        CheckPlan::RateLimitRecovery(p) => rate_limit::recovery(p, ctx).await,
+        CheckPlan::RateLimitPartition(p) => rate_limit::partition(p, ctx).await,
 
         // family: trace
         CheckPlan::Trace(p) => trace::run(p, ctx).await,

@@ -9,6 +9,7 @@ pub mod template;
 // family: idempotency
 
 // family: rate_limit
+pub mod rate_limit;
 
 // family: trace
 pub mod trace;
@@ -99,6 +100,10 @@ pub enum CheckPlan {
     // family: idempotency
 
     // family: rate_limit
+    RateLimitHeaders(rate_limit::HeadersPlan),
+    RateLimitStorm(rate_limit::StormPlan),
+    RateLimitRecovery(rate_limit::RecoveryPlan),
+    RateLimitPartition(rate_limit::PartitionPlan),
 
     // family: trace
     Trace(Box<trace::TracePlan>),
@@ -292,6 +297,10 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             // family: idempotency
 
             // family: rate_limit
+            CheckEntry::RateLimitHeaders(s) => CheckPlan::RateLimitHeaders(ctx.rl_headers(s)),
+            CheckEntry::RateLimitStorm(s) => CheckPlan::RateLimitStorm(ctx.rl_storm(s)),
+            CheckEntry::RateLimitRecovery(s) => CheckPlan::RateLimitRecovery(ctx.rl_recovery(s)),
+            CheckEntry::RateLimitPartition(s) => CheckPlan::RateLimitPartition(ctx.rl_partition(s)),
 
             // family: trace
             CheckEntry::Trace(t) => CheckPlan::Trace(Box::new(ctx.plan_trace(t))),

@@ -46,6 +46,24 @@ defects! {
     // family: idempotency
 
     // family: rate_limit
+    /// No `X-RateLimit-*` / `RateLimit*` headers on any response.
+    NoRateLimitHeaders => "no-rate-limit-headers",
+        "responses carry no X-RateLimit-* or RateLimit/RateLimit-Policy headers";
+    /// 429 without `Retry-After`.
+    NoRetryAfter => "no-retry-after",
+        "429 answers carry no Retry-After";
+    /// Retry-After names the window end, but a key that hit the limit stays blocked one window longer.
+    ShortRetryAfter => "short-retry-after",
+        "Retry-After is shorter than the real block: a limited key stays limited one more window";
+    /// Over-limit requests beyond the first few of a window get 503 instead of 429.
+    Storm5xx => "storm-5xx",
+        "under a storm, over-limit requests get 503 (no Retry-After) instead of 429";
+    /// Every 429 is held for 300 ms before it is sent.
+    Slow429 => "slow-429",
+        "429 answers are held 300 ms (the connection is kept busy) before they are sent";
+    /// One bucket shared by every API key.
+    GlobalBucket => "global-bucket",
+        "one rate-limit bucket for every API key, so one tenant's burst limits all others";
 
     // family: trace
     /// A valid `traceparent` is ignored: every request starts a fresh trace.

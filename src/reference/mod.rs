@@ -21,7 +21,9 @@
 //! | GET | `/healthz` | none | 200 `{"status":"ok"}` |
 //!
 //! Every response, errors included, carries `Trace-Id` and `X-Request-Id`
-//! (see `trace.rs`).
+//! (see `trace.rs`). `/public/v1/*` is rate limited per API key (`rate_limit.rs`:
+//! 100 requests per 1 s window by default, limit headers on every response, 429 +
+//! Retry-After); the key `ref_load_key` is exempt, for the burst rehearsal.
 //!
 //! Layout: one file per concern. `defect.rs` is the defect table, `state.rs` holds
 //! data and the single `has(Defect)` switch, `auth.rs`/`trace.rs`/`latency.rs` are
@@ -46,6 +48,8 @@ mod validate;
 // family: idempotency
 
 // family: rate_limit
+mod rate_limit;
+pub use rate_limit::{RateLimitConfig, LOAD_API_KEY};
 
 // family: trace
 
@@ -85,14 +89,21 @@ pub struct ReferenceConfig {
     pub api_keys: Vec<String>,
     /// Artificial latency added to every `/public/v1/*` response; zero by default.
     pub latency: Duration,
+    /// Per-key rate limit of `/public/v1/*` (`rate_limit.rs`); `ref_load_key` is exempt.
+    pub rate_limit: RateLimitConfig,
 }
 
 impl Default for ReferenceConfig {
     fn default() -> Self {
         ReferenceConfig {
             defects: Vec::new(),
-            api_keys: vec![DEFAULT_API_KEY.into(), SECOND_API_KEY.into()],
+            api_keys: vec![
+                DEFAULT_API_KEY.into(),
+                SECOND_API_KEY.into(),
+                LOAD_API_KEY.into(),
+            ],
             latency: Duration::ZERO,
+            rate_limit: RateLimitConfig::default(),
         }
     }
 }
@@ -119,6 +130,11 @@ pub fn router(config: ReferenceConfig) -> Router {
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_api_key,
+        ))
+        // Outside auth, so 401s are limited and carry the limit headers too.
+        .route_layer(middleware::from_fn_with_state(
+            rate_limit::Limiter::new(&state),
+            rate_limit::limit,
         ))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),

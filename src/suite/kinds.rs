@@ -61,6 +61,7 @@ pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
         // family: idempotency
 
         // family: rate_limit
+        super::rate_limit::RATE_LIMIT_KINDS,
 
         // family: trace
         crate::suite::trace::TRACE_KINDS,
@@ -136,6 +137,10 @@ pub enum CheckEntry {
     // family: idempotency
 
     // family: rate_limit
+    RateLimitHeaders(super::rate_limit::RateLimitHeadersSpec),
+    RateLimitStorm(super::rate_limit::RateLimitStormSpec),
+    RateLimitRecovery(super::rate_limit::RateLimitRecoverySpec),
+    RateLimitPartition(super::rate_limit::RateLimitPartitionSpec),
 
     // family: trace
     Trace(Box<crate::suite::trace::TraceSpec>),
@@ -154,6 +159,10 @@ impl CheckEntry {
             // family: idempotency
 
             // family: rate_limit
+            CheckEntry::RateLimitHeaders(_) => "rate_limit.headers",
+            CheckEntry::RateLimitStorm(_) => "rate_limit.storm",
+            CheckEntry::RateLimitRecovery(_) => "rate_limit.recovery",
+            CheckEntry::RateLimitPartition(_) => "rate_limit.partition",
 
             // family: trace
             CheckEntry::Trace(t) => t.kind_name(),
@@ -171,6 +180,10 @@ impl CheckEntry {
             // family: idempotency
 
             // family: rate_limit
+            CheckEntry::RateLimitHeaders(s) => s,
+            CheckEntry::RateLimitStorm(s) => s,
+            CheckEntry::RateLimitRecovery(s) => s,
+            CheckEntry::RateLimitPartition(s) => s,
 
             // family: trace
             CheckEntry::Trace(t) => t.common(),
@@ -203,6 +216,14 @@ impl<'de> Deserialize<'de> for CheckEntry {
             // family: idempotency
 
             // family: rate_limit
+            "rate_limit.headers" => super::rate_limit::RateLimitHeadersSpec::deserialize(d)
+                .map(CheckEntry::RateLimitHeaders),
+            "rate_limit.storm" => super::rate_limit::RateLimitStormSpec::deserialize(d)
+                .map(CheckEntry::RateLimitStorm),
+            "rate_limit.recovery" => super::rate_limit::RateLimitRecoverySpec::deserialize(d)
+                .map(CheckEntry::RateLimitRecovery),
+            "rate_limit.partition" => super::rate_limit::RateLimitPartitionSpec::deserialize(d)
+                .map(CheckEntry::RateLimitPartition),
 
             // family: trace
             k if crate::suite::trace::is_trace_kind(k) => {

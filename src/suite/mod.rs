@@ -14,6 +14,7 @@ pub mod steps;
 // family: idempotency
 
 // family: rate_limit
+pub mod rate_limit;
 
 // family: trace
 pub mod trace;
