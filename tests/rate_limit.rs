@@ -1,5 +1,5 @@
 //! The rate-limit family against the reference integration: the healthy
-//! reference passes every check of `suites/rate_limit.yaml`, each rate-limit
+//! reference passes every check of `suites/rate-limit.yaml`, each rate-limit
 //! defect fails exactly its intended check, and a storm against a limit that
 //! is never reached ends at its bound with a clear failure.
 
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::{not_passing, run_suite_against, RefHandle};
 use tminus::reference::{Defect, RateLimitConfig, ReferenceConfig};
 
-const SUITE: &str = "suites/rate_limit.yaml";
+const SUITE: &str = "suites/rate-limit.yaml";
 
 /// (defects, the checks that must fail). Every other check must pass.
 const TABLE: &[(&[Defect], &[&str])] = &[

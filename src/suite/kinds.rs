@@ -62,7 +62,6 @@ pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
 
         // family: rate_limit
         super::rate_limit::RATE_LIMIT_KINDS,
-
         // family: trace
         crate::suite::trace::TRACE_KINDS,
         // family: webhook
