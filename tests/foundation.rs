@@ -173,7 +173,7 @@ fn only_and_tag_select_checks() {
     let s = suite.to_str().unwrap();
     let out = tminus(
         dir.path(),
-        &["run", s, "--target", &reference.url, "--only", "trace-id-*"],
+        &["run", s, "--target", &reference.url, "--only", "trace-id*"],
         &[],
         DEADLINE,
     );
@@ -185,8 +185,8 @@ fn only_and_tag_select_checks() {
     assert_eq!(
         ids,
         vec![
-            "launch-checklist/trace-id-on-success",
-            "launch-checklist/trace-id-on-errors"
+            "launch-checklist/trace-id-on-every-response",
+            "launch-checklist/trace-ids-unique"
         ]
     );
     let out = tminus(
@@ -200,7 +200,13 @@ fn only_and_tag_select_checks() {
         .into_iter()
         .map(|(i, _)| i)
         .collect();
-    assert_eq!(ids, vec!["launch-checklist/auth-rejects-bad-key"]);
+    assert_eq!(
+        ids,
+        vec![
+            "launch-checklist/auth-rejects-bad-key",
+            "launch-checklist/request-id-hygiene"
+        ]
+    );
 }
 
 #[test]
@@ -214,7 +220,7 @@ fn launch_checklist_catches_reference_defects() {
             Defect::NoTraceId,
             vec![
                 "launch-checklist/auth-rejects-bad-key",
-                "launch-checklist/trace-id-on-errors",
+                "launch-checklist/trace-id-on-every-response",
             ],
         ),
         (
