@@ -15,6 +15,7 @@ pub mod steps;
 // family: webhook
 
 // family: client
+pub mod client;
 
 // family: end
 
@@ -54,6 +55,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         // family: webhook
 
         // family: client
+        CheckPlan::Client(p) => client::run(p, ctx).await,
 
         // family: end
     }

@@ -52,6 +52,7 @@ mod validate;
 // family: webhook
 
 // family: client
+pub mod client;
 
 // family: end
 

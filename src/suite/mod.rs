@@ -20,6 +20,7 @@ pub mod steps;
 // family: webhook
 
 // family: client
+pub mod client;
 
 // family: end
 
