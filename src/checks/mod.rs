@@ -56,7 +56,6 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
 
         // family: client
         CheckPlan::Client(p) => client::run(p, ctx).await,
-
         // family: end
     }
 }

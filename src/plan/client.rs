@@ -55,14 +55,36 @@ pub enum KeyFormat {
 
 #[derive(Debug, Clone)]
 pub enum Judge {
-    RetryAfter { tolerance: Duration },
-    Exponential { growth: f64, max_gap: Duration, min_gaps: usize },
-    Jitter { min_stdev: Duration, bucket: Duration, max_share: f64 },
-    Bounded { max_attempts: usize, max_total: Duration },
+    RetryAfter {
+        tolerance: Duration,
+    },
+    Exponential {
+        growth: f64,
+        max_gap: Duration,
+        min_gaps: usize,
+    },
+    Jitter {
+        min_stdev: Duration,
+        bucket: Duration,
+        max_share: f64,
+    },
+    Bounded {
+        max_attempts: usize,
+        max_total: Duration,
+    },
     NoRetry4xx,
-    Retry503 { policy: Policy503 },
-    IdempotencyKeys { format: KeyFormat, min_operations: usize },
-    SlowsBeforeLimit { limit: u32, window: Duration, min_requests: usize },
+    Retry503 {
+        policy: Policy503,
+    },
+    IdempotencyKeys {
+        format: KeyFormat,
+        min_operations: usize,
+    },
+    SlowsBeforeLimit {
+        limit: u32,
+        window: Duration,
+        min_requests: usize,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -127,7 +149,12 @@ impl PlanCtx<'_> {
         let env = c
             .env
             .iter()
-            .map(|(k, v)| (k.clone(), self.template_at(&v.value.0, v.referenced).render(&scope)))
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    self.template_at(&v.value.0, v.referenced).render(&scope),
+                )
+            })
             .collect();
         let cwd = c
             .cwd
@@ -141,7 +168,10 @@ impl PlanCtx<'_> {
         }
         let url_env = c.url_env.clone().unwrap_or_else(|| DEFAULT_URL_ENV.into());
         if url_env.is_empty() || url_env.contains('=') {
-            self.error(at, format!("`client.url_env` `{url_env}` is not a valid variable name"));
+            self.error(
+                at,
+                format!("`client.url_env` `{url_env}` is not a valid variable name"),
+            );
         }
         let timeout = dur(&c.timeout, DEFAULT_CLIENT_TIMEOUT);
         if timeout.is_zero() {
@@ -161,7 +191,10 @@ impl PlanCtx<'_> {
             Some("close") => Action::Close,
             Some("hang") => Action::Hang,
             Some(other) => {
-                self.error(at, format!("unknown fault `{other}`: use `close` or `hang`"));
+                self.error(
+                    at,
+                    format!("unknown fault `{other}`: use `close` or `hang`"),
+                );
                 Action::Close
             }
             None => {
@@ -176,19 +209,31 @@ impl PlanCtx<'_> {
                     }
                     (Some(j), None) => (j.to_string(), "application/json".to_owned()),
                     (None, Some(b)) => (b.clone(), "text/plain".to_owned()),
-                    (None, None) => (format!("{{\"status\":{status}}}"), "application/json".to_owned()),
+                    (None, None) => (
+                        format!("{{\"status\":{status}}}"),
+                        "application/json".to_owned(),
+                    ),
                 };
                 let form = match s.retry_after_form.as_deref() {
                     None | Some("seconds") => RetryAfterForm::Seconds,
                     Some("http-date") => RetryAfterForm::HttpDate,
                     Some(other) => {
-                        self.error(at, format!("unknown retry_after_form `{other}`: use `seconds` or `http-date`"));
+                        self.error(
+                            at,
+                            format!(
+                                "unknown retry_after_form `{other}`: use `seconds` or `http-date`"
+                            ),
+                        );
                         RetryAfterForm::Seconds
                     }
                 };
                 Action::Reply(Reply {
                     status,
-                    headers: s.headers.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect(),
+                    headers: s
+                        .headers
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.0.clone()))
+                        .collect(),
                     body,
                     content_type: s.content_type.clone().unwrap_or(ct),
                     retry_after: s.retry_after.map(|d| (d.0, form)),
@@ -217,7 +262,11 @@ impl PlanCtx<'_> {
                 None => created(),
             };
             routes.push(RouteScript {
-                method: r.method.clone().unwrap_or_else(|| "POST".into()).to_uppercase(),
+                method: r
+                    .method
+                    .clone()
+                    .unwrap_or_else(|| "POST".into())
+                    .to_uppercase(),
                 path: r.path.clone(),
                 steps,
                 then,
@@ -233,7 +282,12 @@ impl PlanCtx<'_> {
         }
     }
 
-    fn client_plan(&mut self, command: CommandPlan, runs: Vec<ClientRun>, judge: Judge) -> ClientPlan {
+    fn client_plan(
+        &mut self,
+        command: CommandPlan,
+        runs: Vec<ClientRun>,
+        judge: Judge,
+    ) -> ClientPlan {
         ClientPlan {
             command,
             runs,
@@ -249,13 +303,18 @@ impl PlanCtx<'_> {
             None | Some(("seconds", _)) => RetryAfterForm::Seconds,
             Some(("http-date", _)) => RetryAfterForm::HttpDate,
             Some((other, at)) => {
-                self.error(at, format!("unknown form `{other}`: use `seconds` or `http-date`"));
+                self.error(
+                    at,
+                    format!("unknown form `{other}`: use `seconds` or `http-date`"),
+                );
                 RetryAfterForm::Seconds
             }
         };
         let ra = dur(&s.retry_after, Duration::from_secs(1));
         let default = route(
-            vec![Step::reply(Reply::status(s.status.unwrap_or(429)).retry_after(ra, form))],
+            vec![Step::reply(
+                Reply::status(s.status.unwrap_or(429)).retry_after(ra, form),
+            )],
             created(),
         );
         let script = self.script(&s.upstream, default);
@@ -293,13 +352,18 @@ impl PlanCtx<'_> {
         }
         let ra = dur(&s.retry_after, Duration::from_secs(1));
         let default = route(
-            vec![Step::reply(Reply::status(429).retry_after(ra, RetryAfterForm::Seconds))],
+            vec![Step::reply(
+                Reply::status(429).retry_after(ra, RetryAfterForm::Seconds),
+            )],
             created(),
         );
         let script = self.script(&s.upstream, default);
         let share = s.max_bucket_share.unwrap_or(0.2);
         if !(share > 0.0 && share <= 1.0) {
-            self.error(s.id.referenced, "`max_bucket_share` must be above 0 and at most 1");
+            self.error(
+                s.id.referenced,
+                "`max_bucket_share` must be above 0 and at most 1",
+            );
         }
         let bucket = dur(&s.bucket, Duration::from_millis(100));
         if bucket.is_zero() {
@@ -359,7 +423,10 @@ impl PlanCtx<'_> {
 
     pub fn client_no_retry_on_4xx(&mut self, s: &NoRetryOn4xxSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let statuses = s.statuses.clone().unwrap_or_else(|| vec![400, 401, 403, 404, 422]);
+        let statuses = s
+            .statuses
+            .clone()
+            .unwrap_or_else(|| vec![400, 401, 403, 404, 422]);
         if statuses.is_empty() || statuses.iter().any(|s| !(400..=499).contains(s)) {
             self.error(s.id.referenced, "`statuses` must list 4xx codes");
         }
@@ -383,7 +450,10 @@ impl PlanCtx<'_> {
             Some(("always", _)) => Policy503::Always,
             Some(("never", _)) => Policy503::Never,
             Some((other, at)) => {
-                self.error(at, format!("unknown policy `{other}`: use retry-after-only, always or never"));
+                self.error(
+                    at,
+                    format!("unknown policy `{other}`: use retry-after-only, always or never"),
+                );
                 Policy503::RetryAfterOnly
             }
         };
@@ -397,7 +467,9 @@ impl PlanCtx<'_> {
             ClientRun {
                 label: "503 with Retry-After".into(),
                 script: route(
-                    vec![Step::reply(Reply::status(503).retry_after(ra, RetryAfterForm::Seconds))],
+                    vec![Step::reply(
+                        Reply::status(503).retry_after(ra, RetryAfterForm::Seconds),
+                    )],
                     created(),
                 ),
                 clients: 1,
@@ -410,13 +482,22 @@ impl PlanCtx<'_> {
 
     pub fn client_idempotency_keys(&mut self, s: &IdempotencyKeysSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let format = match s.key_format.as_ref().map(|p| (p.value.as_str(), p.referenced)) {
+        let format = match s
+            .key_format
+            .as_ref()
+            .map(|p| (p.value.as_str(), p.referenced))
+        {
             None | Some(("uuidv4-or-ulid", _)) => KeyFormat::UuidV4OrUlid,
             Some(("uuidv4", _)) => KeyFormat::UuidV4,
             Some(("ulid", _)) => KeyFormat::Ulid,
             Some(("any", _)) => KeyFormat::Any,
             Some((other, at)) => {
-                self.error(at, format!("unknown key_format `{other}`: use uuidv4-or-ulid, uuidv4, ulid or any"));
+                self.error(
+                    at,
+                    format!(
+                        "unknown key_format `{other}`: use uuidv4-or-ulid, uuidv4, ulid or any"
+                    ),
+                );
                 KeyFormat::Any
             }
         };

@@ -106,7 +106,6 @@ pub enum CheckPlan {
 
     // family: client
     Client(client::ClientPlan),
-
     // family: end
 }
 
@@ -301,15 +300,24 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             // family: webhook
 
             // family: client
-            CheckEntry::ClientRespectsRetryAfter(s) => CheckPlan::Client(ctx.client_respects_retry_after(s)),
-            CheckEntry::ClientExponentialBackoff(s) => CheckPlan::Client(ctx.client_exponential_backoff(s)),
+            CheckEntry::ClientRespectsRetryAfter(s) => {
+                CheckPlan::Client(ctx.client_respects_retry_after(s))
+            }
+            CheckEntry::ClientExponentialBackoff(s) => {
+                CheckPlan::Client(ctx.client_exponential_backoff(s))
+            }
             CheckEntry::ClientJitter(s) => CheckPlan::Client(ctx.client_jitter(s)),
             CheckEntry::ClientBounded(s) => CheckPlan::Client(ctx.client_bounded(s)),
             CheckEntry::ClientNoRetryOn4xx(s) => CheckPlan::Client(ctx.client_no_retry_on_4xx(s)),
-            CheckEntry::ClientRetry503Policy(s) => CheckPlan::Client(ctx.client_retry_503_policy(s)),
-            CheckEntry::ClientIdempotencyKeys(s) => CheckPlan::Client(ctx.client_idempotency_keys(s)),
-            CheckEntry::ClientSlowsBeforeLimit(s) => CheckPlan::Client(ctx.client_slows_before_limit(s)),
-
+            CheckEntry::ClientRetry503Policy(s) => {
+                CheckPlan::Client(ctx.client_retry_503_policy(s))
+            }
+            CheckEntry::ClientIdempotencyKeys(s) => {
+                CheckPlan::Client(ctx.client_idempotency_keys(s))
+            }
+            CheckEntry::ClientSlowsBeforeLimit(s) => {
+                CheckPlan::Client(ctx.client_slows_before_limit(s))
+            }
             // family: end
         };
         if !selected(&suite_name, &id.value, c.tags(), opts) {

@@ -29,7 +29,12 @@ pub struct ClientArgs {
     #[arg(long, env = "TMINUS_UPSTREAM_URL", value_name = "URL")]
     pub url: String,
     /// Break one client property (repeatable; also TMINUS_CLIENT_DEFECTS=a,b); see `tminus reference --list-defects`
-    #[arg(long = "defect", value_name = "NAME", env = "TMINUS_CLIENT_DEFECTS", value_delimiter = ',')]
+    #[arg(
+        long = "defect",
+        value_name = "NAME",
+        env = "TMINUS_CLIENT_DEFECTS",
+        value_delimiter = ','
+    )]
     pub defects: Vec<String>,
     /// Logical operations to perform, one after the other
     #[arg(long, default_value_t = 1)]
@@ -78,7 +83,10 @@ pub fn is_client_defect(d: Defect) -> bool {
 
 enum Next {
     Done(reqwest::header::HeaderMap),
-    Retry { retry_after: Option<f64>, why: String },
+    Retry {
+        retry_after: Option<f64>,
+        why: String,
+    },
     GiveUp(String),
 }
 
@@ -99,10 +107,16 @@ pub fn main(a: ClientArgs) -> i32 {
         }
     }
     if !(a.url.starts_with("http://") || a.url.starts_with("https://")) {
-        eprintln!("error: --url `{}` must start with http:// or https://", a.url);
+        eprintln!(
+            "error: --url `{}` must start with http:// or https://",
+            a.url
+        );
         return 2;
     }
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -114,7 +128,10 @@ pub fn main(a: ClientArgs) -> i32 {
 
 async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
     let has = |d: Defect| defects.contains(&d);
-    let http = match reqwest::Client::builder().timeout(a.request_timeout).build() {
+    let http = match reqwest::Client::builder()
+        .timeout(a.request_timeout)
+        .build()
+    {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
@@ -153,17 +170,24 @@ async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
             let (retry_after, why) = match next {
                 Next::Done(h) => break h,
                 Next::GiveUp(why) => {
-                    eprintln!("operation {}: giving up after attempt {attempt}: {why}", op + 1);
+                    eprintln!(
+                        "operation {}: giving up after attempt {attempt}: {why}",
+                        op + 1
+                    );
                     return 1;
                 }
                 Next::Retry { retry_after, why } => (retry_after, why),
             };
             let unbounded = has(Defect::ClientUnbounded);
             if attempt >= a.max_attempts && !unbounded {
-                eprintln!("operation {}: giving up after {attempt} attempts (last: {why})", op + 1);
+                eprintln!(
+                    "operation {}: giving up after {attempt} attempts (last: {why})",
+                    op + 1
+                );
                 return 1;
             }
-            let backoff = backoff(&a, attempt - 1, &has);
+            let honours_ra = retry_after.is_some() && !has(Defect::ClientIgnoresRetryAfter);
+            let backoff = backoff(&a, attempt - 1, honours_ra, &has);
             let wait = match retry_after {
                 Some(ra) if !has(Defect::ClientIgnoresRetryAfter) => {
                     let ra = Duration::from_secs_f64(ra.max(0.0));
@@ -185,10 +209,18 @@ async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
                 _ => backoff,
             };
             if started.elapsed() + wait > a.deadline && !unbounded {
-                eprintln!("operation {}: giving up: the next wait would pass the {} s budget", op + 1, a.deadline.as_secs_f64());
+                eprintln!(
+                    "operation {}: giving up: the next wait would pass the {} s budget",
+                    op + 1,
+                    a.deadline.as_secs_f64()
+                );
                 return 1;
             }
-            eprintln!("operation {} attempt {attempt}: {why}; retrying in {} ms", op + 1, wait.as_millis());
+            eprintln!(
+                "operation {} attempt {attempt}: {why}; retrying in {} ms",
+                op + 1,
+                wait.as_millis()
+            );
             tokio::time::sleep(wait).await;
         };
         eprintln!("operation {}: done after {attempt} attempt(s)", op + 1);
@@ -209,13 +241,23 @@ fn classify(status: u16, h: &reqwest::header::HeaderMap, has: &dyn Fn(Defect) ->
     let why = format!("status {status}");
     match status {
         200..=299 => Next::Done(h.clone()),
-        429 | 409 => Next::Retry { retry_after: ra, why },
-        503 if ra.is_some() || has(Defect::ClientRetries503Blindly) => {
-            Next::Retry { retry_after: ra, why }
-        }
+        429 | 409 => Next::Retry {
+            retry_after: ra,
+            why,
+        },
+        503 if ra.is_some() || has(Defect::ClientRetries503Blindly) => Next::Retry {
+            retry_after: ra,
+            why,
+        },
         503 => Next::GiveUp("503 without Retry-After".into()),
-        500 | 502 | 504 => Next::Retry { retry_after: ra, why },
-        400..=499 if has(Defect::ClientRetries4xx) => Next::Retry { retry_after: ra, why },
+        500 | 502 | 504 => Next::Retry {
+            retry_after: ra,
+            why,
+        },
+        400..=499 if has(Defect::ClientRetries4xx) => Next::Retry {
+            retry_after: ra,
+            why,
+        },
         _ => Next::GiveUp(format!("{why} is not retryable")),
     }
 }
@@ -234,14 +276,20 @@ pub fn parse_retry_after(v: &str) -> Option<f64> {
     )
 }
 
-fn backoff(a: &ClientArgs, n: u32, has: &dyn Fn(Defect) -> bool) -> Duration {
-    if has(Defect::ClientFixedBackoff) {
+/// The n-th retry's backoff: full jitter, random(0, min(max_delay, base*2^n)).
+/// `after_ra`: it is added on top of a Retry-After (spreading a herd).
+fn backoff(a: &ClientArgs, n: u32, after_ra: bool, has: &dyn Fn(Defect) -> bool) -> Duration {
+    let fixed = has(Defect::ClientFixedBackoff);
+    if fixed && !after_ra {
+        // The defect: a constant interval, never growing.
         return a.base_delay;
     }
-    let ceiling = a
-        .base_delay
-        .saturating_mul(2u32.saturating_pow(n.min(20)))
-        .min(a.max_delay);
+    let growth = if fixed {
+        1
+    } else {
+        2u32.saturating_pow(n.min(20))
+    };
+    let ceiling = a.base_delay.saturating_mul(growth).min(a.max_delay);
     if has(Defect::ClientNoJitter) {
         return ceiling;
     }
@@ -280,7 +328,10 @@ mod tests {
         let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(5));
         let s = parse_retry_after(&later).unwrap();
         assert!(s > 3.5 && s <= 5.0, "{s}");
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(0.0));
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(0.0)
+        );
         assert_eq!(parse_retry_after("soon"), None);
     }
 

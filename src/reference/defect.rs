@@ -72,7 +72,7 @@ defects! {
         "client: sends POSTs without an Idempotency-Key";
     /// Client: a constant delay between attempts.
     ClientFixedBackoff => "client-fixed-backoff",
-        "client: retries at a constant interval (the base delay) instead of growing it";
+        "client: without Retry-After, retries at a constant interval (the base delay) instead of a growing one";
     /// Client: retries a 503 that has no Retry-After.
     ClientRetries503Blindly => "client-retries-503-blindly",
         "client: retries 503 even without Retry-After";

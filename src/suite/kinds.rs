@@ -68,7 +68,6 @@ pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
 
         // family: client
         super::client::CLIENT_KINDS,
-
         // family: end
     ];
     families.iter().flat_map(|f| f.iter())
@@ -151,7 +150,6 @@ pub enum CheckEntry {
     ClientRetry503Policy(super::client::Retry503PolicySpec),
     ClientIdempotencyKeys(super::client::IdempotencyKeysSpec),
     ClientSlowsBeforeLimit(super::client::SlowsBeforeLimitSpec),
-
     // family: end
 }
 
@@ -177,7 +175,6 @@ impl CheckEntry {
             CheckEntry::ClientRetry503Policy(_) => "client.retry_503_policy",
             CheckEntry::ClientIdempotencyKeys(_) => "client.idempotency_keys",
             CheckEntry::ClientSlowsBeforeLimit(_) => "client.slows_before_limit",
-
             // family: end
         }
     }
@@ -202,7 +199,6 @@ impl CheckEntry {
             CheckEntry::ClientRetry503Policy(s) => s,
             CheckEntry::ClientIdempotencyKeys(s) => s,
             CheckEntry::ClientSlowsBeforeLimit(s) => s,
-
             // family: end
         }
     }
@@ -234,14 +230,25 @@ impl<'de> Deserialize<'de> for CheckEntry {
             // family: webhook
 
             // family: client
-            "client.respects_retry_after" => super::client::RespectsRetryAfterSpec::deserialize(d).map(CheckEntry::ClientRespectsRetryAfter),
-            "client.exponential_backoff" => super::client::ExponentialBackoffSpec::deserialize(d).map(CheckEntry::ClientExponentialBackoff),
-            "client.jitter" => super::client::JitterSpec::deserialize(d).map(CheckEntry::ClientJitter),
-            "client.bounded" => super::client::BoundedSpec::deserialize(d).map(CheckEntry::ClientBounded),
-            "client.no_retry_on_4xx" => super::client::NoRetryOn4xxSpec::deserialize(d).map(CheckEntry::ClientNoRetryOn4xx),
-            "client.retry_503_policy" => super::client::Retry503PolicySpec::deserialize(d).map(CheckEntry::ClientRetry503Policy),
-            "client.idempotency_keys" => super::client::IdempotencyKeysSpec::deserialize(d).map(CheckEntry::ClientIdempotencyKeys),
-            "client.slows_before_limit" => super::client::SlowsBeforeLimitSpec::deserialize(d).map(CheckEntry::ClientSlowsBeforeLimit),
+            "client.respects_retry_after" => super::client::RespectsRetryAfterSpec::deserialize(d)
+                .map(CheckEntry::ClientRespectsRetryAfter),
+            "client.exponential_backoff" => super::client::ExponentialBackoffSpec::deserialize(d)
+                .map(CheckEntry::ClientExponentialBackoff),
+            "client.jitter" => {
+                super::client::JitterSpec::deserialize(d).map(CheckEntry::ClientJitter)
+            }
+            "client.bounded" => {
+                super::client::BoundedSpec::deserialize(d).map(CheckEntry::ClientBounded)
+            }
+            "client.no_retry_on_4xx" => {
+                super::client::NoRetryOn4xxSpec::deserialize(d).map(CheckEntry::ClientNoRetryOn4xx)
+            }
+            "client.retry_503_policy" => super::client::Retry503PolicySpec::deserialize(d)
+                .map(CheckEntry::ClientRetry503Policy),
+            "client.idempotency_keys" => super::client::IdempotencyKeysSpec::deserialize(d)
+                .map(CheckEntry::ClientIdempotencyKeys),
+            "client.slows_before_limit" => super::client::SlowsBeforeLimitSpec::deserialize(d)
+                .map(CheckEntry::ClientSlowsBeforeLimit),
 
             // family: end
             other => {

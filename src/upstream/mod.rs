@@ -388,7 +388,12 @@ async fn handle(
         path: path.clone(),
         headers: headers
             .iter()
-            .map(|(k, v)| (k.to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .map(|(k, v)| {
+                (
+                    k.to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
             .collect(),
         body_sha256: hex::encode(Sha256::digest(&body)),
         body_len: body.len(),
@@ -493,7 +498,10 @@ mod tests {
                 path: "/p".into(),
                 steps: vec![
                     Step::fault(Action::Close),
-                    Step::reply(Reply::status(429).retry_after(Duration::from_secs(2), RetryAfterForm::HttpDate)),
+                    Step::reply(
+                        Reply::status(429)
+                            .retry_after(Duration::from_secs(2), RetryAfterForm::HttpDate),
+                    ),
                 ],
                 then: Step::reply(Reply::status(201)),
                 rate_limit: None,
@@ -503,7 +511,12 @@ mod tests {
         let up = Upstream::start(script).await.unwrap();
         let c = reqwest::Client::new();
         let url = format!("{}/p", up.client_url(1));
-        let e = c.post(&url).header("Idempotency-Key", "k1").body("a=1").send().await;
+        let e = c
+            .post(&url)
+            .header("Idempotency-Key", "k1")
+            .body("a=1")
+            .send()
+            .await;
         assert!(e.is_err(), "the close fault answers nothing");
         let r = c.post(&url).body("{}").send().await.unwrap();
         assert_eq!(r.status(), 429);

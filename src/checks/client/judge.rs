@@ -15,7 +15,9 @@ fn secs(d: Duration) -> f64 {
 
 fn short_key(k: &Option<String>) -> String {
     match k {
-        Some(k) if k.chars().count() > 10 => format!("key={}…", k.chars().take(8).collect::<String>()),
+        Some(k) if k.chars().count() > 10 => {
+            format!("key={}…", k.chars().take(8).collect::<String>())
+        }
         Some(k) => format!("key={k}"),
         None => "no key".into(),
     }
@@ -63,8 +65,16 @@ pub fn retry_after(runs: &[RunRecord], tolerance: Duration) -> Outcome {
         for res in &r.results {
             let a = r.of(res.client);
             for w in a.windows(2) {
-                let Some(ra) = w[0].answer.retry_after() else { continue };
-                let date = matches!(&w[0].answer, crate::upstream::Answer::Status { form: Some(RetryAfterForm::HttpDate), .. });
+                let Some(ra) = w[0].answer.retry_after() else {
+                    continue;
+                };
+                let date = matches!(
+                    &w[0].answer,
+                    crate::upstream::Answer::Status {
+                        form: Some(RetryAfterForm::HttpDate),
+                        ..
+                    }
+                );
                 // An HTTP-date has whole-second precision: allow one second (RETRY-001).
                 let required = ra - if date { 1.0 } else { 0.0 } - secs(tolerance);
                 let g = gap(w[0], w[1]);
@@ -95,8 +105,10 @@ pub fn retry_after(runs: &[RunRecord], tolerance: Duration) -> Outcome {
         );
     }
     let min = judged.iter().cloned().fold(f64::INFINITY, f64::min);
-    Outcome::pass(format!("the client waited {min:.3} s or more after Retry-After"))
-        .with_properties(vec![("min_gap_s".into(), format!("{min:.3}"))])
+    Outcome::pass(format!(
+        "the client waited {min:.3} s or more after Retry-After"
+    ))
+    .with_properties(vec![("min_gap_s".into(), format!("{min:.3}"))])
 }
 
 pub fn exponential(runs: &[RunRecord], growth: f64, max_gap: Duration, min_gaps: usize) -> Outcome {
@@ -121,7 +133,10 @@ pub fn exponential(runs: &[RunRecord], growth: f64, max_gap: Duration, min_gaps:
     let shown = shown.join(", ");
     if let Some(g) = gaps.iter().find(|g| **g > secs(max_gap)) {
         return Outcome::fail(
-            format!("a gap of {g:.3} s is above the cap; gaps: [{shown}] s; {}", timeline(&a)),
+            format!(
+                "a gap of {g:.3} s is above the cap; gaps: [{shown}] s; {}",
+                timeline(&a)
+            ),
             format!("every gap at most {:.0} s", secs(max_gap)),
             format!("{g:.3} s"),
         );
@@ -129,7 +144,11 @@ pub fn exponential(runs: &[RunRecord], growth: f64, max_gap: Duration, min_gaps:
     let half = gaps.len() / 2;
     let early: f64 = gaps[..half].iter().sum();
     let late: f64 = gaps[half..].iter().sum();
-    let ratio = if early > 0.0 { late / early } else { f64::INFINITY };
+    let ratio = if early > 0.0 {
+        late / early
+    } else {
+        f64::INFINITY
+    };
     let props = vec![
         ("gaps_s".into(), shown.clone()),
         ("growth".into(), format!("{ratio:.2}")),
@@ -145,11 +164,18 @@ pub fn exponential(runs: &[RunRecord], growth: f64, max_gap: Duration, min_gaps:
         )
         .with_properties(props);
     }
-    Outcome::pass(format!("gaps grow {ratio:.1} x from the earlier to the later half: [{shown}] s"))
-        .with_properties(props)
+    Outcome::pass(format!(
+        "gaps grow {ratio:.1} x from the earlier to the later half: [{shown}] s"
+    ))
+    .with_properties(props)
 }
 
-pub fn jitter(runs: &[RunRecord], min_stdev: Duration, bucket: Duration, max_share: f64) -> Outcome {
+pub fn jitter(
+    runs: &[RunRecord],
+    min_stdev: Duration,
+    bucket: Duration,
+    max_share: f64,
+) -> Outcome {
     let r = &runs[0];
     let mut offsets = Vec::new();
     for res in &r.results {
@@ -163,7 +189,11 @@ pub fn jitter(runs: &[RunRecord], min_stdev: Duration, bucket: Duration, max_sha
     }
     let k = r.results.len();
     if offsets.len() < (k / 2).max(2) {
-        let sample = r.results.iter().find(|x| r.of(x.client).len() < 2).unwrap_or(&r.results[0]);
+        let sample = r
+            .results
+            .iter()
+            .find(|x| r.of(x.client).len() < 2)
+            .unwrap_or(&r.results[0]);
         return Outcome::error(format!(
             "only {} of {k} clients retried after Retry-After; the spread cannot be judged (client {} {}; {}){}",
             offsets.len(),
@@ -178,9 +208,15 @@ pub fn jitter(runs: &[RunRecord], min_stdev: Duration, bucket: Duration, max_sha
     let stdev = (offsets.iter().map(|o| (o - mean).powi(2)).sum::<f64>() / n).sqrt();
     let mut buckets: HashMap<i64, usize> = HashMap::new();
     for o in &offsets {
-        *buckets.entry((o / secs(bucket)).floor() as i64).or_default() += 1;
+        *buckets
+            .entry((o / secs(bucket)).floor() as i64)
+            .or_default() += 1;
     }
-    let (top_b, top_n) = buckets.iter().max_by_key(|(b, c)| (**c, -**b)).map(|(b, c)| (*b, *c)).unwrap_or((0, 0));
+    let (top_b, top_n) = buckets
+        .iter()
+        .max_by_key(|(b, c)| (**c, -**b))
+        .map(|(b, c)| (*b, *c))
+        .unwrap_or((0, 0));
     let share = top_n as f64 / n;
     let mut sorted = offsets.clone();
     sorted.sort_by(|a, b| a.total_cmp(b));
@@ -200,9 +236,16 @@ pub fn jitter(runs: &[RunRecord], min_stdev: Duration, bucket: Duration, max_sha
         (top_b + 1) * bucket.as_millis() as i64
     );
     if stdev < secs(min_stdev) || share > max_share {
-        let list: Vec<String> = sorted.iter().take(50).map(|o| format!("{:.0}", o * 1000.0)).collect();
+        let list: Vec<String> = sorted
+            .iter()
+            .take(50)
+            .map(|o| format!("{:.0}", o * 1000.0))
+            .collect();
         return Outcome::fail(
-            format!("the clients retry together (thundering herd): {summary}; offsets (ms): [{}]", list.join(", ")),
+            format!(
+                "the clients retry together (thundering herd): {summary}; offsets (ms): [{}]",
+                list.join(", ")
+            ),
             format!(
                 "stdev >= {:.3} s and at most {:.0} % of retries in one {} ms bucket",
                 secs(min_stdev),
@@ -226,14 +269,23 @@ pub fn bounded(runs: &[RunRecord], max_attempts: usize, max_total: Duration) -> 
     );
     let problem = match &res.ended {
         _ if a.len() > max_attempts => Some(format!("{} attempts", a.len())),
-        super::Ended::Exited(Some(0)) => Some("exit status 0 although no attempt succeeded (a silent give-up)".into()),
-        super::Ended::Exited(Some(_)) if res.elapsed > max_total => Some(format!("exited after {}", crate::fmt_duration(res.elapsed))),
+        super::Ended::Exited(Some(0)) => {
+            Some("exit status 0 although no attempt succeeded (a silent give-up)".into())
+        }
+        super::Ended::Exited(Some(_)) if res.elapsed > max_total => {
+            Some(format!("exited after {}", crate::fmt_duration(res.elapsed)))
+        }
         super::Ended::Exited(Some(_)) => None,
         _ => Some(format!("the client {}", res.describe())),
     };
     match problem {
         Some(p) => Outcome::fail(
-            format!("the client does not stop retrying in bounds: it {}; {}{}", res.describe(), timeline(&a), stderr_note(res)),
+            format!(
+                "the client does not stop retrying in bounds: it {}; {}{}",
+                res.describe(),
+                timeline(&a),
+                stderr_note(res)
+            ),
             expected,
             p,
         ),
@@ -250,7 +302,12 @@ pub fn no_retry_4xx(runs: &[RunRecord]) -> Outcome {
     for r in runs {
         let a = r.of(r.results[0].client);
         if a.len() > 1 {
-            bad.push(format!("{}: {} requests ({})", r.label, a.len(), timeline(&a)));
+            bad.push(format!(
+                "{}: {} requests ({})",
+                r.label,
+                a.len(),
+                timeline(&a)
+            ));
         }
     }
     let labels: Vec<&str> = runs.iter().map(|r| r.label.as_str()).collect();
@@ -258,7 +315,10 @@ pub fn no_retry_4xx(runs: &[RunRecord]) -> Outcome {
         Outcome::pass(format!("one request, no retry, for {}", labels.join(", ")))
     } else {
         Outcome::fail(
-            format!("the client retried a request the platform refused for good: {}", bad.join(" | ")),
+            format!(
+                "the client retried a request the platform refused for good: {}",
+                bad.join(" | ")
+            ),
             "exactly 1 request per 4xx answer",
             format!("retried on {} of {} statuses", bad.len(), runs.len()),
         )
@@ -297,16 +357,22 @@ pub fn retry_503(runs: &[RunRecord], policy: Policy503) -> Outcome {
         Outcome::fail(
             format!("the client breaks the 503 policy: {}", problems.join(" | ")),
             expected,
-            problems.iter().map(|p| p.split(" (").next().unwrap_or("")).collect::<Vec<_>>().join("; "),
+            problems
+                .iter()
+                .map(|p| p.split(" (").next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join("; "),
         )
     }
 }
 
 pub fn key_ok(key: &str, f: KeyFormat) -> bool {
     let uuid = || {
-        regex::Regex::new(r"(?i)^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
-            .map(|r| r.is_match(key))
-            .unwrap_or(false)
+        regex::Regex::new(
+            r"(?i)^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
+        )
+        .map(|r| r.is_match(key))
+        .unwrap_or(false)
     };
     let ulid = || {
         regex::Regex::new(r"(?i)^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
@@ -324,7 +390,11 @@ pub fn key_ok(key: &str, f: KeyFormat) -> bool {
 pub fn idempotency_keys(runs: &[RunRecord], format: KeyFormat, min_operations: usize) -> Outcome {
     let r = &runs[0];
     let res = &r.results[0];
-    let a: Vec<&Attempt> = r.of(res.client).into_iter().filter(|x| x.is_mutating()).collect();
+    let a: Vec<&Attempt> = r
+        .of(res.client)
+        .into_iter()
+        .filter(|x| x.is_mutating())
+        .collect();
     // A new logical operation starts after a success; anything else is retried.
     let mut ops: Vec<Vec<&Attempt>> = Vec::new();
     let mut open = false;
@@ -338,9 +408,16 @@ pub fn idempotency_keys(runs: &[RunRecord], format: KeyFormat, min_operations: u
     let mut problems = Vec::new();
     let missing = a.iter().filter(|x| x.idempotency_key.is_none()).count();
     if missing > 0 {
-        problems.push(format!("{missing} of {} mutating requests have no Idempotency-Key", a.len()));
+        problems.push(format!(
+            "{missing} of {} mutating requests have no Idempotency-Key",
+            a.len()
+        ));
     }
-    if let Some(bad) = a.iter().filter_map(|x| x.idempotency_key.as_ref()).find(|k| !key_ok(k, format)) {
+    if let Some(bad) = a
+        .iter()
+        .filter_map(|x| x.idempotency_key.as_ref())
+        .find(|k| !key_ok(k, format))
+    {
         problems.push(format!("key `{bad}` is not {format:?}"));
     }
     for (i, op) in ops.iter().enumerate() {
@@ -370,7 +447,11 @@ pub fn idempotency_keys(runs: &[RunRecord], format: KeyFormat, min_operations: u
     for (i, op) in ops.iter().enumerate() {
         if let Some(k) = op[0].idempotency_key.as_deref() {
             if let Some(j) = seen.insert(k, i) {
-                problems.push(format!("operations {} and {} share the key {k}", j + 1, i + 1));
+                problems.push(format!(
+                    "operations {} and {} share the key {k}",
+                    j + 1,
+                    i + 1
+                ));
             }
         }
     }
@@ -398,7 +479,12 @@ pub fn idempotency_keys(runs: &[RunRecord], format: KeyFormat, min_operations: u
     ))
 }
 
-pub fn slows_before_limit(runs: &[RunRecord], limit: u32, window: Duration, min_requests: usize) -> Outcome {
+pub fn slows_before_limit(
+    runs: &[RunRecord],
+    limit: u32,
+    window: Duration,
+    min_requests: usize,
+) -> Outcome {
     let r = &runs[0];
     let res = &r.results[0];
     let a = r.of(res.client);
@@ -446,6 +532,9 @@ mod tests {
         assert!(!key_ok("order-42", KeyFormat::UuidV4OrUlid));
         assert!(key_ok("order-42", KeyFormat::Any));
         // A UUIDv1 is not a v4.
-        assert!(!key_ok("6ba7b810-9dad-11d1-80b4-00c04fd430c8", KeyFormat::UuidV4));
+        assert!(!key_ok(
+            "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
+            KeyFormat::UuidV4
+        ));
     }
 }

@@ -27,7 +27,10 @@ pub struct RunRecord {
 
 impl RunRecord {
     pub fn of(&self, client: usize) -> Vec<&Attempt> {
-        self.attempts.iter().filter(|a| a.client == client).collect()
+        self.attempts
+            .iter()
+            .filter(|a| a.client == client)
+            .collect()
     }
 }
 

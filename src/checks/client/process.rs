@@ -57,7 +57,12 @@ pub struct StopRule {
 const STDERR_TAIL: usize = 1500;
 
 /// Runs client `n` against `up` and waits for it, bounded by `cmd.timeout`.
-pub async fn run_client(cmd: &CommandPlan, up: &Upstream, n: usize, stop: StopRule) -> ClientRunResult {
+pub async fn run_client(
+    cmd: &CommandPlan,
+    up: &Upstream,
+    n: usize,
+    stop: StopRule,
+) -> ClientRunResult {
     let started = Instant::now();
     let mut c = tokio::process::Command::new(&cmd.argv[0]);
     c.args(&cmd.argv[1..])
@@ -134,7 +139,9 @@ pub async fn run_client(cmd: &CommandPlan, up: &Upstream, n: usize, stop: StopRu
     let text = String::from_utf8_lossy(&buf);
     let tail: String = {
         let chars: Vec<char> = text.chars().collect();
-        chars[chars.len().saturating_sub(STDERR_TAIL)..].iter().collect()
+        chars[chars.len().saturating_sub(STDERR_TAIL)..]
+            .iter()
+            .collect()
     };
     ClientRunResult {
         client: n,
