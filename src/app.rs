@@ -271,15 +271,29 @@ fn cmd_checks() -> i32 {
 }
 
 fn cmd_reference(a: ReferenceArgs) -> i32 {
+    use crate::reference::client::is_client_defect;
+    if let Some(crate::cli::ReferenceCommand::Client(c)) = a.command {
+        return crate::reference::client::main(c);
+    }
     if a.list_defects {
-        for d in Defect::all() {
-            println!("{:<24} {}", d.name(), d.summary());
+        println!("API defects (tminus reference --defect NAME):");
+        for d in Defect::all().iter().filter(|d| !is_client_defect(**d)) {
+            println!("  {:<28} {}", d.name(), d.summary());
+        }
+        println!("\nclient defects (tminus reference client --defect NAME):");
+        for d in Defect::all().iter().filter(|d| is_client_defect(**d)) {
+            println!("  {:<28} {}", d.name(), d.summary());
         }
         return exit::OK;
     }
     let mut defects = Vec::new();
     for name in &a.defects {
         match name.parse::<Defect>() {
+            Ok(d) if is_client_defect(d) => {
+                return usage_error(&format!(
+                    "--defect {d} applies to the reference client: use `tminus reference client --defect {d}`"
+                ))
+            }
             Ok(d) => defects.push(d),
             Err(e) => return usage_error(&format!("--defect: {e}")),
         }

@@ -81,7 +81,11 @@ pub struct ValidateArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct ReferenceArgs {
+    /// `client`: run the reference client instead of serving the API
+    #[command(subcommand)]
+    pub command: Option<ReferenceCommand>,
     /// Port on 127.0.0.1 (0 picks a free one)
     #[arg(long, default_value_t = 0)]
     pub port: u16,
@@ -97,4 +101,10 @@ pub struct ReferenceArgs {
     /// Artificial latency added to every API response, e.g. 20ms
     #[arg(long, value_name = "DURATION")]
     pub latency: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ReferenceCommand {
+    /// Run the reference integration client against a platform URL (for client certification)
+    Client(crate::reference::client::ClientArgs),
 }

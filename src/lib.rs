@@ -12,6 +12,7 @@ pub mod plan;
 pub mod redact;
 pub mod reference;
 pub mod suite;
+pub mod upstream;
 
 /// Durations for people: `850 ms`, `2.4 s`, `3 m 05 s`.
 pub fn fmt_duration(d: std::time::Duration) -> String {

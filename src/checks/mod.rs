@@ -17,6 +17,7 @@ pub mod trace;
 // family: webhook
 
 // family: client
+pub mod client;
 
 // family: end
 
@@ -60,7 +61,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         // family: webhook
 
         // family: client
-
+        CheckPlan::Client(p) => client::run(p, ctx).await,
         // family: end
     }
 }

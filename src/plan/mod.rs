@@ -17,6 +17,7 @@ pub mod trace;
 // family: webhook
 
 // family: client
+pub mod client;
 
 // family: end
 
@@ -110,7 +111,7 @@ pub enum CheckPlan {
     // family: webhook
 
     // family: client
-
+    Client(client::ClientPlan),
     // family: end
 }
 
@@ -307,7 +308,24 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             // family: webhook
 
             // family: client
-
+            CheckEntry::ClientRespectsRetryAfter(s) => {
+                CheckPlan::Client(ctx.client_respects_retry_after(s))
+            }
+            CheckEntry::ClientExponentialBackoff(s) => {
+                CheckPlan::Client(ctx.client_exponential_backoff(s))
+            }
+            CheckEntry::ClientJitter(s) => CheckPlan::Client(ctx.client_jitter(s)),
+            CheckEntry::ClientBounded(s) => CheckPlan::Client(ctx.client_bounded(s)),
+            CheckEntry::ClientNoRetryOn4xx(s) => CheckPlan::Client(ctx.client_no_retry_on_4xx(s)),
+            CheckEntry::ClientRetry503Policy(s) => {
+                CheckPlan::Client(ctx.client_retry_503_policy(s))
+            }
+            CheckEntry::ClientIdempotencyKeys(s) => {
+                CheckPlan::Client(ctx.client_idempotency_keys(s))
+            }
+            CheckEntry::ClientSlowsBeforeLimit(s) => {
+                CheckPlan::Client(ctx.client_slows_before_limit(s))
+            }
             // family: end
         };
         if !selected(&suite_name, &id.value, c.tags(), opts) {

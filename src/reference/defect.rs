@@ -83,6 +83,33 @@ defects! {
     // family: webhook
 
     // family: client
+    /// Client: waits its own backoff and ignores Retry-After's value.
+    ClientIgnoresRetryAfter => "client-ignores-retry-after",
+        "client: retries after its own short backoff, ignoring the value of Retry-After";
+    /// Client: waits exactly the computed delay, no random part.
+    ClientNoJitter => "client-no-jitter",
+        "client: waits exactly Retry-After or base*2^n, no jitter, so a herd retries in lockstep";
+    /// Client: no attempt limit and no maximum wait.
+    ClientUnbounded => "client-unbounded",
+        "client: retries forever and waits any Retry-After, however long";
+    /// Client: retries 400/401/403/404/422 like 429.
+    ClientRetries4xx => "client-retries-4xx",
+        "client: retries 400, 401, 403, 404 and 422 instead of giving up";
+    /// Client: a fresh Idempotency-Key on every attempt.
+    ClientNewKeyPerAttempt => "client-new-key-per-attempt",
+        "client: sends a new Idempotency-Key on every retry (a duplicate-charge risk)";
+    /// Client: no Idempotency-Key at all.
+    ClientNoKey => "client-no-key",
+        "client: sends POSTs without an Idempotency-Key";
+    /// Client: a constant delay between attempts.
+    ClientFixedBackoff => "client-fixed-backoff",
+        "client: without Retry-After, retries at a constant interval (the base delay) instead of a growing one";
+    /// Client: retries a 503 that has no Retry-After.
+    ClientRetries503Blindly => "client-retries-503-blindly",
+        "client: retries 503 even without Retry-After";
+    /// Client: ignores X-RateLimit-Remaining until it meets a 429.
+    ClientIgnoresRemaining => "client-ignores-remaining",
+        "client: keeps its pace when X-RateLimit-Remaining is low instead of slowing down";
 
     // family: end
 }

@@ -56,6 +56,7 @@ pub use rate_limit::{RateLimitConfig, LOAD_API_KEY};
 // family: webhook
 
 // family: client
+pub mod client;
 
 // family: end
 

@@ -67,7 +67,7 @@ pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
         // family: webhook
 
         // family: client
-
+        super::client::CLIENT_KINDS,
         // family: end
     ];
     families.iter().flat_map(|f| f.iter())
@@ -146,7 +146,14 @@ pub enum CheckEntry {
     // family: webhook
 
     // family: client
-
+    ClientRespectsRetryAfter(super::client::RespectsRetryAfterSpec),
+    ClientExponentialBackoff(super::client::ExponentialBackoffSpec),
+    ClientJitter(super::client::JitterSpec),
+    ClientBounded(super::client::BoundedSpec),
+    ClientNoRetryOn4xx(super::client::NoRetryOn4xxSpec),
+    ClientRetry503Policy(super::client::Retry503PolicySpec),
+    ClientIdempotencyKeys(super::client::IdempotencyKeysSpec),
+    ClientSlowsBeforeLimit(super::client::SlowsBeforeLimitSpec),
     // family: end
 }
 
@@ -168,7 +175,14 @@ impl CheckEntry {
             // family: webhook
 
             // family: client
-
+            CheckEntry::ClientRespectsRetryAfter(_) => "client.respects_retry_after",
+            CheckEntry::ClientExponentialBackoff(_) => "client.exponential_backoff",
+            CheckEntry::ClientJitter(_) => "client.jitter",
+            CheckEntry::ClientBounded(_) => "client.bounded",
+            CheckEntry::ClientNoRetryOn4xx(_) => "client.no_retry_on_4xx",
+            CheckEntry::ClientRetry503Policy(_) => "client.retry_503_policy",
+            CheckEntry::ClientIdempotencyKeys(_) => "client.idempotency_keys",
+            CheckEntry::ClientSlowsBeforeLimit(_) => "client.slows_before_limit",
             // family: end
         }
     }
@@ -189,7 +203,14 @@ impl CheckEntry {
             // family: webhook
 
             // family: client
-
+            CheckEntry::ClientRespectsRetryAfter(s) => s,
+            CheckEntry::ClientExponentialBackoff(s) => s,
+            CheckEntry::ClientJitter(s) => s,
+            CheckEntry::ClientBounded(s) => s,
+            CheckEntry::ClientNoRetryOn4xx(s) => s,
+            CheckEntry::ClientRetry503Policy(s) => s,
+            CheckEntry::ClientIdempotencyKeys(s) => s,
+            CheckEntry::ClientSlowsBeforeLimit(s) => s,
             // family: end
         }
     }
@@ -233,6 +254,25 @@ impl<'de> Deserialize<'de> for CheckEntry {
             // family: webhook
 
             // family: client
+            "client.respects_retry_after" => super::client::RespectsRetryAfterSpec::deserialize(d)
+                .map(CheckEntry::ClientRespectsRetryAfter),
+            "client.exponential_backoff" => super::client::ExponentialBackoffSpec::deserialize(d)
+                .map(CheckEntry::ClientExponentialBackoff),
+            "client.jitter" => {
+                super::client::JitterSpec::deserialize(d).map(CheckEntry::ClientJitter)
+            }
+            "client.bounded" => {
+                super::client::BoundedSpec::deserialize(d).map(CheckEntry::ClientBounded)
+            }
+            "client.no_retry_on_4xx" => {
+                super::client::NoRetryOn4xxSpec::deserialize(d).map(CheckEntry::ClientNoRetryOn4xx)
+            }
+            "client.retry_503_policy" => super::client::Retry503PolicySpec::deserialize(d)
+                .map(CheckEntry::ClientRetry503Policy),
+            "client.idempotency_keys" => super::client::IdempotencyKeysSpec::deserialize(d)
+                .map(CheckEntry::ClientIdempotencyKeys),
+            "client.slows_before_limit" => super::client::SlowsBeforeLimitSpec::deserialize(d)
+                .map(CheckEntry::ClientSlowsBeforeLimit),
 
             // family: end
             other => {

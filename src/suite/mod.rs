@@ -22,6 +22,7 @@ pub mod trace;
 // family: webhook
 
 // family: client
+pub mod client;
 
 // family: end
 

@@ -1,0 +1,348 @@
+//! The reference *client*: `tminus reference client`, a well-behaved
+//! integration client for the client-certification checks (`checks::client`)
+//! to judge, with `--defect` switches that each break one property.
+//!
+//! It performs `--operations` logical operations, each a
+//! `POST /public/v1/messages` with its own `Idempotency-Key` (UUIDv4) and a
+//! JSON body serialized once, so every retry is byte-identical. Per attempt:
+//! 2xx ends the operation; 400/401/403/404/422 (any 4xx but 409 and 429) give
+//! up at once; 429 and 409 are retried; 503 only with `Retry-After`; 500, 502,
+//! 504 and transport failures with backoff. The wait is `Retry-After` (delta
+//! seconds or HTTP-date) plus full jitter, or full jitter alone
+//! (`random(0, min(max_delay, base * 2^n))`). Attempts, the longest single
+//! wait and the time per operation are bounded; giving up exits 1. After a
+//! success, a low `X-RateLimit-Remaining` spreads the next requests over the
+//! reset window.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use clap::Args;
+use rand::Rng;
+
+use super::Defect;
+use crate::suite::scalar::parse_duration;
+
+/// `tminus reference client` flags.
+#[derive(Args, Debug, Clone)]
+pub struct ClientArgs {
+    /// Base URL of the platform (tminus sets TMINUS_UPSTREAM_URL)
+    #[arg(long, env = "TMINUS_UPSTREAM_URL", value_name = "URL")]
+    pub url: String,
+    /// Break one client property (repeatable; also TMINUS_CLIENT_DEFECTS=a,b); see `tminus reference --list-defects`
+    #[arg(
+        long = "defect",
+        value_name = "NAME",
+        env = "TMINUS_CLIENT_DEFECTS",
+        value_delimiter = ','
+    )]
+    pub defects: Vec<String>,
+    /// Logical operations to perform, one after the other
+    #[arg(long, default_value_t = 1)]
+    pub operations: u32,
+    /// Attempts per operation before giving up
+    #[arg(long, default_value_t = 5)]
+    pub max_attempts: u32,
+    /// Longest single wait accepted; a larger Retry-After makes it give up
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub max_wait: Duration,
+    /// Time budget per operation
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub deadline: Duration,
+    /// Backoff base: the n-th retry waits random(0, min(max-delay, base*2^n))
+    #[arg(long, default_value = "100ms", value_parser = parse_duration)]
+    pub base_delay: Duration,
+    /// Backoff cap
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub max_delay: Duration,
+    /// Below this X-RateLimit-Remaining, spread requests over the reset window
+    #[arg(long, default_value_t = 5)]
+    pub low_remaining: u64,
+    /// Path of the operation
+    #[arg(long, default_value = "/public/v1/messages")]
+    pub path: String,
+    /// Per-request timeout
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub request_timeout: Duration,
+}
+
+/// True for the defects that apply to `tminus reference client`.
+pub fn is_client_defect(d: Defect) -> bool {
+    matches!(
+        d,
+        Defect::ClientIgnoresRetryAfter
+            | Defect::ClientNoJitter
+            | Defect::ClientUnbounded
+            | Defect::ClientRetries4xx
+            | Defect::ClientNewKeyPerAttempt
+            | Defect::ClientNoKey
+            | Defect::ClientFixedBackoff
+            | Defect::ClientRetries503Blindly
+            | Defect::ClientIgnoresRemaining
+    )
+}
+
+enum Next {
+    Done(reqwest::header::HeaderMap),
+    Retry {
+        retry_after: Option<f64>,
+        why: String,
+    },
+    GiveUp(String),
+}
+
+/// Runs the client; returns the process exit code (0 done, 1 gave up, 2 usage).
+pub fn main(a: ClientArgs) -> i32 {
+    let mut defects = Vec::new();
+    for n in a.defects.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        match n.parse::<Defect>() {
+            Ok(d) if is_client_defect(d) => defects.push(d),
+            Ok(d) => {
+                eprintln!("error: --defect {d} applies to the reference API (`tminus reference --defect`), not the client");
+                return 2;
+            }
+            Err(e) => {
+                eprintln!("error: --defect: {e}");
+                return 2;
+            }
+        }
+    }
+    if !(a.url.starts_with("http://") || a.url.starts_with("https://")) {
+        eprintln!(
+            "error: --url `{}` must start with http:// or https://",
+            a.url
+        );
+        return 2;
+    }
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return 3;
+        }
+    };
+    rt.block_on(run(a, defects))
+}
+
+async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
+    let has = |d: Defect| defects.contains(&d);
+    let http = match reqwest::Client::builder()
+        .timeout(a.request_timeout)
+        .build()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 3;
+        }
+    };
+    let url = format!("{}{}", a.url.trim_end_matches('/'), a.path);
+    for op in 0..a.operations {
+        let body = serde_json::to_vec(&serde_json::json!({
+            "contact_id": 1,
+            "text": format!("tminus reference client, operation {}", op + 1),
+        }))
+        .unwrap_or_default();
+        let mut key = uuid::Uuid::new_v4().to_string();
+        let started = Instant::now();
+        let mut attempt: u32 = 0;
+        let headers = loop {
+            attempt += 1;
+            if attempt > 1 && has(Defect::ClientNewKeyPerAttempt) {
+                key = uuid::Uuid::new_v4().to_string();
+            }
+            let mut req = http
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(body.clone());
+            if !has(Defect::ClientNoKey) {
+                req = req.header("Idempotency-Key", &key);
+            }
+            let next = match req.send().await {
+                Ok(resp) => classify(resp.status().as_u16(), resp.headers(), &has),
+                Err(e) => Next::Retry {
+                    retry_after: None,
+                    why: format!("transport error: {e}"),
+                },
+            };
+            let (retry_after, why) = match next {
+                Next::Done(h) => break h,
+                Next::GiveUp(why) => {
+                    eprintln!(
+                        "operation {}: giving up after attempt {attempt}: {why}",
+                        op + 1
+                    );
+                    return 1;
+                }
+                Next::Retry { retry_after, why } => (retry_after, why),
+            };
+            let unbounded = has(Defect::ClientUnbounded);
+            if attempt >= a.max_attempts && !unbounded {
+                eprintln!(
+                    "operation {}: giving up after {attempt} attempts (last: {why})",
+                    op + 1
+                );
+                return 1;
+            }
+            let honours_ra = retry_after.is_some() && !has(Defect::ClientIgnoresRetryAfter);
+            let backoff = backoff(&a, attempt - 1, honours_ra, &has);
+            let wait = match retry_after {
+                Some(ra) if !has(Defect::ClientIgnoresRetryAfter) => {
+                    let ra = Duration::from_secs_f64(ra.max(0.0));
+                    if ra > a.max_wait && !unbounded {
+                        eprintln!(
+                            "operation {}: giving up: Retry-After {} s exceeds the longest wait accepted ({} s)",
+                            op + 1,
+                            ra.as_secs_f64(),
+                            a.max_wait.as_secs_f64()
+                        );
+                        return 1;
+                    }
+                    if has(Defect::ClientNoJitter) {
+                        ra
+                    } else {
+                        ra + backoff
+                    }
+                }
+                _ => backoff,
+            };
+            if started.elapsed() + wait > a.deadline && !unbounded {
+                eprintln!(
+                    "operation {}: giving up: the next wait would pass the {} s budget",
+                    op + 1,
+                    a.deadline.as_secs_f64()
+                );
+                return 1;
+            }
+            eprintln!(
+                "operation {} attempt {attempt}: {why}; retrying in {} ms",
+                op + 1,
+                wait.as_millis()
+            );
+            tokio::time::sleep(wait).await;
+        };
+        eprintln!("operation {}: done after {attempt} attempt(s)", op + 1);
+        if op + 1 < a.operations && !has(Defect::ClientIgnoresRemaining) {
+            if let Some(pause) = pacing(&headers, a.low_remaining) {
+                tokio::time::sleep(pause.min(a.max_wait)).await;
+            }
+        }
+    }
+    0
+}
+
+fn classify(status: u16, h: &reqwest::header::HeaderMap, has: &dyn Fn(Defect) -> bool) -> Next {
+    let ra = h
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after);
+    let why = format!("status {status}");
+    match status {
+        200..=299 => Next::Done(h.clone()),
+        429 | 409 => Next::Retry {
+            retry_after: ra,
+            why,
+        },
+        503 if ra.is_some() || has(Defect::ClientRetries503Blindly) => Next::Retry {
+            retry_after: ra,
+            why,
+        },
+        503 => Next::GiveUp("503 without Retry-After".into()),
+        500 | 502 | 504 => Next::Retry {
+            retry_after: ra,
+            why,
+        },
+        400..=499 if has(Defect::ClientRetries4xx) => Next::Retry {
+            retry_after: ra,
+            why,
+        },
+        _ => Next::GiveUp(format!("{why} is not retryable")),
+    }
+}
+
+/// Delta seconds, or an HTTP-date (seconds from now, at least 0).
+pub fn parse_retry_after(v: &str) -> Option<f64> {
+    let v = v.trim();
+    if let Ok(s) = v.parse::<f64>() {
+        return (s.is_finite() && s >= 0.0).then_some(s);
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(
+        at.duration_since(SystemTime::now())
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0),
+    )
+}
+
+/// The n-th retry's backoff: full jitter, random(0, min(max_delay, base*2^n)).
+/// `after_ra`: it is added on top of a Retry-After (spreading a herd).
+fn backoff(a: &ClientArgs, n: u32, after_ra: bool, has: &dyn Fn(Defect) -> bool) -> Duration {
+    let fixed = has(Defect::ClientFixedBackoff);
+    if fixed && !after_ra {
+        // The defect: a constant interval, never growing.
+        return a.base_delay;
+    }
+    let growth = if fixed {
+        1
+    } else {
+        2u32.saturating_pow(n.min(20))
+    };
+    let ceiling = a.base_delay.saturating_mul(growth).min(a.max_delay);
+    if has(Defect::ClientNoJitter) {
+        return ceiling;
+    }
+    ceiling.mul_f64(rand::rng().random_range(0.0..=1.0))
+}
+
+/// With a low Remaining: the reset window spread over the requests left
+/// (the whole window when none are left). Reset may be delta seconds or an
+/// epoch timestamp.
+fn pacing(h: &reqwest::header::HeaderMap, low: u64) -> Option<Duration> {
+    let num = |k: &str| h.get(k)?.to_str().ok()?.trim().parse::<f64>().ok();
+    let remaining = num("x-ratelimit-remaining")?;
+    if remaining >= low as f64 {
+        return None;
+    }
+    let mut reset = num("x-ratelimit-reset")?;
+    if reset > 1e9 {
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .ok()?
+            .as_secs_f64();
+        reset -= now;
+    }
+    let reset = reset.clamp(0.0, 3600.0);
+    Some(Duration::from_secs_f64(reset / (remaining.max(0.0) + 1.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_forms() {
+        assert_eq!(parse_retry_after("3"), Some(3.0));
+        assert_eq!(parse_retry_after("-1"), None);
+        let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(5));
+        let s = parse_retry_after(&later).unwrap();
+        assert!(s > 3.5 && s <= 5.0, "{s}");
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(0.0)
+        );
+        assert_eq!(parse_retry_after("soon"), None);
+    }
+
+    #[test]
+    fn pacing_spreads_the_window() {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("x-ratelimit-remaining", "3".parse().unwrap());
+        h.insert("x-ratelimit-reset", "2".parse().unwrap());
+        assert_eq!(pacing(&h, 5), Some(Duration::from_millis(500)));
+        assert_eq!(pacing(&h, 3), None);
+        h.insert("x-ratelimit-remaining", "0".parse().unwrap());
+        assert_eq!(pacing(&h, 5), Some(Duration::from_secs(2)));
+    }
+}

@@ -1,0 +1,538 @@
+//! The scripted mock upstream: tminus plays the platform so an integration's
+//! *client* can be judged (see `checks::client`).
+//!
+//! A [`Script`] says, per route, which answers to give in order (status,
+//! headers, body, delay, `Retry-After` as seconds or an HTTP-date, or a fault:
+//! drop the connection after reading the body, or never answer), then a final
+//! answer for every later request. Every attempt is recorded (offset, method,
+//! path, headers, body sha256, `Idempotency-Key`, the answer given), because
+//! the judges work from that timeline, not from the script.
+//!
+//! Several clients share one upstream: client `n` is given the base URL
+//! `http://127.0.0.1:PORT/c/n`, the prefix is stripped, and each client has its
+//! own position in every route's script (a herd of K clients all see the same
+//! sequence). Bounded: a `hang` answers after `hang_cap` at the latest, and
+//! [`Upstream::shutdown`] aborts every connection.
+
+mod conn;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use sha2::{Digest, Sha256};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use conn::{ConnKill, KillListener};
+
+/// Longest a `hang` fault holds a request by default, so nothing waits forever.
+pub const DEFAULT_HANG_CAP: Duration = Duration::from_secs(30);
+
+/// How `Retry-After` is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryAfterForm {
+    /// `Retry-After: 2` (delta seconds, rounded up).
+    Seconds,
+    /// `Retry-After: Wed, 21 Oct 2015 07:28:02 GMT`, with a `Date` header.
+    HttpDate,
+}
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+    /// `Content-Type` of `body` (JSON unless told otherwise).
+    pub content_type: String,
+    pub retry_after: Option<(Duration, RetryAfterForm)>,
+}
+
+impl Reply {
+    pub fn status(status: u16) -> Self {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: format!("{{\"status\":{status}}}"),
+            content_type: "application/json".into(),
+            retry_after: None,
+        }
+    }
+    pub fn retry_after(mut self, after: Duration, form: RetryAfterForm) -> Self {
+        self.retry_after = Some((after, form));
+        self
+    }
+}
+
+/// What the upstream does with one request.
+#[derive(Debug, Clone)]
+pub enum Action {
+    Reply(Reply),
+    /// Read the whole request body, then drop the connection without answering.
+    Close,
+    /// Never answer (until the client gives up or `hang_cap` passes, then drop).
+    Hang,
+}
+
+/// An action and how long to wait before doing it.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub action: Action,
+    pub delay: Duration,
+}
+
+impl Step {
+    pub fn reply(r: Reply) -> Self {
+        Step {
+            action: Action::Reply(r),
+            delay: Duration::ZERO,
+        }
+    }
+    pub fn fault(a: Action) -> Self {
+        Step {
+            action: a,
+            delay: Duration::ZERO,
+        }
+    }
+}
+
+/// A fixed window of `limit` requests per client, announced with
+/// `X-RateLimit-Limit/Remaining/Reset` (Reset in delta seconds, rounded up);
+/// over the limit the answer is 429 with `Retry-After` until the window ends.
+#[derive(Debug, Clone, Copy)]
+pub struct RateWindow {
+    pub limit: u32,
+    pub window: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct RouteScript {
+    pub method: String,
+    pub path: String,
+    /// Used in order, one per request of a client.
+    pub steps: Vec<Step>,
+    /// Used for every request after `steps` ran out.
+    pub then: Step,
+    pub rate_limit: Option<RateWindow>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Script {
+    pub routes: Vec<RouteScript>,
+    /// Longest a `Hang` holds a request (default [`DEFAULT_HANG_CAP`]).
+    pub hang_cap: Option<Duration>,
+}
+
+/// What the client got for one attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Status {
+        status: u16,
+        /// The wait the answer asked for, in seconds: the delta, or for an
+        /// HTTP-date the date minus the `Date` header.
+        retry_after: Option<f64>,
+        form: Option<RetryAfterForm>,
+    },
+    Closed,
+    Hung,
+}
+
+impl Answer {
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Answer::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+    pub fn retry_after(&self) -> Option<f64> {
+        match self {
+            Answer::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+    pub fn is_success(&self) -> bool {
+        matches!(self.status(), Some(s) if (200..300).contains(&s))
+    }
+    /// `429 RA=1s`, `closed`, `hung`.
+    pub fn short(&self) -> String {
+        match self {
+            Answer::Status {
+                status,
+                retry_after: Some(ra),
+                form,
+            } => format!(
+                "{status} Retry-After {}{ra:.0}s",
+                if *form == Some(RetryAfterForm::HttpDate) {
+                    "(date) "
+                } else {
+                    ""
+                }
+            ),
+            Answer::Status { status, .. } => status.to_string(),
+            Answer::Closed => "connection dropped".into(),
+            Answer::Hung => "no answer".into(),
+        }
+    }
+}
+
+/// One request as the upstream saw it.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    /// Which client (the `/c/n` prefix; 0 without one).
+    pub client: usize,
+    /// Arrival, since the upstream started.
+    pub at: Duration,
+    /// When the answer went out (or the connection was dropped).
+    pub answered_at: Duration,
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body_sha256: String,
+    pub body_len: usize,
+    pub content_type: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub answer: Answer,
+}
+
+impl Attempt {
+    pub fn is_mutating(&self) -> bool {
+        matches!(self.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE")
+    }
+}
+
+struct Inner {
+    script: Script,
+    started: Instant,
+    attempts: Mutex<Vec<Attempt>>,
+    /// (client, route) -> next step index.
+    positions: Mutex<HashMap<(usize, usize), usize>>,
+    /// (client, route) -> (window start, requests used).
+    windows: Mutex<HashMap<(usize, usize), (Instant, u32)>>,
+}
+
+/// A running mock upstream on 127.0.0.1.
+pub struct Upstream {
+    addr: SocketAddr,
+    inner: Arc<Inner>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Upstream {
+    /// Binds 127.0.0.1:0 and serves `script`.
+    pub async fn start(script: Script) -> std::io::Result<Upstream> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let inner = Arc::new(Inner {
+            script,
+            started: Instant::now(),
+            attempts: Mutex::new(Vec::new()),
+            positions: Mutex::new(HashMap::new()),
+            windows: Mutex::new(HashMap::new()),
+        });
+        let app = Router::new()
+            .fallback(handle)
+            .with_state(inner.clone())
+            .into_make_service_with_connect_info::<ConnKill>();
+        let (stop, stop_rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let serve = axum::serve(KillListener(listener), app).with_graceful_shutdown(async {
+                let _ = stop_rx.await;
+            });
+            let _ = serve.await;
+        });
+        Ok(Upstream {
+            addr,
+            inner,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// The base URL client `n` is given.
+    pub fn client_url(&self, n: usize) -> String {
+        format!("http://{}/c/{n}", self.addr)
+    }
+
+    /// Time since the upstream started (the origin of every offset).
+    pub fn now(&self) -> Duration {
+        self.inner.started.elapsed()
+    }
+
+    /// Every attempt so far, in arrival order.
+    pub fn attempts(&self) -> Vec<Attempt> {
+        let mut v = lock(&self.inner.attempts).clone();
+        v.sort_by_key(|a| a.at);
+        v
+    }
+
+    pub fn attempt_count(&self, client: usize) -> usize {
+        lock(&self.inner.attempts)
+            .iter()
+            .filter(|a| a.client == client)
+            .count()
+    }
+
+    /// Stops serving; hung requests and open connections are aborted within 1 s.
+    pub async fn shutdown(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(mut t) = self.task.take() {
+            if tokio::time::timeout(Duration::from_secs(1), &mut t)
+                .await
+                .is_err()
+            {
+                t.abort();
+            }
+        }
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned lock only means another handler panicked; the data is still usable.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Splits `/c/3/public/v1/x` into (3, `/public/v1/x`).
+fn split_client(path: &str) -> (usize, String) {
+    if let Some(rest) = path.strip_prefix("/c/") {
+        let (n, tail) = rest.split_once('/').unwrap_or((rest, ""));
+        if let Ok(n) = n.parse::<usize>() {
+            return (n, format!("/{tail}"));
+        }
+    }
+    (0, path.to_owned())
+}
+
+async fn handle(
+    State(inner): State<Arc<Inner>>,
+    ConnectInfo(kill): ConnectInfo<ConnKill>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let at = inner.started.elapsed();
+    let (client, path) = split_client(uri.path());
+    let route = inner
+        .script
+        .routes
+        .iter()
+        .position(|r| r.method.eq_ignore_ascii_case(method.as_str()) && r.path == path);
+    let mut step = match route {
+        Some(ri) => {
+            let r = &inner.script.routes[ri];
+            let mut pos = lock(&inner.positions);
+            let p = pos.entry((client, ri)).or_insert(0);
+            let s = r.steps.get(*p).cloned().unwrap_or_else(|| r.then.clone());
+            *p += 1;
+            s
+        }
+        None => Step::reply(Reply {
+            body: format!("{{\"error\":{{\"code\":\"NOT_SCRIPTED\",\"message\":\"no script for {method} {path}\"}}}}"),
+            ..Reply::status(404)
+        }),
+    };
+    let mut extra: Vec<(String, String)> = Vec::new();
+    if let Some(w) = route.and_then(|ri| inner.script.routes[ri].rate_limit.map(|w| (ri, w))) {
+        let (ri, w) = w;
+        let now = Instant::now();
+        let mut wins = lock(&inner.windows);
+        let e = wins.entry((client, ri)).or_insert((now, 0));
+        if now.duration_since(e.0) >= w.window {
+            *e = (now, 0);
+        }
+        e.1 += 1;
+        let left = w.window.saturating_sub(now.duration_since(e.0));
+        let reset = left.as_secs_f64().ceil().max(1.0) as u64;
+        extra.push(("X-RateLimit-Limit".into(), w.limit.to_string()));
+        extra.push((
+            "X-RateLimit-Remaining".into(),
+            w.limit.saturating_sub(e.1).to_string(),
+        ));
+        extra.push(("X-RateLimit-Reset".into(), reset.to_string()));
+        if e.1 > w.limit {
+            step = Step::reply(
+                Reply::status(429).retry_after(Duration::from_secs(reset), RetryAfterForm::Seconds),
+            );
+        }
+    }
+    if !step.delay.is_zero() {
+        tokio::time::sleep(step.delay).await;
+    }
+    let key = headers
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let mut record = Attempt {
+        client,
+        at,
+        answered_at: at,
+        method: method.to_string(),
+        path: path.clone(),
+        headers: headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body_sha256: hex::encode(Sha256::digest(&body)),
+        body_len: body.len(),
+        content_type: headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        idempotency_key: key,
+        answer: Answer::Closed,
+    };
+    let response = match step.action {
+        Action::Close => {
+            kill.kill();
+            record.answered_at = inner.started.elapsed();
+            lock(&inner.attempts).push(record);
+            // The connection is marked dead: writing this fails and hyper drops it.
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        }
+        Action::Hang => {
+            record.answer = Answer::Hung;
+            record.answered_at = at;
+            lock(&inner.attempts).push(record);
+            // Dropped by hyper when the client disconnects; bounded by the cap.
+            tokio::time::sleep(inner.script.hang_cap.unwrap_or(DEFAULT_HANG_CAP)).await;
+            kill.kill();
+            return StatusCode::GATEWAY_TIMEOUT.into_response();
+        }
+        Action::Reply(r) => r,
+    };
+    let mut out = (
+        StatusCode::from_u16(response.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        response.body.clone(),
+    )
+        .into_response();
+    let h = out.headers_mut();
+    set(h, "content-type", &response.content_type);
+    let mut ra_secs = None;
+    let mut form = None;
+    if let Some((after, f)) = response.retry_after {
+        form = Some(f);
+        match f {
+            RetryAfterForm::Seconds => {
+                let s = after.as_secs_f64().ceil() as u64;
+                ra_secs = Some(s as f64);
+                set(h, "retry-after", &s.to_string());
+            }
+            RetryAfterForm::HttpDate => {
+                // Whole seconds on both headers, so date - Date is exactly the wait.
+                let now = SystemTime::UNIX_EPOCH
+                    + Duration::from_secs(
+                        SystemTime::now()
+                            .duration_since(SystemTime::UNIX_EPOCH)
+                            .map(|d| d.as_secs())
+                            .unwrap_or(0),
+                    );
+                let secs = after.as_secs_f64().ceil() as u64;
+                ra_secs = Some(secs as f64);
+                set(h, "date", &httpdate::fmt_http_date(now));
+                set(
+                    h,
+                    "retry-after",
+                    &httpdate::fmt_http_date(now + Duration::from_secs(secs)),
+                );
+            }
+        }
+    }
+    for (k, v) in response.headers.iter().chain(extra.iter()) {
+        set(h, k, v);
+    }
+    record.answer = Answer::Status {
+        status: response.status,
+        retry_after: ra_secs,
+        form,
+    };
+    record.answered_at = inner.started.elapsed();
+    lock(&inner.attempts).push(record);
+    out
+}
+
+fn set(h: &mut HeaderMap, k: &str, v: &str) {
+    if let (Ok(k), Ok(v)) = (HeaderName::try_from(k), HeaderValue::try_from(v)) {
+        h.insert(k, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_prefix() {
+        assert_eq!(split_client("/c/3/public/v1/x"), (3, "/public/v1/x".into()));
+        assert_eq!(split_client("/public/v1/x"), (0, "/public/v1/x".into()));
+        assert_eq!(split_client("/c/7"), (7, "/".into()));
+    }
+
+    #[tokio::test]
+    async fn scripts_in_order_per_client_and_records() {
+        let script = Script {
+            routes: vec![RouteScript {
+                method: "POST".into(),
+                path: "/p".into(),
+                steps: vec![
+                    Step::fault(Action::Close),
+                    Step::reply(
+                        Reply::status(429)
+                            .retry_after(Duration::from_secs(2), RetryAfterForm::HttpDate),
+                    ),
+                ],
+                then: Step::reply(Reply::status(201)),
+                rate_limit: None,
+            }],
+            hang_cap: Some(Duration::from_secs(1)),
+        };
+        let up = Upstream::start(script).await.unwrap();
+        let c = reqwest::Client::new();
+        let url = format!("{}/p", up.client_url(1));
+        let e = c
+            .post(&url)
+            .header("Idempotency-Key", "k1")
+            .body("a=1")
+            .send()
+            .await;
+        assert!(e.is_err(), "the close fault answers nothing");
+        let r = c.post(&url).body("{}").send().await.unwrap();
+        assert_eq!(r.status(), 429);
+        let ra = httpdate::parse_http_date(r.headers()["retry-after"].to_str().unwrap()).unwrap();
+        let date = httpdate::parse_http_date(r.headers()["date"].to_str().unwrap()).unwrap();
+        assert_eq!(ra.duration_since(date).unwrap(), Duration::from_secs(2));
+        assert_eq!(c.post(&url).send().await.unwrap().status(), 201);
+        // Another client starts at the top of the script.
+        let other = format!("{}/p", up.client_url(2));
+        assert!(c.post(&other).send().await.is_err());
+        let a = up.attempts();
+        assert_eq!(a.len(), 4);
+        assert_eq!(a[0].idempotency_key.as_deref(), Some("k1"));
+        assert_eq!(a[0].answer, Answer::Closed);
+        assert_eq!(a[1].answer.retry_after(), Some(2.0));
+        assert_eq!(up.attempt_count(1), 3);
+        up.shutdown().await;
+    }
+}

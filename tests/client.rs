@@ -1,0 +1,242 @@
+//! Client certification (issue 5): the reference client passes every check
+//! of suites/client-certification.yaml, each client defect fails exactly its
+//! intended check, and a broken client command gives an error within its
+//! timeout and leaves no process behind.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+const SUITE: &str = "suites/client-certification.yaml";
+
+/// (defect, the checks it must fail; every other check must pass).
+const TABLE: &[(&str, &[&str])] = &[
+    ("", &[]),
+    // RETRY-004 too: it retries long before a huge Retry-After instead of giving up.
+    (
+        "client-ignores-retry-after",
+        &[
+            "respects-retry-after",
+            "respects-retry-after-date",
+            "bounded-huge-retry-after",
+        ],
+    ),
+    ("client-no-jitter", &["jitter"]),
+    ("client-unbounded", &["bounded", "bounded-huge-retry-after"]),
+    ("client-retries-4xx", &["no-retry-on-4xx"]),
+    ("client-new-key-per-attempt", &["idempotency-keys"]),
+    ("client-no-key", &["idempotency-keys"]),
+    ("client-fixed-backoff", &["exponential-backoff"]),
+    ("client-retries-503-blindly", &["retry-503-policy"]),
+    ("client-ignores-remaining", &["slows-before-limit"]),
+];
+
+/// Runs the suite with the reference client switched into `defect` (the
+/// client reads TMINUS_CLIENT_DEFECTS, inherited through tminus).
+fn run_with_defect(defect: &str) -> Vec<(String, String)> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("report.json");
+    let suite = repo().join(SUITE);
+    let out = tminus(
+        dir.path(),
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--report-dir",
+            dir.path().to_str().unwrap(),
+        ],
+        &[("TMINUS_CLIENT_DEFECTS", defect)],
+        Duration::from_secs(150),
+    );
+    assert!(
+        json.exists(),
+        "no report for `{defect}`; stderr:\n{}",
+        stderr(&out)
+    );
+    verdicts(&json)
+}
+
+#[test]
+fn reference_client_passes_and_each_defect_fails_only_its_check() {
+    let started = Instant::now();
+    let mut problems = Vec::new();
+    // Three suite runs at a time: the jitter check alone starts 50 clients.
+    for batch in TABLE.chunks(3) {
+        let handles: Vec<_> = batch
+            .iter()
+            .map(|(defect, failing)| {
+                let (defect, failing) = (defect.to_string(), failing.to_vec());
+                std::thread::spawn(move || (defect.clone(), failing, run_with_defect(&defect)))
+            })
+            .collect();
+        for h in handles {
+            let (defect, failing, v) = h.join().expect("suite run");
+            assert_eq!(v.len(), 10, "{defect}: {v:?}");
+            for (id, verdict) in &v {
+                let check = id.rsplit('/').next().unwrap();
+                let want = if failing.contains(&check) {
+                    "fail"
+                } else {
+                    "pass"
+                };
+                if verdict != want {
+                    problems.push(format!(
+                        "defect `{defect}`: {id} is {verdict}, expected {want}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    eprintln!("defect table took {:?}", started.elapsed());
+}
+
+/// True when a process whose command line holds `marker` is still alive.
+fn process_alive(marker: &str) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.filter_map(|e| e.ok()).any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .map(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(marker)
+            })
+            .unwrap_or(false)
+    })
+}
+
+fn run_broken(dir: &Path, argv: &str) -> (String, String, Duration) {
+    let suite = dir.join("broken.yaml");
+    std::fs::write(
+        &suite,
+        format!(
+            "suite: broken-client\ntarget: {{ base_url: \"http://127.0.0.1:9\" }}\nchecks:\n  - id: c\n    kind: client.respects_retry_after\n    client: {{ argv: {argv}, timeout: 2s }}\n"
+        ),
+    )
+    .unwrap();
+    let json = dir.join("r.json");
+    let started = Instant::now();
+    let out = tminus(
+        dir,
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--report-dir",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(30),
+    );
+    let took = started.elapsed();
+    let v = verdicts(&json);
+    let report = std::fs::read_to_string(&json).unwrap();
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    (v[0].1.clone(), report, took)
+}
+
+#[test]
+fn broken_client_commands_are_errors_within_the_timeout_and_leave_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+
+    let (v, report, took) = run_broken(d, "[\"/nonexistent/tminus-client-xyz\"]");
+    assert_eq!(v, "error", "{report}");
+    assert!(
+        report.contains("cannot start the client command"),
+        "{report}"
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+
+    let (v, report, _) = run_broken(d, "[sh, -c, \"echo boom >&2; exit 3\"]");
+    assert_eq!(v, "error", "{report}");
+    assert!(
+        report.contains("sent no request")
+            && report.contains("status 3")
+            && report.contains("boom"),
+        "{report}"
+    );
+
+    // A hanging client that also started a child: both must be gone.
+    let marker = format!("91.{}", std::process::id());
+    let (v, report, took) =
+        run_broken(d, &format!("[sh, -c, \"sleep {marker} & sleep {marker}\"]"));
+    assert_eq!(v, "error", "{report}");
+    assert!(report.contains("timeout"), "{report}");
+    assert!(
+        took < Duration::from_secs(10),
+        "hang was not cut at the 2 s timeout: {took:?}"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !process_alive(&format!("sleep {marker}")),
+        "a client process survived the check"
+    );
+}
+
+#[test]
+fn reference_subcommand_and_defect_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tminus(
+        dir.path(),
+        &["reference", "--list-defects"],
+        &[],
+        Duration::from_secs(10),
+    );
+    let text = stdout(&out);
+    let client_section = text
+        .split("client defects")
+        .nth(1)
+        .expect("a client section");
+    assert!(client_section.contains("client-no-jitter"), "{text}");
+    assert!(
+        !text
+            .split("client defects")
+            .next()
+            .unwrap()
+            .contains("client-no-jitter"),
+        "{text}"
+    );
+    let out = tminus(
+        dir.path(),
+        &["reference", "--defect", "client-no-key"],
+        &[],
+        Duration::from_secs(10),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("reference client"),
+        "{}",
+        stderr(&out)
+    );
+    // Nothing listens on port 9: the reference client gives up visibly.
+    let out = tminus(
+        dir.path(),
+        &[
+            "reference",
+            "client",
+            "--url",
+            "http://127.0.0.1:9",
+            "--max-attempts",
+            "2",
+            "--base-delay",
+            "10ms",
+        ],
+        &[],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("giving up after 2 attempts"),
+        "{}",
+        stderr(&out)
+    );
+}
