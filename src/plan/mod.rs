@@ -325,8 +325,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             }
             CheckEntry::ClientSlowsBeforeLimit(s) => {
                 CheckPlan::Client(ctx.client_slows_before_limit(s))
-            }
-            // family: end
+            } // family: end
         };
         if !selected(&suite_name, &id.value, c.tags(), opts) {
             continue;
