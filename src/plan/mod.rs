@@ -7,6 +7,7 @@ pub mod request;
 pub mod template;
 
 // family: idempotency
+pub mod idempotency;
 
 // family: rate_limit
 
@@ -96,7 +97,7 @@ pub struct PlannedCheck {
 pub enum CheckPlan {
     Steps(StepsPlan),
     // family: idempotency
-
+    Idempotency(Box<idempotency::IdemPlan>),
     // family: rate_limit
 
     // family: trace
@@ -291,16 +292,23 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
         let body = match c {
             CheckEntry::Steps(s) => CheckPlan::Steps(plan_steps(ctx, s)),
             // family: idempotency
+            c @ (CheckEntry::IdemReplay(_)
+            | CheckEntry::IdemDistinctKeys(_)
+            | CheckEntry::IdemMismatch(_)
+            | CheckEntry::IdemConcurrent(_)
+            | CheckEntry::IdemLostResponse(_)
+            | CheckEntry::IdemErrorsNotCached(_)
+            | CheckEntry::IdemInFlight(_)
+            | CheckEntry::IdemMissingKey(_)
+            | CheckEntry::IdemKeyScope(_)) => CheckPlan::Idempotency(Box::new(ctx.idempotency(c))), // family: rate_limit
 
-            // family: rate_limit
+                                                                                                    // family: trace
 
-            // family: trace
+                                                                                                    // family: webhook
 
-            // family: webhook
+                                                                                                    // family: client
 
-            // family: client
-
-            // family: end
+                                                                                                    // family: end
         };
         if !selected(&suite_name, &id.value, c.tags(), opts) {
             continue;

@@ -44,6 +44,7 @@ mod trace;
 mod validate;
 
 // family: idempotency
+mod idempotency;
 
 // family: rate_limit
 
@@ -85,6 +86,10 @@ pub struct ReferenceConfig {
     pub api_keys: Vec<String>,
     /// Artificial latency added to every `/public/v1/*` response; zero by default.
     pub latency: Duration,
+    /// How long an idempotency key is remembered (24 h, as BOTIX documents).
+    pub idempotency_ttl: Duration,
+    /// `POST /public/v1/messages` without `Idempotency-Key` is 400 (BOTIX default).
+    pub idempotency_key_required: bool,
 }
 
 impl Default for ReferenceConfig {
@@ -93,6 +98,8 @@ impl Default for ReferenceConfig {
             defects: Vec::new(),
             api_keys: vec![DEFAULT_API_KEY.into(), SECOND_API_KEY.into()],
             latency: Duration::ZERO,
+            idempotency_ttl: Duration::from_secs(24 * 3600),
+            idempotency_key_required: true,
         }
     }
 }
@@ -116,6 +123,11 @@ pub fn router(config: ReferenceConfig) -> Router {
         .route("/public/v1/contacts", get(contacts::list))
         .route("/public/v1/scenarios/{id}/run", post(scenarios::run))
         .route("/public/v1/scenario-runs/{run_id}", get(scenarios::status))
+        // Innermost: runs after auth, so the key is scoped by the caller's API key.
+        .route_layer(middleware::from_fn_with_state(
+            idempotency::Idempotency::new(state.clone()),
+            idempotency::guard,
+        ))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_api_key,
