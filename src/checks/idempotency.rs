@@ -646,6 +646,10 @@ async fn errors(mut r: Run<'_>, invalid: &crate::plan::RequestPlan, cached: bool
     )))
 }
 
+/// Rounds of the in-flight check: a round is redone (new key, doubled wait)
+/// when the retry overtook the slow first request on its way to the target.
+const IN_FLIGHT_ROUNDS: u32 = 3;
+
 async fn in_flight(
     mut r: Run<'_>,
     slow: &[(String, Template)],
@@ -653,72 +657,95 @@ async fn in_flight(
     retry_after: Duration,
     retry_within: Duration,
 ) -> Res {
-    let key = r.new_key();
-    let req = r.render(&r.ctx.target, Some(&key));
-    let mut slow_req = req.clone();
-    for (k, v) in slow {
-        slow_req.set_header(k, v.render(&r.scope));
-    }
-    slow_req.timeout = slow_req.timeout.max(retry_within);
-    let before = r.counter("counter before").await?;
-    let client = r.ctx.client.clone();
-    let first_task = tokio::spawn(async move { client.send(&slow_req).await });
-    tokio::time::sleep(retry_after).await;
-    let during = r.send(&req, "retry while in flight").await?;
-    let first = match tokio::time::timeout(retry_within + Duration::from_secs(1), first_task).await
-    {
-        Ok(Ok(Ok(ex))) => ex,
-        Ok(Ok(Err(e))) => return Err(Outcome::transport("first (slow)", &e)),
-        _ => {
-            return Err(Outcome::error(format!(
-                "the first attempt did not finish within {retry_within:?}"
-            )))
+    let mut wait = retry_after;
+    for round in 1..=IN_FLIGHT_ROUNDS {
+        let key = r.new_key();
+        let req = r.render(&r.ctx.target, Some(&key));
+        let mut slow_req = req.clone();
+        for (k, v) in slow {
+            slow_req.set_header(k, v.render(&r.scope));
         }
-    };
-    r.evidence
-        .insert(0, Evidence::from_exchange("first (slow)", &first));
-    r.require_success(&first, "first (slow)")?;
-    if !conflict.matches(during.status()) {
-        let how = if r.plan.success.matches(during.status()) {
-            "was answered as if executed"
-        } else {
-            "got an unexpected status"
-        };
-        r.problem(
-            format!(
-                "a retry while the first attempt was still running {how}: {} (first {} after {:.1} s)",
-                describe(&during),
-                describe(&first),
-                first.elapsed.as_secs_f64()
-            ),
-            format!("status {conflict}"),
-            format!("status {}", during.status()),
+        slow_req.timeout = slow_req.timeout.max(retry_within);
+        let before = r.counter("counter before").await?;
+        let client = r.ctx.client.clone();
+        let first_task = tokio::spawn(async move { client.send(&slow_req).await });
+        tokio::time::sleep(wait).await;
+        let during = r.send(&req, "retry while in flight").await?;
+        let first =
+            match tokio::time::timeout(retry_within + Duration::from_secs(1), first_task).await {
+                Ok(Ok(Ok(ex))) => ex,
+                Ok(Ok(Err(e))) => return Err(Outcome::transport("first (slow)", &e)),
+                _ => {
+                    return Err(Outcome::error(format!(
+                        "the first attempt did not finish within {retry_within:?}"
+                    )))
+                }
+            };
+        r.evidence
+            .push(Evidence::from_exchange("first (slow)", &first));
+        // The retry reached the target first (a loaded machine delayed the
+        // slow request): the first is then the replay. Nothing was in flight
+        // when the retry came, so this round judges nothing; redo it.
+        if r.marked(&first) && r.plan.success.matches(during.status()) {
+            if round == IN_FLIGHT_ROUNDS {
+                return Err(Outcome::error(format!(
+                    "in {IN_FLIGHT_ROUNDS} rounds the retry always reached the target before the slow first request (last wait {wait:?}): raise `retry_after` and the delay in `slow_headers`"
+                ))
+                .with_evidence(r.evidence));
+            }
+            r.ctx.note(format!(
+                "the retry overtook the first request; round {} with a {:?} wait",
+                round + 1,
+                wait * 2
+            ));
+            wait *= 2;
+            continue;
+        }
+        r.require_success(&first, "first (slow)")?;
+        if !conflict.matches(during.status()) {
+            let how = if r.plan.success.matches(during.status()) {
+                "was answered as if executed"
+            } else {
+                "got an unexpected status"
+            };
+            r.problem(
+                format!(
+                    "a retry while the first attempt was still running {how}: {} (first {} after {:.1} s)",
+                    describe(&during),
+                    describe(&first),
+                    first.elapsed.as_secs_f64()
+                ),
+                format!("status {conflict}"),
+                format!("status {}", during.status()),
+            );
+        }
+        let after_done = r.send(&req, "retry after completion").await?;
+        let after = r.counter("counter after").await?;
+        if after_done.status() != first.status() {
+            r.problem(
+                format!(
+                    "the retry after completion got {}, not the first result {}",
+                    describe(&after_done),
+                    describe(&first)
+                ),
+                format!("status {}", first.status()),
+                format!("status {}", after_done.status()),
+            );
+        }
+        r.delta(
+            before,
+            after,
+            1,
+            "a slow request, a retry during it and one after",
         );
+        return Ok(r.finish(format!(
+            "in flight: {}, after completion: {}, one execution",
+            describe(&during),
+            describe(&after_done)
+        )));
     }
-    let after_done = r.send(&req, "retry after completion").await?;
-    let after = r.counter("counter after").await?;
-    if after_done.status() != first.status() {
-        r.problem(
-            format!(
-                "the retry after completion got {}, not the first result {}",
-                describe(&after_done),
-                describe(&first)
-            ),
-            format!("status {}", first.status()),
-            format!("status {}", after_done.status()),
-        );
-    }
-    r.delta(
-        before,
-        after,
-        1,
-        "a slow request, a retry during it and one after",
-    );
-    Ok(r.finish(format!(
-        "in flight: {}, after completion: {}, one execution",
-        describe(&during),
-        describe(&after_done)
-    )))
+    // Not reached: the last round returns either way.
+    Err(Outcome::error("the in-flight check ran out of rounds"))
 }
 
 async fn missing_key(
