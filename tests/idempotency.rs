@@ -189,3 +189,56 @@ checks:
     assert!(err.contains("invalid JSON path `nope`"), "{err}");
     assert!(err.contains("bad.yaml:7:"), "{err}");
 }
+
+/// The reference's documented codes: malformed keys, quoted = bare, mismatch,
+/// missing key, optional key on the older routes.
+#[tokio::test]
+async fn reference_key_handling_and_codes() {
+    let reference = RefHandle::start(&[]);
+    let c = reqwest::Client::new();
+    let url = format!("{}/public/v1/messages", reference.url);
+    let post = |key: Option<&str>, text: &str| {
+        let mut b = c
+            .post(&url)
+            .bearer_auth("ref_test_key_a")
+            .json(&serde_json::json!({"contact_id": 1, "text": text}));
+        if let Some(k) = key {
+            b = b.header("Idempotency-Key", k);
+        }
+        b.send()
+    };
+    let code = |v: serde_json::Value| v["error"]["code"].as_str().unwrap_or_default().to_owned();
+
+    let r = post(None, "x").await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(code(r.json().await.unwrap()), "IDEMPOTENCY_KEY_REQUIRED");
+    for bad in ["", "\"\"", &"k".repeat(256)] {
+        let r = post(Some(bad), "x").await.unwrap();
+        assert_eq!(r.status(), 400, "{bad:?}");
+        assert_eq!(code(r.json().await.unwrap()), "IDEMPOTENCY_KEY_INVALID");
+    }
+    let key = uuid::Uuid::new_v4().to_string();
+    let first = post(Some(&key), "same").await.unwrap();
+    assert_eq!(first.status(), 201);
+    assert!(first.headers().get("idempotent-replayed").is_none());
+    let quoted = post(Some(&format!("\"{key}\"")), "same").await.unwrap();
+    assert_eq!(quoted.status(), 201);
+    assert_eq!(quoted.headers()["idempotent-replayed"], "1");
+    let other = post(Some(&key), "different").await.unwrap();
+    assert_eq!(other.status(), 422);
+    assert_eq!(
+        code(other.json().await.unwrap()),
+        "IDEMPOTENCY_KEY_MISMATCH"
+    );
+
+    // Bulk-create predates the key: keyless calls still execute.
+    let r = c
+        .post(format!("{}/public/v1/contacts/bulk-create", reference.url))
+        .bearer_auth("ref_test_key_a")
+        .json(&serde_json::json!({"contacts": [{"name": "a", "phone": "+1"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    drop(reference);
+}

@@ -344,6 +344,71 @@ fn dur(d: &Option<Spanned<DurationValue>>, default: Duration) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::{build_with_env, CheckPlan, PlanOptions};
+    use crate::suite::LoadedSuite;
+
+    fn plan_one(check: &str) -> IdemPlan {
+        let src =
+            format!("suite: s\ntarget: {{ base_url: \"http://127.0.0.1:1\" }}\nchecks:\n{check}");
+        let path = std::path::Path::new("s.yaml");
+        let file = crate::suite::load::parse_str(path, &src).expect("parses");
+        let loaded = vec![LoadedSuite {
+            path: path.into(),
+            source: src.clone(),
+            file,
+        }];
+        let mut plan = build_with_env(&loaded, &PlanOptions::default(), &|_| None)
+            .unwrap_or_else(|d| panic!("{d}"));
+        match plan.suites.remove(0).checks.remove(0).body {
+            CheckPlan::Idempotency(p) => *p,
+            other => panic!("not an idempotency plan: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn replay_defaults_follow_the_checklist() {
+        let p = plan_one(
+            "  - id: r\n    kind: idempotency.replay\n    request: { method: POST, path: /m }\n    effects: { request: { path: /c }, value: $.count }\n",
+        );
+        assert_eq!(p.key_header, "Idempotency-Key");
+        assert_eq!(p.marker.header, "Idempotent-Replayed");
+        assert_eq!(p.marker.values, vec!["1"]);
+        assert_eq!(p.marker.policy, MarkerPolicy::Required);
+        assert!(p.success.matches(201) && !p.success.matches(409));
+        let (a, b) = (
+            p.key.render(&Default::default()),
+            p.key.render(&Default::default()),
+        );
+        assert_ne!(a, b, "a fresh key per render");
+        assert!(
+            uuid::Uuid::parse_str(&a).is_ok_and(|u| u.get_version_num() == 4),
+            "{a}"
+        );
+    }
+
+    #[test]
+    fn dialect_parameters_are_taken_as_written() {
+        let p = plan_one(
+            "  - id: c\n    kind: idempotency.concurrent\n    request: { method: POST, path: /m }\n    effects: { request: { path: /c }, value: $.items }\n    key_header: X-Idem\n    key: \"order-${uuid}\"\n    marker: { header: X-Replayed, values: [true, 1], policy: forbidden }\n    concurrency: 4\n    conflict_status: [409, 425]\n    allow_replay: false\n",
+        );
+        assert_eq!(p.key_header, "X-Idem");
+        assert!(p.key.render(&Default::default()).starts_with("order-"));
+        assert_eq!(p.marker.values, vec!["true", "1"]);
+        assert_eq!(p.marker.policy, MarkerPolicy::Forbidden);
+        match p.mode {
+            Mode::Concurrent {
+                n,
+                conflict,
+                allow_replay,
+                ..
+            } => {
+                assert_eq!(n, 4);
+                assert!(conflict.matches(425));
+                assert!(!allow_replay);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn policies_parse_with_spelling_variants() {
