@@ -48,6 +48,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         CheckPlan::Steps(p) => steps::run(p, ctx).await,
         // family: idempotency
         CheckPlan::Idempotency(p) => idempotency::run(p, ctx).await,
+
         // family: rate_limit
 
         // family: trace

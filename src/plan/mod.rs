@@ -98,6 +98,7 @@ pub enum CheckPlan {
     Steps(StepsPlan),
     // family: idempotency
     Idempotency(Box<idempotency::IdemPlan>),
+
     // family: rate_limit
 
     // family: trace
@@ -300,15 +301,19 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             | CheckEntry::IdemErrorsNotCached(_)
             | CheckEntry::IdemInFlight(_)
             | CheckEntry::IdemMissingKey(_)
-            | CheckEntry::IdemKeyScope(_)) => CheckPlan::Idempotency(Box::new(ctx.idempotency(c))), // family: rate_limit
+            | CheckEntry::IdemKeyScope(_)) => {
+                CheckPlan::Idempotency(Box::new(ctx.idempotency(c)))
+            }
 
-                                                                                                    // family: trace
+            // family: rate_limit
 
-                                                                                                    // family: webhook
+            // family: trace
 
-                                                                                                    // family: client
+            // family: webhook
 
-                                                                                                    // family: end
+            // family: client
+
+            // family: end
         };
         if !selected(&suite_name, &id.value, c.tags(), opts) {
             continue;

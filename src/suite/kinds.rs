@@ -60,6 +60,7 @@ pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
         STEPS_KINDS,
         // family: idempotency
         super::idempotency::KINDS,
+
         // family: rate_limit
 
         // family: trace
@@ -143,6 +144,7 @@ pub enum CheckEntry {
     IdemInFlight(super::idempotency::InFlightSpec),
     IdemMissingKey(super::idempotency::MissingKeySpec),
     IdemKeyScope(super::idempotency::KeyScopeSpec),
+
     // family: rate_limit
 
     // family: trace
@@ -169,6 +171,7 @@ impl CheckEntry {
             CheckEntry::IdemInFlight(_) => "idempotency.in_flight",
             CheckEntry::IdemMissingKey(_) => "idempotency.missing_key",
             CheckEntry::IdemKeyScope(_) => "idempotency.key_scope",
+
             // family: rate_limit
 
             // family: trace
@@ -194,6 +197,7 @@ impl CheckEntry {
             CheckEntry::IdemInFlight(s) => s,
             CheckEntry::IdemMissingKey(s) => s,
             CheckEntry::IdemKeyScope(s) => s,
+
             // family: rate_limit
 
             // family: trace
