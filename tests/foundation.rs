@@ -204,6 +204,7 @@ fn only_and_tag_select_checks() {
         ids,
         vec![
             "launch-checklist/auth-rejects-bad-key",
+            "launch-checklist/idem-key-scope",
             "launch-checklist/request-id-hygiene"
         ]
     );

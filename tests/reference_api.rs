@@ -40,6 +40,8 @@ fn header<'a>(resp: &'a reqwest::Response, name: &str) -> Option<&'a str> {
 async fn create_message(c: &Client, base: &str, key: &str, text: &str) -> reqwest::Response {
     c.post(format!("{base}/public/v1/messages"))
         .bearer_auth(key)
+        // Required on this route by the idempotency layer.
+        .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
         .json(&json!({"contact_id": 1, "text": text}))
         .send()
         .await
@@ -214,6 +216,7 @@ async fn validation_errors_are_422_naming_the_field() {
         let resp = c
             .post(format!("{base}{path}"))
             .bearer_auth(DEFAULT_API_KEY)
+            .header("Idempotency-Key", uuid::Uuid::new_v4().to_string())
             .header("content-type", "application/json")
             .body(body.clone())
             .send()

@@ -7,6 +7,7 @@ pub mod expect;
 pub mod outcome;
 pub mod steps;
 // family: idempotency
+pub mod idempotency;
 
 // family: rate_limit
 pub mod rate_limit;
@@ -49,6 +50,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
     match plan {
         CheckPlan::Steps(p) => steps::run(p, ctx).await,
         // family: idempotency
+        CheckPlan::Idempotency(p) => idempotency::run(p, ctx).await,
 
         // family: rate_limit
         CheckPlan::RateLimitHeaders(p) => rate_limit::headers(p, ctx).await,

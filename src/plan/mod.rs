@@ -7,6 +7,7 @@ pub mod request;
 pub mod template;
 
 // family: idempotency
+pub mod idempotency;
 
 // family: rate_limit
 pub mod rate_limit;
@@ -99,6 +100,7 @@ pub struct PlannedCheck {
 pub enum CheckPlan {
     Steps(StepsPlan),
     // family: idempotency
+    Idempotency(Box<idempotency::IdemPlan>),
 
     // family: rate_limit
     RateLimitHeaders(rate_limit::HeadersPlan),
@@ -296,6 +298,15 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
         let body = match c {
             CheckEntry::Steps(s) => CheckPlan::Steps(plan_steps(ctx, s)),
             // family: idempotency
+            c @ (CheckEntry::IdemReplay(_)
+            | CheckEntry::IdemDistinctKeys(_)
+            | CheckEntry::IdemMismatch(_)
+            | CheckEntry::IdemConcurrent(_)
+            | CheckEntry::IdemLostResponse(_)
+            | CheckEntry::IdemErrorsNotCached(_)
+            | CheckEntry::IdemInFlight(_)
+            | CheckEntry::IdemMissingKey(_)
+            | CheckEntry::IdemKeyScope(_)) => CheckPlan::Idempotency(Box::new(ctx.idempotency(c))),
 
             // family: rate_limit
             CheckEntry::RateLimitHeaders(s) => CheckPlan::RateLimitHeaders(ctx.rl_headers(s)),

@@ -44,6 +44,30 @@ defects! {
     BrokenPagination => "broken-pagination",
         "next_cursor is an offset that skips one item per page boundary, so walking pages loses data";
     // family: idempotency
+    /// The idempotency layer is off: keys are ignored, every request executes.
+    NoIdempotency => "no-idempotency",
+        "Idempotency-Key is ignored: no key required, replays and races execute again";
+    /// A completed key executes the handler again instead of replaying.
+    ReplayReexecutes => "replay-reexecutes",
+        "a repeated Idempotency-Key runs the operation again instead of replaying the stored result";
+    /// Replays lack the `Idempotent-Replayed` marker.
+    ReplayWithoutMarker => "replay-without-marker",
+        "replayed responses do not carry Idempotent-Replayed: 1";
+    /// A key reused with a different body replays the first result instead of 422.
+    MismatchReplayed => "mismatch-replayed",
+        "a key reused with a different body silently replays the first result instead of 422 IDEMPOTENCY_KEY_MISMATCH";
+    /// No in-flight reservation: concurrent requests with one key all execute.
+    RaceExecutesTwice => "race-executes-twice",
+        "a key is not reserved while its request runs, so concurrent or in-flight retries execute again instead of 409";
+    /// Error responses are stored and replayed for the key.
+    ErrorsCached => "errors-cached",
+        "4xx/5xx answers are stored under the key, so a corrected retry with the same key replays the error";
+    /// Keys are global, not per API key: another tenant gets the stored response.
+    KeysGlobal => "keys-global",
+        "idempotency keys are shared across API keys, so tenant B can receive tenant A's stored response";
+    /// Requests are deduplicated by body hash whatever their key.
+    DedupeByBody => "dedupe-by-body",
+        "two different keys with an identical body are treated as one operation (deduplicated by body hash)";
 
     // family: rate_limit
     /// No `X-RateLimit-*` / `RateLimit*` headers on any response.

@@ -46,6 +46,7 @@ mod trace;
 mod validate;
 
 // family: idempotency
+mod idempotency;
 
 // family: rate_limit
 mod rate_limit;
@@ -92,6 +93,10 @@ pub struct ReferenceConfig {
     pub latency: Duration,
     /// Per-key rate limit of `/public/v1/*` (`rate_limit.rs`); `ref_load_key` is exempt.
     pub rate_limit: RateLimitConfig,
+    /// How long an idempotency key is remembered (24 h, as BOTIX documents).
+    pub idempotency_ttl: Duration,
+    /// `POST /public/v1/messages` without `Idempotency-Key` is 400 (BOTIX default).
+    pub idempotency_key_required: bool,
 }
 
 impl Default for ReferenceConfig {
@@ -105,6 +110,8 @@ impl Default for ReferenceConfig {
             ],
             latency: Duration::ZERO,
             rate_limit: RateLimitConfig::default(),
+            idempotency_ttl: Duration::from_secs(24 * 3600),
+            idempotency_key_required: true,
         }
     }
 }
@@ -128,6 +135,11 @@ pub fn router(config: ReferenceConfig) -> Router {
         .route("/public/v1/contacts", get(contacts::list))
         .route("/public/v1/scenarios/{id}/run", post(scenarios::run))
         .route("/public/v1/scenario-runs/{run_id}", get(scenarios::status))
+        // Innermost: runs after auth, so the key is scoped by the caller's API key.
+        .route_layer(middleware::from_fn_with_state(
+            idempotency::Idempotency::new(state.clone()),
+            idempotency::guard,
+        ))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_api_key,

@@ -59,7 +59,7 @@ pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
     let families: &[&[KindInfo]] = &[
         STEPS_KINDS,
         // family: idempotency
-
+        super::idempotency::KINDS,
         // family: rate_limit
         super::rate_limit::RATE_LIMIT_KINDS,
         // family: trace
@@ -134,6 +134,15 @@ check_spec!(
 pub enum CheckEntry {
     Steps(StepsCheckSpec),
     // family: idempotency
+    IdemReplay(super::idempotency::ReplaySpec),
+    IdemDistinctKeys(super::idempotency::DistinctKeysSpec),
+    IdemMismatch(super::idempotency::MismatchSpec),
+    IdemConcurrent(super::idempotency::ConcurrentSpec),
+    IdemLostResponse(super::idempotency::LostResponseSpec),
+    IdemErrorsNotCached(super::idempotency::ErrorsSpec),
+    IdemInFlight(super::idempotency::InFlightSpec),
+    IdemMissingKey(super::idempotency::MissingKeySpec),
+    IdemKeyScope(super::idempotency::KeyScopeSpec),
 
     // family: rate_limit
     RateLimitHeaders(super::rate_limit::RateLimitHeadersSpec),
@@ -163,6 +172,15 @@ impl CheckEntry {
         match self {
             CheckEntry::Steps(_) => "steps",
             // family: idempotency
+            CheckEntry::IdemReplay(_) => "idempotency.replay",
+            CheckEntry::IdemDistinctKeys(_) => "idempotency.distinct_keys",
+            CheckEntry::IdemMismatch(_) => "idempotency.mismatch",
+            CheckEntry::IdemConcurrent(_) => "idempotency.concurrent",
+            CheckEntry::IdemLostResponse(_) => "idempotency.lost_response",
+            CheckEntry::IdemErrorsNotCached(_) => "idempotency.errors_not_cached",
+            CheckEntry::IdemInFlight(_) => "idempotency.in_flight",
+            CheckEntry::IdemMissingKey(_) => "idempotency.missing_key",
+            CheckEntry::IdemKeyScope(_) => "idempotency.key_scope",
 
             // family: rate_limit
             CheckEntry::RateLimitHeaders(_) => "rate_limit.headers",
@@ -191,6 +209,15 @@ impl CheckEntry {
         match self {
             CheckEntry::Steps(s) => s,
             // family: idempotency
+            CheckEntry::IdemReplay(s) => s,
+            CheckEntry::IdemDistinctKeys(s) => s,
+            CheckEntry::IdemMismatch(s) => s,
+            CheckEntry::IdemConcurrent(s) => s,
+            CheckEntry::IdemLostResponse(s) => s,
+            CheckEntry::IdemErrorsNotCached(s) => s,
+            CheckEntry::IdemInFlight(s) => s,
+            CheckEntry::IdemMissingKey(s) => s,
+            CheckEntry::IdemKeyScope(s) => s,
 
             // family: rate_limit
             CheckEntry::RateLimitHeaders(s) => s,
@@ -234,6 +261,31 @@ impl<'de> Deserialize<'de> for CheckEntry {
         match kind.as_str() {
             "steps" => StepsCheckSpec::deserialize(d).map(CheckEntry::Steps),
             // family: idempotency
+            "idempotency.replay" => {
+                super::idempotency::ReplaySpec::deserialize(d).map(CheckEntry::IdemReplay)
+            }
+            "idempotency.distinct_keys" => super::idempotency::DistinctKeysSpec::deserialize(d)
+                .map(CheckEntry::IdemDistinctKeys),
+            "idempotency.mismatch" => {
+                super::idempotency::MismatchSpec::deserialize(d).map(CheckEntry::IdemMismatch)
+            }
+            "idempotency.concurrent" => {
+                super::idempotency::ConcurrentSpec::deserialize(d).map(CheckEntry::IdemConcurrent)
+            }
+            "idempotency.lost_response" => super::idempotency::LostResponseSpec::deserialize(d)
+                .map(CheckEntry::IdemLostResponse),
+            "idempotency.errors_not_cached" => {
+                super::idempotency::ErrorsSpec::deserialize(d).map(CheckEntry::IdemErrorsNotCached)
+            }
+            "idempotency.in_flight" => {
+                super::idempotency::InFlightSpec::deserialize(d).map(CheckEntry::IdemInFlight)
+            }
+            "idempotency.missing_key" => {
+                super::idempotency::MissingKeySpec::deserialize(d).map(CheckEntry::IdemMissingKey)
+            }
+            "idempotency.key_scope" => {
+                super::idempotency::KeyScopeSpec::deserialize(d).map(CheckEntry::IdemKeyScope)
+            }
 
             // family: rate_limit
             "rate_limit.headers" => super::rate_limit::RateLimitHeadersSpec::deserialize(d)

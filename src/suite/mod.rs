@@ -12,6 +12,7 @@ pub mod scalar;
 pub mod steps;
 
 // family: idempotency
+pub mod idempotency;
 
 // family: rate_limit
 pub mod rate_limit;
