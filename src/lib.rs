@@ -33,4 +33,6 @@ pub mod cli;
 pub mod events;
 pub mod exit;
 pub mod report;
+pub mod signing;
+pub mod sink;
 pub mod run;

@@ -13,6 +13,7 @@ pub mod steps;
 // family: trace
 
 // family: webhook
+pub mod webhook;
 
 // family: client
 
@@ -52,6 +53,8 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         // family: trace
 
         // family: webhook
+        CheckPlan::WebhookSender(p) => webhook::sender::run(p, ctx).await,
+        CheckPlan::WebhookSink(p) => webhook::sink::run(p, ctx).await,
 
         // family: client
 

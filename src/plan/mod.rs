@@ -13,6 +13,7 @@ pub mod template;
 // family: trace
 
 // family: webhook
+pub mod webhook;
 
 // family: client
 
@@ -102,6 +103,8 @@ pub enum CheckPlan {
     // family: trace
 
     // family: webhook
+    WebhookSender(webhook::WebhookSenderPlan),
+    WebhookSink(webhook::WebhookSinkPlan),
 
     // family: client
 
@@ -297,6 +300,8 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             // family: trace
 
             // family: webhook
+            CheckEntry::WebhookSender(k, s) => CheckPlan::WebhookSender(ctx.webhook_sender(k, s)),
+            CheckEntry::WebhookSink(k, s) => CheckPlan::WebhookSink(ctx.webhook_sink(k, s)),
 
             // family: client
 

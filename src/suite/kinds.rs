@@ -65,6 +65,8 @@ pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
         // family: trace
 
         // family: webhook
+        super::webhook::SENDER_INFO,
+        super::webhook::SINK_INFO,
 
         // family: client
 
@@ -140,6 +142,8 @@ pub enum CheckEntry {
     // family: trace
 
     // family: webhook
+    WebhookSender(&'static str, super::webhook::WebhookSenderSpec),
+    WebhookSink(&'static str, super::webhook::WebhookSinkSpec),
 
     // family: client
 
@@ -158,6 +162,7 @@ impl CheckEntry {
             // family: trace
 
             // family: webhook
+            CheckEntry::WebhookSender(k, _) | CheckEntry::WebhookSink(k, _) => k,
 
             // family: client
 
@@ -175,6 +180,8 @@ impl CheckEntry {
             // family: trace
 
             // family: webhook
+            CheckEntry::WebhookSender(_, s) => s,
+            CheckEntry::WebhookSink(_, s) => s,
 
             // family: client
 
@@ -207,6 +214,10 @@ impl<'de> Deserialize<'de> for CheckEntry {
             // family: trace
 
             // family: webhook
+            k if super::webhook::is_sender(k) => super::webhook::WebhookSenderSpec::deserialize(d)
+                .map(|s| CheckEntry::WebhookSender(super::webhook::static_kind(k).unwrap_or("webhook"), s)),
+            k if super::webhook::is_sink(k) => super::webhook::WebhookSinkSpec::deserialize(d)
+                .map(|s| CheckEntry::WebhookSink(super::webhook::static_kind(k).unwrap_or("webhook"), s)),
 
             // family: client
 

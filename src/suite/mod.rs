@@ -18,6 +18,7 @@ pub mod steps;
 // family: trace
 
 // family: webhook
+pub mod webhook;
 
 // family: client
 

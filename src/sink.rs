@@ -1,0 +1,150 @@
+//! The webhook sink: a receiver tminus runs on 127.0.0.1:0 while a sink check
+//! makes the target deliver. It records every delivery (arrival time, headers,
+//! raw body bytes) and answers a scripted status per attempt, so a check can
+//! judge signatures over the exact bytes, retry timing and stopping.
+//!
+//! Only requests on the sink's own random path are recorded; anything else
+//! (a stale subscription from an earlier run that reached a reused port) gets
+//! 410 Gone, which tells a well-behaved sender to stop.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::Router;
+use tokio::sync::{oneshot, Notify};
+use tokio::task::JoinHandle;
+
+/// One delivery as it arrived.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub at: Instant,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// What the sink answered.
+    pub answered: u16,
+}
+
+impl Received {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Clone)]
+struct Shared {
+    path: String,
+    respond: Arc<Vec<u16>>,
+    log: Arc<Mutex<Vec<Received>>>,
+    notify: Arc<Notify>,
+}
+
+pub struct Sink {
+    url: String,
+    shared: Shared,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+/// Upper bound on recorded deliveries, so a runaway sender cannot grow memory.
+const MAX_RECORDED: usize = 1000;
+
+async fn receive(State(s): State<Shared>, uri: Uri, headers: HeaderMap, body: Bytes) -> StatusCode {
+    if uri.path() != s.path {
+        return StatusCode::GONE;
+    }
+    let mut log = s.log.lock().unwrap_or_else(|p| p.into_inner());
+    let n = log.len();
+    let code = s.respond.get(n).or(s.respond.last()).copied().unwrap_or(200);
+    if n < MAX_RECORDED {
+        log.push(Received {
+            at: Instant::now(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .collect(),
+            body: body.to_vec(),
+            answered: code,
+        });
+    }
+    drop(log);
+    s.notify.notify_waiters();
+    StatusCode::from_u16(code).unwrap_or(StatusCode::OK)
+}
+
+impl Sink {
+    /// Starts a sink answering `respond[i]` to attempt `i` (the last repeats).
+    pub async fn start(respond: Vec<u16>) -> std::io::Result<Sink> {
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+        let addr = listener.local_addr()?;
+        let path = format!("/sink/{}", uuid::Uuid::new_v4().simple());
+        let shared = Shared {
+            path: path.clone(),
+            respond: Arc::new(respond),
+            log: Arc::new(Mutex::new(Vec::new())),
+            notify: Arc::new(Notify::new()),
+        };
+        let app = Router::new().fallback(receive).with_state(shared.clone());
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.await;
+                })
+                .await;
+        });
+        Ok(Sink {
+            url: format!("http://{addr}{path}"),
+            shared,
+            stop: Some(tx),
+            task: Some(task),
+        })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn received(&self) -> Vec<Received> {
+        self.shared.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Waits until `n` deliveries arrived or `deadline` passed; returns what arrived.
+    pub async fn wait_for(&self, n: usize, deadline: Duration) -> Vec<Received> {
+        let end = tokio::time::Instant::now() + deadline;
+        loop {
+            let notified = self.shared.notify.notified();
+            let got = self.received();
+            if got.len() >= n || tokio::time::Instant::now() >= end {
+                return got;
+            }
+            // Bounded by the deadline; a short tick also covers a missed wake-up.
+            let _ = tokio::time::timeout_at(end.min(tokio::time::Instant::now() + Duration::from_millis(50)), notified).await;
+        }
+    }
+
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(mut t) = self.task.take() {
+            if tokio::time::timeout(Duration::from_millis(500), &mut t).await.is_err() {
+                t.abort();
+            }
+        }
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+    }
+}
