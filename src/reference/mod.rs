@@ -50,6 +50,7 @@ mod validate;
 // family: trace
 
 // family: webhook
+mod webhook;
 
 // family: client
 
@@ -85,7 +86,16 @@ pub struct ReferenceConfig {
     pub api_keys: Vec<String>,
     /// Artificial latency added to every `/public/v1/*` response; zero by default.
     pub latency: Duration,
+    /// The integrator receiver's Standard Webhooks secret (`whsec_` + base64).
+    pub webhook_secret: String,
+    /// Delays between outgoing delivery attempts (compressed, so tests take seconds).
+    pub webhook_schedule: Vec<Duration>,
+    /// Time limit of one outgoing delivery attempt.
+    pub webhook_attempt_timeout: Duration,
 }
+
+/// The reference receiver's default secret (a test value, never a real one).
+pub const DEFAULT_WEBHOOK_SECRET: &str = "whsec_dG1pbnVzLXJlZmVyZW5jZS1yZWNlaXZlci1rZXk=";
 
 impl Default for ReferenceConfig {
     fn default() -> Self {
@@ -93,6 +103,13 @@ impl Default for ReferenceConfig {
             defects: Vec::new(),
             api_keys: vec![DEFAULT_API_KEY.into(), SECOND_API_KEY.into()],
             latency: Duration::ZERO,
+            webhook_secret: DEFAULT_WEBHOOK_SECRET.into(),
+            webhook_schedule: vec![
+                Duration::from_millis(100),
+                Duration::from_millis(200),
+                Duration::from_millis(400),
+            ],
+            webhook_attempt_timeout: Duration::from_secs(2),
         }
     }
 }
@@ -116,6 +133,7 @@ pub fn router(config: ReferenceConfig) -> Router {
         .route("/public/v1/contacts", get(contacts::list))
         .route("/public/v1/scenarios/{id}/run", post(scenarios::run))
         .route("/public/v1/scenario-runs/{run_id}", get(scenarios::status))
+        .route("/public/v1/webhooks", post(webhook::subscribe))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             auth::require_api_key,
@@ -128,7 +146,8 @@ pub fn router(config: ReferenceConfig) -> Router {
     let hooks = Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/__tminus/effects", get(effects::all))
-        .route("/__tminus/effects/{name}", get(effects::one));
+        .route("/__tminus/effects/{name}", get(effects::one))
+        .route("/integrator/webhooks", post(webhook::receive));
 
     public
         .merge(hooks)
