@@ -199,9 +199,6 @@ fn reject(e: impl std::fmt::Display) -> (StatusCode, Json<Value>) {
 
 /// `POST /integrator/webhooks`: the integrator-side receiver.
 pub(crate) async fn receive(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> (StatusCode, Json<Value>) {
-    if state.has(Defect::ReceiverSlowAck) {
-        tokio::time::sleep(SLOW_ACK).await;
-    }
     let scheme = Scheme::builtin("standard").expect("standard scheme");
     let key = match scheme.decode_secret(&state.config().webhook_secret) {
         Ok(k) => k,
@@ -271,6 +268,10 @@ pub(crate) async fn receive(State(state): State<AppState>, headers: HeaderMap, b
         fresh
     };
     if fresh {
+        // The defect: processing inline before acknowledging a new event.
+        if state.has(Defect::ReceiverSlowAck) {
+            tokio::time::sleep(SLOW_ACK).await;
+        }
         state.effects().record(Effect::WebhooksProcessed);
     }
     // A duplicate is acknowledged with 2xx: a non-2xx would make the sender retry forever.
