@@ -21,7 +21,6 @@ pub fn main(cli: Cli) -> i32 {
         Command::Reference(a) => cmd_reference(a),
         // command: webhook
         Command::Sign(a) => cmd_sign(a),
-
         // command: load
 
         // command: end

@@ -29,7 +29,6 @@ pub enum Command {
     // command: webhook
     /// Print the headers a signed webhook delivery would carry (never the secret)
     Sign(SignArgs),
-
     // command: load
 
     // command: end
@@ -105,7 +104,12 @@ pub struct SignArgs {
     #[arg(long, value_name = "NAME")]
     pub scheme: String,
     /// The signing secret (as the scheme encodes it, e.g. `whsec_...` for standard)
-    #[arg(long, value_name = "SECRET", env = "TMINUS_WEBHOOK_SECRET", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "TMINUS_WEBHOOK_SECRET",
+        hide_env_values = true
+    )]
     pub secret: String,
     /// Delivery id (default: a fresh msg_<ulid>)
     #[arg(long, value_name = "ID")]

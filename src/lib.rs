@@ -33,6 +33,6 @@ pub mod cli;
 pub mod events;
 pub mod exit;
 pub mod report;
+pub mod run;
 pub mod signing;
 pub mod sink;
-pub mod run;

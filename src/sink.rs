@@ -61,13 +61,23 @@ async fn receive(State(s): State<Shared>, uri: Uri, headers: HeaderMap, body: By
     }
     let mut log = s.log.lock().unwrap_or_else(|p| p.into_inner());
     let n = log.len();
-    let code = s.respond.get(n).or(s.respond.last()).copied().unwrap_or(200);
+    let code = s
+        .respond
+        .get(n)
+        .or(s.respond.last())
+        .copied()
+        .unwrap_or(200);
     if n < MAX_RECORDED {
         log.push(Received {
             at: Instant::now(),
             headers: headers
                 .iter()
-                .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .map(|(k, v)| {
+                    (
+                        k.as_str().to_owned(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
                 .collect(),
             body: body.to_vec(),
             answered: code,
@@ -112,7 +122,11 @@ impl Sink {
     }
 
     pub fn received(&self) -> Vec<Received> {
-        self.shared.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.shared
+            .log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Waits until `n` deliveries arrived or `deadline` passed; returns what arrived.
@@ -125,7 +139,11 @@ impl Sink {
                 return got;
             }
             // Bounded by the deadline; a short tick also covers a missed wake-up.
-            let _ = tokio::time::timeout_at(end.min(tokio::time::Instant::now() + Duration::from_millis(50)), notified).await;
+            let _ = tokio::time::timeout_at(
+                end.min(tokio::time::Instant::now() + Duration::from_millis(50)),
+                notified,
+            )
+            .await;
         }
     }
 
@@ -134,7 +152,10 @@ impl Sink {
             let _ = tx.send(());
         }
         if let Some(mut t) = self.task.take() {
-            if tokio::time::timeout(Duration::from_millis(500), &mut t).await.is_err() {
+            if tokio::time::timeout(Duration::from_millis(500), &mut t)
+                .await
+                .is_err()
+            {
                 t.abort();
             }
         }

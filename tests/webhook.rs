@@ -27,14 +27,23 @@ const TABLE: &[(&str, &[&str])] = &[
         "receiver-verifies-reserialized",
         &["wh-accepts-raw-bytes", "wh-rejects-reserialized"],
     ),
-    ("receiver-skips-timestamp", &["wh-rejects-stale", "wh-rejects-future"]),
+    (
+        "receiver-skips-timestamp",
+        &["wh-rejects-stale", "wh-rejects-future"],
+    ),
     ("receiver-accepts-future", &["wh-rejects-future"]),
-    ("receiver-no-dedupe", &["wh-dedupes-replay", "wh-dedupes-retry"]),
+    (
+        "receiver-no-dedupe",
+        &["wh-dedupes-replay", "wh-dedupes-retry"],
+    ),
     ("receiver-dedupes-on-signature", &["wh-dedupes-retry"]),
     ("receiver-slow-ack", &["wh-accepts-valid"]),
     ("receiver-first-signature-only", &["wh-key-rotation"]),
     ("sender-unsigned", &["whs-delivery-signed"]),
-    ("sender-new-request-id-per-retry", &["whs-retries-on-schedule"]),
+    (
+        "sender-new-request-id-per-retry",
+        &["whs-retries-on-schedule"],
+    ),
     ("sender-ignores-schedule", &["whs-retries-on-schedule"]),
     ("sender-drops-trace", &["trc-webhook-trace-join"]),
     ("sender-retries-after-2xx", &["whs-stops-after-success"]),
@@ -48,7 +57,11 @@ fn check_defect(name: &str, intended: &[&str]) -> Result<(), String> {
     let mut problems = Vec::new();
     for (id, verdict) in &v {
         let short = id.trim_start_matches("webhooks/");
-        let want = if intended.contains(&short) { "fail" } else { "pass" };
+        let want = if intended.contains(&short) {
+            "fail"
+        } else {
+            "pass"
+        };
         if verdict != want {
             problems.push(format!("{short}: {verdict}, expected {want}"));
         }
@@ -61,7 +74,11 @@ fn check_defect(name: &str, intended: &[&str]) -> Result<(), String> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!("defect {name}: {}\n{}", problems.join("; "), stdout(&out)))
+        Err(format!(
+            "defect {name}: {}\n{}",
+            problems.join("; "),
+            stdout(&out)
+        ))
     }
 }
 
@@ -70,7 +87,12 @@ fn reference_passes_and_each_defect_fails_only_its_checks() {
     let r = RefHandle::start(&[]);
     let (v, out) = run_suite_against(SUITE, &r.url, &[]);
     assert_eq!(v.len(), 18, "{}", stdout(&out));
-    assert!(not_passing(&v).is_empty(), "healthy reference: {:?}\n{}", not_passing(&v), stdout(&out));
+    assert!(
+        not_passing(&v).is_empty(),
+        "healthy reference: {:?}\n{}",
+        not_passing(&v),
+        stdout(&out)
+    );
     assert_eq!(out.status.code(), Some(0));
     drop(r);
 
@@ -101,7 +123,11 @@ fn reference_passes_and_each_defect_fails_only_its_checks() {
 fn sign_prints_headers_for_the_published_vector_and_never_the_secret() {
     let dir = tempfile::tempdir().unwrap();
     let body = dir.path().join("body.json");
-    std::fs::write(&body, br#"{"email":"test@example.com","username":"test_user"}"#).unwrap();
+    std::fs::write(
+        &body,
+        br#"{"email":"test@example.com","username":"test_user"}"#,
+    )
+    .unwrap();
     let secret = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
     let out = tminus(
         dir.path(),
@@ -122,21 +148,99 @@ fn sign_prints_headers_for_the_published_vector_and_never_the_secret() {
     );
     let s = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(s.contains("webhook-signature: v1,tZ1I4/hDygAJgO5TYxiSd6Sd0kDW6hPenDe+bTa3Kkw="), "{s}");
-    assert!(s.contains("webhook-id: msg_27UH4WbU6Z5A5EzD8u03UvzRbpk"), "{s}");
+    assert!(
+        s.contains("webhook-signature: v1,tZ1I4/hDygAJgO5TYxiSd6Sd0kDW6hPenDe+bTa3Kkw="),
+        "{s}"
+    );
+    assert!(
+        s.contains("webhook-id: msg_27UH4WbU6Z5A5EzD8u03UvzRbpk"),
+        "{s}"
+    );
     assert!(!s.contains("C2FVsBQIhrscChlQ") && !stderr(&out).contains("C2FVsBQIhrscChlQ"));
 
     std::fs::write(&body, b"Hello, World!").unwrap();
     let out = tminus(
         dir.path(),
-        &["sign", "--scheme", "github", "--secret", "It's a Secret to Everybody", body.to_str().unwrap()],
+        &[
+            "sign",
+            "--scheme",
+            "github",
+            "--secret",
+            "It's a Secret to Everybody",
+            body.to_str().unwrap(),
+        ],
         &[],
         Duration::from_secs(20),
     );
     assert!(stdout(&out).contains(
         "X-Hub-Signature-256: sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
     ));
-    let bad = tminus(dir.path(), &["sign", "--scheme", "stripee", "--secret", "x", body.to_str().unwrap()], &[], Duration::from_secs(20));
+    let bad = tminus(
+        dir.path(),
+        &[
+            "sign",
+            "--scheme",
+            "stripee",
+            "--secret",
+            "x",
+            body.to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(20),
+    );
     assert_eq!(bad.status.code(), Some(2));
-    assert!(stderr(&bad).contains("did you mean `stripe`"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("did you mean `stripe`"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
+fn suite_mistakes_are_reported_with_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("bad.yaml");
+    std::fs::write(
+        &suite,
+        r#"suite: bad
+checks:
+  - id: a
+    kind: webhook.rejects_forged
+    receiver: integrator/webhooks
+    scheme: stripee
+    secret: "x"
+  - id: b
+    kind: webhook.accepts_valid
+    receiver: /r
+    secret: "whsec_!!notbase64"
+  - id: c
+    kind: webhook.sink_retries
+    secret: s3cr3t-value
+    trigger: []
+    schedule: [1s]
+    max_attempts: 5
+"#,
+    )
+    .unwrap();
+    let out = tminus(
+        dir.path(),
+        &["validate", suite.to_str().unwrap()],
+        &[],
+        Duration::from_secs(20),
+    );
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    for want in [
+        "did you mean `stripe`",
+        "bad.yaml:6:13",
+        "receiver must be a path",
+        "not `whsec_` followed by base64",
+        "bad.yaml:11:13",
+        "needs `trigger:`",
+        "max_attempts 5 needs 4 schedule delays",
+        "5 error(s)",
+    ] {
+        assert!(e.contains(want), "missing `{want}` in:\n{e}");
+    }
+    assert!(!e.contains("s3cr3t-value"), "{e}");
 }

@@ -55,7 +55,6 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         // family: webhook
         CheckPlan::WebhookSender(p) => webhook::sender::run(p, ctx).await,
         CheckPlan::WebhookSink(p) => webhook::sink::run(p, ctx).await,
-
         // family: client
 
         // family: end

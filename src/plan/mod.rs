@@ -105,7 +105,6 @@ pub enum CheckPlan {
     // family: webhook
     WebhookSender(webhook::WebhookSenderPlan),
     WebhookSink(webhook::WebhookSinkPlan),
-
     // family: client
 
     // family: end
@@ -302,7 +301,6 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             // family: webhook
             CheckEntry::WebhookSender(k, s) => CheckPlan::WebhookSender(ctx.webhook_sender(k, s)),
             CheckEntry::WebhookSink(k, s) => CheckPlan::WebhookSink(ctx.webhook_sink(k, s)),
-
             // family: client
 
             // family: end

@@ -125,16 +125,16 @@ impl PlanCtx<'_> {
             digest_encoding,
             content: c.content.value.clone(),
         })
-        .map_err(|e| {
-            self.error(c.content.referenced, e.clone());
-            e
-        })
+        .inspect_err(|e| self.error(c.content.referenced, e.clone()))
     }
 
     fn webhook_key(&mut self, scheme: &Scheme, secret: &Spanned<String>) -> SecretKey {
         let t = self.template(secret);
         let Some(text) = t.as_literal() else {
-            self.error(secret.referenced, "the secret cannot use `${uuid}`/`${ulid}`");
+            self.error(
+                secret.referenced,
+                "the secret cannot use `${uuid}`/`${ulid}`",
+            );
             return SecretKey(Vec::new());
         };
         // Registered even when written inline, so no report ever shows it.
@@ -148,14 +148,29 @@ impl PlanCtx<'_> {
         }
     }
 
-    pub fn webhook_sender(&mut self, case: &'static str, s: &WebhookSenderSpec) -> WebhookSenderPlan {
+    pub fn webhook_sender(
+        &mut self,
+        case: &'static str,
+        s: &WebhookSenderSpec,
+    ) -> WebhookSenderPlan {
+        let errors_before = self.diags.len();
         let scheme = self.webhook_scheme(&s.scheme, &s.custom, "standard", s.id.referenced);
-        let key = self.webhook_key(&scheme, &s.secret);
-        let url = if s.receiver.value.starts_with("http://") || s.receiver.value.starts_with("https://") {
+        // A secret is only judged against a scheme that planned cleanly.
+        let key = if self.diags.len() == errors_before {
+            self.webhook_key(&scheme, &s.secret)
+        } else {
+            SecretKey(Vec::new())
+        };
+        let url = if s.receiver.value.starts_with("http://")
+            || s.receiver.value.starts_with("https://")
+        {
             UrlPlan::Absolute(self.template(&s.receiver))
         } else {
             if !s.receiver.value.starts_with('/') {
-                self.error(s.receiver.referenced, "receiver must be a path starting with `/` or an absolute URL");
+                self.error(
+                    s.receiver.referenced,
+                    "receiver must be a path starting with `/` or an absolute URL",
+                );
             }
             UrlPlan::Path(self.template(&s.receiver))
         };
@@ -179,8 +194,14 @@ impl PlanCtx<'_> {
             event: s.event.clone().unwrap_or_else(|| "message.created".into()),
             headers,
             effects,
-            ack_within: s.ack_within.as_ref().map_or(Duration::from_secs(2), |d| d.value.0),
-            tolerance: s.tolerance.as_ref().map_or(Duration::from_secs(300), |d| d.value.0),
+            ack_within: s
+                .ack_within
+                .as_ref()
+                .map_or(Duration::from_secs(2), |d| d.value.0),
+            tolerance: s
+                .tolerance
+                .as_ref()
+                .map_or(Duration::from_secs(300), |d| d.value.0),
             accept: s.accept_status.as_ref().map_or_else(
                 || StatusSet(vec![StatusPattern::Class(2)]),
                 |v| v.value.clone(),
@@ -193,18 +214,38 @@ impl PlanCtx<'_> {
     }
 
     pub fn webhook_sink(&mut self, case: &'static str, s: &WebhookSinkSpec) -> WebhookSinkPlan {
+        let errors_before = self.diags.len();
         let scheme = self.webhook_scheme(&s.scheme, &s.custom, "botix", s.id.referenced);
-        let key = self.webhook_key(&scheme, &s.secret);
+        // A secret is only judged against a scheme that planned cleanly.
+        let key = if self.diags.len() == errors_before {
+            self.webhook_key(&scheme, &s.secret)
+        } else {
+            SecretKey(Vec::new())
+        };
         if s.trigger.is_empty() {
-            self.error(s.id.referenced, "a sink check needs `trigger:` requests that make the target deliver");
+            self.error(
+                s.id.referenced,
+                "a sink check needs `trigger:` requests that make the target deliver",
+            );
         }
         self.captures.insert(SINK_URL_VAR.to_owned());
-        let trigger = s.trigger.iter().map(|r| self.request(r, s.id.referenced)).collect();
+        let trigger = s
+            .trigger
+            .iter()
+            .map(|r| self.request(r, s.id.referenced))
+            .collect();
         let mut schedule: Vec<Duration> = match &s.schedule {
             Some(v) => v.iter().map(|d| d.0).collect(),
-            None => DEFAULT_SCHEDULE.iter().map(|s| Duration::from_secs(*s)).collect(),
+            None => DEFAULT_SCHEDULE
+                .iter()
+                .map(|s| Duration::from_secs(*s))
+                .collect(),
         };
-        match s.schedule_mode.as_ref().map(|m| (m.value.as_str(), m.referenced)) {
+        match s
+            .schedule_mode
+            .as_ref()
+            .map(|m| (m.value.as_str(), m.referenced))
+        {
             None | Some(("between", _)) => {}
             Some(("since_first", loc)) => {
                 // Offsets from the first attempt become gaps between attempts.
@@ -228,7 +269,11 @@ impl PlanCtx<'_> {
         if max_attempts == 0 || max_attempts as usize > schedule.len() + 1 {
             self.error(
                 s.id.referenced,
-                format!("max_attempts {max_attempts} needs {} schedule delays, the schedule has {}", max_attempts.saturating_sub(1), schedule.len()),
+                format!(
+                    "max_attempts {max_attempts} needs {} schedule delays, the schedule has {}",
+                    max_attempts.saturating_sub(1),
+                    schedule.len()
+                ),
             );
         }
         let respond = if s.respond.is_empty() {
@@ -244,7 +289,8 @@ impl PlanCtx<'_> {
         if respond.iter().any(|c| !(100..=599).contains(c)) {
             self.error(s.id.referenced, "respond: statuses must be 100..599");
         }
-        let last = schedule.iter().take(max_attempts.saturating_sub(1) as usize).last().copied();
+        let used = (max_attempts.saturating_sub(1) as usize).min(schedule.len());
+        let last = used.checked_sub(1).map(|i| schedule[i]);
         WebhookSinkPlan {
             case,
             scheme,
@@ -258,10 +304,16 @@ impl PlanCtx<'_> {
             tolerance_floor: s.tolerance_floor.map_or(Duration::from_millis(50), |d| d.0),
             wait: s.wait.map_or(Duration::from_secs(10), |d| d.0),
             quiet: s.quiet.map_or_else(
-                || last.unwrap_or(Duration::from_secs(1)).min(Duration::from_secs(10)),
+                || {
+                    last.unwrap_or(Duration::from_secs(1))
+                        .min(Duration::from_secs(10))
+                },
                 |d| d.0,
             ),
-            trace_json: s.trace_json.as_ref().map(|p| self.json_path(&p.value, p.referenced)),
+            trace_json: s
+                .trace_json
+                .as_ref()
+                .map(|p| self.json_path(&p.value, p.referenced)),
         }
     }
 }

@@ -54,7 +54,13 @@ pub(crate) async fn create(
     // Counted after the write, so the counter means "a row really exists".
     state.effects().record(Effect::MessagesCreate);
     // Spawned deliveries: the response never waits for a subscriber.
-    super::webhook::emit(&state, &tenant, "message.created", to_json(&message), req_ctx.map(|c| c.0.trace_id.clone()));
+    super::webhook::emit(
+        &state,
+        &tenant,
+        "message.created",
+        to_json(&message),
+        req_ctx.map(|c| c.0.trace_id.clone()),
+    );
     Ok((StatusCode::CREATED, Json(to_json(&message))))
 }
 

@@ -75,16 +75,27 @@ pub(crate) async fn subscribe(
         .to_owned();
     let loopback = ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"];
     if !loopback.iter().any(|p| url.starts_with(p)) {
-        return Err(ApiError::validation("url", "the reference only delivers to loopback http URLs"));
+        return Err(ApiError::validation(
+            "url",
+            "the reference only delivers to loopback http URLs",
+        ));
     }
     let events: Vec<String> = match obj.get("events") {
         None => vec!["message.created".into()],
-        Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
         Some(_) => return Err(ApiError::validation("events", "must be a list of strings")),
     };
     let secret = match obj.get("secret") {
         Some(Value::String(s)) if s.len() >= 8 => s.clone(),
-        Some(_) => return Err(ApiError::validation("secret", "must be a string of at least 8 characters")),
+        Some(_) => {
+            return Err(ApiError::validation(
+                "secret",
+                "must be a string of at least 8 characters",
+            ))
+        }
         None => format!("whk_{}", new_trace_id()),
     };
     let id = format!("wh_{}", ulid::Ulid::new());
@@ -94,16 +105,38 @@ pub(crate) async fn subscribe(
     if list.len() >= MAX_SUBSCRIPTIONS {
         return Err(ApiError::validation("url", "too many subscriptions"));
     }
-    list.push(Subscription { url: url.clone(), events: events.clone(), secret: secret.clone() });
-    Ok((StatusCode::CREATED, Json(json!({"id": id, "url": url, "events": events, "secret": secret}))))
+    list.push(Subscription {
+        url: url.clone(),
+        events: events.clone(),
+        secret: secret.clone(),
+    });
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"id": id, "url": url, "events": events, "secret": secret})),
+    ))
 }
 
 /// Emits `event` to the tenant's subscribers; returns at once.
-pub(crate) fn emit(state: &AppState, tenant: &str, event: &str, data: Value, trace_id: Option<String>) {
+pub(crate) fn emit(
+    state: &AppState,
+    tenant: &str,
+    event: &str,
+    data: Value,
+    trace_id: Option<String>,
+) {
     let subs: Vec<Subscription> = {
-        let s = state.webhooks().subscriptions.lock().unwrap_or_else(|p| p.into_inner());
+        let s = state
+            .webhooks()
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         s.get(tenant)
-            .map(|l| l.iter().filter(|x| x.events.iter().any(|e| e == event || e == "*")).cloned().collect())
+            .map(|l| {
+                l.iter()
+                    .filter(|x| x.events.iter().any(|e| e == event || e == "*"))
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default()
     };
     for sub in subs {
@@ -121,7 +154,13 @@ pub(crate) fn emit(state: &AppState, tenant: &str, event: &str, data: Value, tra
     }
 }
 
-async fn deliver(state: AppState, sub: Subscription, event: String, body: Value, trace_id: Option<String>) {
+async fn deliver(
+    state: AppState,
+    sub: Subscription,
+    event: String,
+    body: Value,
+    trace_id: Option<String>,
+) {
     let cfg = state.config();
     let client = state.webhooks().client.get_or_init(|| {
         reqwest::Client::builder()
@@ -148,7 +187,10 @@ async fn deliver(state: AppState, sub: Subscription, event: String, body: Value,
                 Duration::from_millis(10)
             } else {
                 let s = &cfg.webhook_schedule;
-                s.get(attempt - 1).or(s.last()).copied().unwrap_or(Duration::ZERO)
+                s.get(attempt - 1)
+                    .or(s.last())
+                    .copied()
+                    .unwrap_or(Duration::ZERO)
             };
             tokio::time::sleep(delay).await;
         }
@@ -166,11 +208,20 @@ async fn deliver(state: AppState, sub: Subscription, event: String, body: Value,
             .header("X-Botix-Request-Id", &rid)
             .header("traceparent", format!("00-{trace}-{parent:016x}-01"));
         if !state.has(Defect::SenderUnsigned) {
-            let d = Delivery { id: rid.clone(), timestamp: now(), body: bytes.clone() };
+            let d = Delivery {
+                id: rid.clone(),
+                timestamp: now(),
+                body: bytes.clone(),
+            };
             let sig = scheme.signature_value(&d, &[scheme.digest(sub.secret.as_bytes(), &d)]);
             req = req.header("X-Botix-Signature", sig);
         }
-        let status = req.body(bytes.clone()).send().await.map(|r| r.status().as_u16()).ok();
+        let status = req
+            .body(bytes.clone())
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+            .ok();
         attempt += 1;
         let done = match status {
             Some(s) if (200..300).contains(&s) => {
@@ -198,13 +249,27 @@ fn reject(e: impl std::fmt::Display) -> (StatusCode, Json<Value>) {
 }
 
 /// `POST /integrator/webhooks`: the integrator-side receiver.
-pub(crate) async fn receive(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> (StatusCode, Json<Value>) {
+pub(crate) async fn receive(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> (StatusCode, Json<Value>) {
     let scheme = Scheme::builtin("standard").expect("standard scheme");
     let key = match scheme.decode_secret(&state.config().webhook_secret) {
         Ok(k) => k,
-        Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"error": {"code": "CONFIG", "message": e}}))),
+        Err(e) => {
+            return (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Json(json!({"error": {"code": "CONFIG", "message": e}})),
+            )
+        }
     };
-    let get = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let get = |n: &str| {
+        headers
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
     let first_only = state.has(Defect::ReceiverFirstSignatureOnly);
     let hdr = |n: &str| {
         let v = get(n)?;
@@ -230,7 +295,9 @@ pub(crate) async fn receive(State(state): State<AppState>, headers: HeaderMap, b
             let need = |n: &str| hdr(n).ok_or_else(|| VerifyError::MissingHeader(n.into()));
             need("webhook-signature")?;
             let id = need("webhook-id")?;
-            let ts: i64 = need("webhook-timestamp")?.parse().map_err(|_| VerifyError::Malformed("webhook-timestamp".into()))?;
+            let ts: i64 = need("webhook-timestamp")?
+                .parse()
+                .map_err(|_| VerifyError::Malformed("webhook-timestamp".into()))?;
             if let Some(t) = tolerance {
                 if ts < now() - t {
                     return Err(VerifyError::TooOld(ts));
@@ -239,7 +306,11 @@ pub(crate) async fn receive(State(state): State<AppState>, headers: HeaderMap, b
                     return Err(VerifyError::TooNew(ts));
                 }
             }
-            Ok(Delivery { id, timestamp: ts, body: signed.clone() })
+            Ok(Delivery {
+                id,
+                timestamp: ts,
+                body: signed.clone(),
+            })
         })()
     } else {
         scheme.verify(&key, &hdr, &signed, now(), tolerance, check_future)
@@ -254,7 +325,11 @@ pub(crate) async fn receive(State(state): State<AppState>, headers: HeaderMap, b
         d.id.clone()
     };
     let fresh = state.has(Defect::ReceiverNoDedupe) || {
-        let mut seen = state.webhooks().seen.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seen = state
+            .webhooks()
+            .seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let (set, order) = &mut *seen;
         let fresh = set.insert(dedupe_key.clone());
         if fresh {
@@ -275,5 +350,8 @@ pub(crate) async fn receive(State(state): State<AppState>, headers: HeaderMap, b
         state.effects().record(Effect::WebhooksProcessed);
     }
     // A duplicate is acknowledged with 2xx: a non-2xx would make the sender retry forever.
-    (StatusCode::OK, Json(json!({"received": true, "duplicate": !fresh})))
+    (
+        StatusCode::OK,
+        Json(json!({"received": true, "duplicate": !fresh})),
+    )
 }

@@ -164,8 +164,8 @@ pub fn parse_content(t: &str) -> Result<Vec<Part>, String> {
             "body" => Part::Body,
             o => {
                 return Err(format!(
-                    "unknown `{{{o}}}` in signed-content template: use {{id}}, {{timestamp}}, {{body}}"
-                ))
+                "unknown `{{{o}}}` in signed-content template: use {{id}}, {{timestamp}}, {{body}}"
+            ))
             }
         };
         if !lit.is_empty() {
@@ -529,10 +529,16 @@ pub fn decode_secret(enc: SecretEncoding, secret: &str) -> Result<Vec<u8>, Strin
         SecretEncoding::Base64 => B64
             .decode(secret.trim())
             .map_err(|_| "the secret is not valid base64".into()),
-        SecretEncoding::Hex => hex::decode(secret.trim())
-            .map_err(|_| "the secret is not valid hex".into()),
+        SecretEncoding::Hex => {
+            hex::decode(secret.trim()).map_err(|_| "the secret is not valid hex".into())
+        }
         SecretEncoding::Whsec => B64
-            .decode(secret.trim().strip_prefix("whsec_").unwrap_or(secret.trim()))
+            .decode(
+                secret
+                    .trim()
+                    .strip_prefix("whsec_")
+                    .unwrap_or(secret.trim()),
+            )
             .map_err(|_| "the secret is not `whsec_` followed by base64".into()),
     }
 }
@@ -581,7 +587,9 @@ mod tests {
             "X-GitHub-Delivery" => Some("x".into()),
             _ => None,
         };
-        assert!(s.verify(&key, &hdr, b"Hello, World!", 0, Some(300), true).is_ok());
+        assert!(s
+            .verify(&key, &hdr, b"Hello, World!", 0, Some(300), true)
+            .is_ok());
         assert_eq!(
             s.verify(&key, &hdr, b"Hello, World?", 0, Some(300), true),
             Err(VerifyError::NoMatch)
@@ -616,7 +624,9 @@ mod tests {
             "webhook-timestamp" => Some(d.timestamp.to_string()),
             _ => None,
         };
-        assert!(s.verify(&key, &hdr, &d.body, d.timestamp, Some(300), true).is_ok());
+        assert!(s
+            .verify(&key, &hdr, &d.body, d.timestamp, Some(300), true)
+            .is_ok());
         assert_eq!(
             s.verify(&key, &hdr, &d.body, d.timestamp + 301, Some(300), true),
             Err(VerifyError::TooOld(d.timestamp))
@@ -632,7 +642,15 @@ mod tests {
 
     #[test]
     fn truncated_and_wrong_scheme_never_verify() {
-        for name in ["botix", "timestamped", "standard", "stripe", "github", "slack", "shopify"] {
+        for name in [
+            "botix",
+            "timestamped",
+            "standard",
+            "stripe",
+            "github",
+            "slack",
+            "shopify",
+        ] {
             let s = Scheme::builtin(name).unwrap();
             let key = b"k3y".to_vec();
             let d = sw_delivery();
@@ -655,7 +673,8 @@ mod tests {
                     }
                 };
                 assert!(
-                    s.verify(&key, &hdr, &d.body, d.timestamp, Some(300), true).is_err(),
+                    s.verify(&key, &hdr, &d.body, d.timestamp, Some(300), true)
+                        .is_err(),
                     "{name}: {v}"
                 );
             }
@@ -668,7 +687,10 @@ mod tests {
         let d = sw_delivery();
         let v = s.signature_value(&d, &["aa".into(), "bb".into()]);
         assert_eq!(v, "t=1649367553,v1=aa,v1=bb");
-        assert_eq!(parse_stripe(&v), Some((1649367553, vec!["aa".into(), "bb".into()])));
+        assert_eq!(
+            parse_stripe(&v),
+            Some((1649367553, vec!["aa".into(), "bb".into()]))
+        );
         let c = Scheme::custom(&CustomScheme {
             signature_header: "X-Sig".into(),
             signature_prefix: "".into(),

@@ -67,7 +67,6 @@ pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
         // family: webhook
         super::webhook::SENDER_INFO,
         super::webhook::SINK_INFO,
-
         // family: client
 
         // family: end
@@ -142,9 +141,8 @@ pub enum CheckEntry {
     // family: trace
 
     // family: webhook
-    WebhookSender(&'static str, super::webhook::WebhookSenderSpec),
-    WebhookSink(&'static str, super::webhook::WebhookSinkSpec),
-
+    WebhookSender(&'static str, Box<super::webhook::WebhookSenderSpec>),
+    WebhookSink(&'static str, Box<super::webhook::WebhookSinkSpec>),
     // family: client
 
     // family: end
@@ -163,7 +161,6 @@ impl CheckEntry {
 
             // family: webhook
             CheckEntry::WebhookSender(k, _) | CheckEntry::WebhookSink(k, _) => k,
-
             // family: client
 
             // family: end
@@ -180,9 +177,8 @@ impl CheckEntry {
             // family: trace
 
             // family: webhook
-            CheckEntry::WebhookSender(_, s) => s,
-            CheckEntry::WebhookSink(_, s) => s,
-
+            CheckEntry::WebhookSender(_, s) => s.as_ref(),
+            CheckEntry::WebhookSink(_, s) => s.as_ref(),
             // family: client
 
             // family: end
@@ -214,10 +210,9 @@ impl<'de> Deserialize<'de> for CheckEntry {
             // family: trace
 
             // family: webhook
-            k if super::webhook::is_sender(k) => super::webhook::WebhookSenderSpec::deserialize(d)
-                .map(|s| CheckEntry::WebhookSender(super::webhook::static_kind(k).unwrap_or("webhook"), s)),
-            k if super::webhook::is_sink(k) => super::webhook::WebhookSinkSpec::deserialize(d)
-                .map(|s| CheckEntry::WebhookSink(super::webhook::static_kind(k).unwrap_or("webhook"), s)),
+            k if super::webhook::static_kind(k).is_some() => {
+                super::webhook::deserialize_entry(k, d)
+            }
 
             // family: client
 

@@ -126,34 +126,109 @@ const SENDER_PARAMS: &[(&str, &str, &str)] = &[
 const SINK_PARAMS: &[(&str, &str, &str)] = &[
     ("scheme", "botix", "how deliveries are signed"),
     ("secret", "required", "the subscription's signing secret"),
-    ("trigger", "required", "requests that subscribe ${var.sink_url} and make the target emit"),
+    (
+        "trigger",
+        "required",
+        "requests that subscribe ${var.sink_url} and make the target emit",
+    ),
     ("event", "any", "expected event header value"),
-    ("respond", "per kind", "statuses tminus answers, attempt by attempt"),
-    ("schedule", "[30s, 5m, 30m, 2h, 6h]", "expected retry delays"),
-    ("schedule_mode", "between", "between: delay since the previous attempt; since_first: since attempt 1"),
-    ("max_attempts", "len(schedule)+1", "total deliveries expected when every attempt fails"),
-    ("tolerance_pct", "10", "allowed deviation of each delay, percent"),
-    ("tolerance_floor", "50ms", "absolute slack added to the tolerance"),
+    (
+        "respond",
+        "per kind",
+        "statuses tminus answers, attempt by attempt",
+    ),
+    (
+        "schedule",
+        "[30s, 5m, 30m, 2h, 6h]",
+        "expected retry delays",
+    ),
+    (
+        "schedule_mode",
+        "between",
+        "between: delay since the previous attempt; since_first: since attempt 1",
+    ),
+    (
+        "max_attempts",
+        "len(schedule)+1",
+        "total deliveries expected when every attempt fails",
+    ),
+    (
+        "tolerance_pct",
+        "10",
+        "allowed deviation of each delay, percent",
+    ),
+    (
+        "tolerance_floor",
+        "50ms",
+        "absolute slack added to the tolerance",
+    ),
     ("wait", "10s", "how long to wait for the first delivery"),
-    ("quiet", "last delay (max 10s)", "silence required after the last expected attempt"),
-    ("trace_json", "none", "JSON path of the trace id in the body (else the traceparent header)"),
+    (
+        "quiet",
+        "last delay (max 10s)",
+        "silence required after the last expected attempt",
+    ),
+    (
+        "trace_json",
+        "none",
+        "JSON path of the trace id in the body (else the traceparent header)",
+    ),
 ];
 
 /// The sender-role kinds (catalogue WH-000..WH-012).
 pub const SENDER_KINDS: &[(&str, &str)] = &[
-    ("webhook.accepts_valid", "WH-000: a correctly signed delivery gets 2xx within ack_within and is processed once"),
-    ("webhook.rejects_missing_headers", "WH-001: signature, id or timestamp header missing -> 4xx, no effect"),
-    ("webhook.rejects_forged", "WH-002: a random digest of the right length -> 4xx, no effect"),
-    ("webhook.accepts_raw_bytes", "WH-003a: a non-canonical JSON body signed over its raw bytes is accepted"),
-    ("webhook.rejects_reserialized", "WH-003b: a re-serialized body sent with the original signature -> 4xx"),
-    ("webhook.rejects_truncated", "WH-004: half, empty and prefix-only signatures -> 4xx"),
-    ("webhook.rejects_wrong_scheme", "WH-005: the right digest under another scheme prefix -> 4xx"),
-    ("webhook.rejects_stale", "WH-006: timestamp older than tolerance + 60 s -> 4xx"),
-    ("webhook.rejects_future", "WH-007: timestamp newer than now + tolerance + 60 s -> 4xx"),
-    ("webhook.dedupes_replay", "WH-008: the same delivery twice: both 2xx, processed once"),
-    ("webhook.dedupes_retry", "WH-009: same id, new timestamp and signature: 2xx, processed once"),
-    ("webhook.rejects_tampered", "WH-010: one body byte changed after signing -> 4xx"),
-    ("webhook.key_rotation", "WH-012: two signatures, one valid, either order -> accepted"),
+    (
+        "webhook.accepts_valid",
+        "WH-000: a correctly signed delivery gets 2xx within ack_within and is processed once",
+    ),
+    (
+        "webhook.rejects_missing_headers",
+        "WH-001: signature, id or timestamp header missing -> 4xx, no effect",
+    ),
+    (
+        "webhook.rejects_forged",
+        "WH-002: a random digest of the right length -> 4xx, no effect",
+    ),
+    (
+        "webhook.accepts_raw_bytes",
+        "WH-003a: a non-canonical JSON body signed over its raw bytes is accepted",
+    ),
+    (
+        "webhook.rejects_reserialized",
+        "WH-003b: a re-serialized body sent with the original signature -> 4xx",
+    ),
+    (
+        "webhook.rejects_truncated",
+        "WH-004: half, empty and prefix-only signatures -> 4xx",
+    ),
+    (
+        "webhook.rejects_wrong_scheme",
+        "WH-005: the right digest under another scheme prefix -> 4xx",
+    ),
+    (
+        "webhook.rejects_stale",
+        "WH-006: timestamp older than tolerance + 60 s -> 4xx",
+    ),
+    (
+        "webhook.rejects_future",
+        "WH-007: timestamp newer than now + tolerance + 60 s -> 4xx",
+    ),
+    (
+        "webhook.dedupes_replay",
+        "WH-008: the same delivery twice: both 2xx, processed once",
+    ),
+    (
+        "webhook.dedupes_retry",
+        "WH-009: same id, new timestamp and signature: 2xx, processed once",
+    ),
+    (
+        "webhook.rejects_tampered",
+        "WH-010: one body byte changed after signing -> 4xx",
+    ),
+    (
+        "webhook.key_rotation",
+        "WH-012: two signatures, one valid, either order -> accepted",
+    ),
 ];
 
 /// The sink-role kinds (catalogue WHS-001..WHS-005, TRC-005).
@@ -168,31 +243,89 @@ pub const SINK_KINDS: &[(&str, &str)] = &[
 macro_rules! kind_table {
     ($name:ident, $src:ident, $params:ident) => {
         pub const $name: &[KindInfo] = &[
-            kind_table!(@row $src, $params, 0), kind_table!(@row $src, $params, 1),
-            kind_table!(@row $src, $params, 2), kind_table!(@row $src, $params, 3),
-            kind_table!(@row $src, $params, 4),
+    kind_table!(@row $src, $params, 0),
+    kind_table!(@row $src, $params, 1),
+    kind_table!(@row $src, $params, 2),
+    kind_table!(@row $src, $params, 3),
+    kind_table!(@row $src, $params, 4),
         ];
     };
     (@row $src:ident, $params:ident, $i:expr) => {
-        KindInfo { name: $src[$i].0, summary: $src[$i].1, params: $params }
+        KindInfo {
+            name: $src[$i].0,
+            summary: $src[$i].1,
+            params: $params,
+        }
     };
 }
 kind_table!(SINK_INFO, SINK_KINDS, SINK_PARAMS);
 
 pub const SENDER_INFO: &[KindInfo] = &[
-    KindInfo { name: SENDER_KINDS[0].0, summary: SENDER_KINDS[0].1, params: SENDER_PARAMS },
-    KindInfo { name: SENDER_KINDS[1].0, summary: SENDER_KINDS[1].1, params: SENDER_PARAMS },
-    KindInfo { name: SENDER_KINDS[2].0, summary: SENDER_KINDS[2].1, params: SENDER_PARAMS },
-    KindInfo { name: SENDER_KINDS[3].0, summary: SENDER_KINDS[3].1, params: SENDER_PARAMS },
-    KindInfo { name: SENDER_KINDS[4].0, summary: SENDER_KINDS[4].1, params: SENDER_PARAMS },
-    KindInfo { name: SENDER_KINDS[5].0, summary: SENDER_KINDS[5].1, params: SENDER_PARAMS },
-    KindInfo { name: SENDER_KINDS[6].0, summary: SENDER_KINDS[6].1, params: SENDER_PARAMS },
-    KindInfo { name: SENDER_KINDS[7].0, summary: SENDER_KINDS[7].1, params: SENDER_PARAMS },
-    KindInfo { name: SENDER_KINDS[8].0, summary: SENDER_KINDS[8].1, params: SENDER_PARAMS },
-    KindInfo { name: SENDER_KINDS[9].0, summary: SENDER_KINDS[9].1, params: SENDER_PARAMS },
-    KindInfo { name: SENDER_KINDS[10].0, summary: SENDER_KINDS[10].1, params: SENDER_PARAMS },
-    KindInfo { name: SENDER_KINDS[11].0, summary: SENDER_KINDS[11].1, params: SENDER_PARAMS },
-    KindInfo { name: SENDER_KINDS[12].0, summary: SENDER_KINDS[12].1, params: SENDER_PARAMS },
+    KindInfo {
+        name: SENDER_KINDS[0].0,
+        summary: SENDER_KINDS[0].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[1].0,
+        summary: SENDER_KINDS[1].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[2].0,
+        summary: SENDER_KINDS[2].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[3].0,
+        summary: SENDER_KINDS[3].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[4].0,
+        summary: SENDER_KINDS[4].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[5].0,
+        summary: SENDER_KINDS[5].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[6].0,
+        summary: SENDER_KINDS[6].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[7].0,
+        summary: SENDER_KINDS[7].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[8].0,
+        summary: SENDER_KINDS[8].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[9].0,
+        summary: SENDER_KINDS[9].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[10].0,
+        summary: SENDER_KINDS[10].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[11].0,
+        summary: SENDER_KINDS[11].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[12].0,
+        summary: SENDER_KINDS[12].1,
+        params: SENDER_PARAMS,
+    },
 ];
 
 /// The static name of a sender or sink kind, if it is one.
@@ -210,4 +343,18 @@ pub fn is_sender(k: &str) -> bool {
 
 pub fn is_sink(k: &str) -> bool {
     SINK_KINDS.iter().any(|(n, _)| *n == k)
+}
+
+/// Deserializes a webhook check entry of kind `k` (see `kinds.rs`).
+pub fn deserialize_entry<'de, D: serde::Deserializer<'de>>(
+    k: &str,
+    d: D,
+) -> Result<super::kinds::CheckEntry, D::Error> {
+    use super::kinds::CheckEntry;
+    let kind = static_kind(k).unwrap_or("webhook");
+    if is_sender(k) {
+        WebhookSenderSpec::deserialize(d).map(|s| CheckEntry::WebhookSender(kind, Box::new(s)))
+    } else {
+        WebhookSinkSpec::deserialize(d).map(|s| CheckEntry::WebhookSink(kind, Box::new(s)))
+    }
 }

@@ -133,22 +133,38 @@ impl Run<'_> {
             } else {
                 format!("{label} was not rejected: answered {}", describe(&ex))
             };
-            return self.fail(what, &format!("status {}", self.p.reject), format!("status {st}"));
+            return self.fail(
+                what,
+                &format!("status {}", self.p.reject),
+                format!("status {st}"),
+            );
         }
         match self.delta(before, 0).await {
             Err(o) => o,
             Ok(Some(d)) if d != 0 => self.fail(
-                format!("rejected deliveries still had a side effect: the counter moved by {d} ({})", seen.join("; ")),
+                format!(
+                    "rejected deliveries still had a side effect: the counter moved by {d} ({})",
+                    seen.join("; ")
+                ),
                 "counter +0",
                 format!("counter +{d}"),
             ),
-            Ok(_) => Outcome::pass(format!("{} hostile deliveries rejected: {}", variants.len(), seen.join("; ")))
-                .with_evidence(std::mem::take(&mut self.evidence)),
+            Ok(_) => Outcome::pass(format!(
+                "{} hostile deliveries rejected: {}",
+                variants.len(),
+                seen.join("; ")
+            ))
+            .with_evidence(std::mem::take(&mut self.evidence)),
         }
     }
 
     /// Sends each delivery; all must be accepted, and the counter must move by `want`.
-    async fn expect_accepted(&mut self, sends: Vec<(String, Rendered)>, want: i64, ack: Option<Duration>) -> Outcome {
+    async fn expect_accepted(
+        &mut self,
+        sends: Vec<(String, Rendered)>,
+        want: i64,
+        ack: Option<Duration>,
+    ) -> Outcome {
         let before = match self.count("effects before").await {
             Ok(b) => b,
             Err(o) => return o,
@@ -161,11 +177,22 @@ impl Run<'_> {
                 Err(o) => return o,
             };
             seen.push(format!("{label}: {}", describe(&ex)));
-            props.push((format!("{label}.ack_ms"), format!("{:.1}", ex.elapsed.as_secs_f64() * 1000.0)));
+            props.push((
+                format!("{label}.ack_ms"),
+                format!("{:.1}", ex.elapsed.as_secs_f64() * 1000.0),
+            ));
             if !self.p.accept.matches(ex.status()) {
-                let hint = if ex.status() >= 500 { " (a 5xx makes an at-least-once sender retry forever)" } else { "" };
+                let hint = if ex.status() >= 500 {
+                    " (a 5xx makes an at-least-once sender retry forever)"
+                } else {
+                    ""
+                };
                 return self
-                    .fail(format!("{label} was not accepted: answered {}{hint}", describe(&ex)), &format!("status {}", self.p.accept), format!("status {}", ex.status()))
+                    .fail(
+                        format!("{label} was not accepted: answered {}{hint}", describe(&ex)),
+                        &format!("status {}", self.p.accept),
+                        format!("status {}", ex.status()),
+                    )
                     .with_properties(props);
             }
             if let Some(limit) = ack {
@@ -184,7 +211,10 @@ impl Run<'_> {
             Err(o) => o,
             Ok(Some(d)) if d != want => self
                 .fail(
-                    format!("processed {d} time(s), expected {want} ({})", seen.join("; ")),
+                    format!(
+                        "processed {d} time(s), expected {want} ({})",
+                        seen.join("; ")
+                    ),
                     &format!("counter +{want}"),
                     format!("counter +{d}"),
                 )
@@ -230,7 +260,11 @@ fn tamper(body: &[u8]) -> Vec<u8> {
 }
 
 pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
-    let mut r = Run { p, ctx, evidence: Vec::new() };
+    let mut r = Run {
+        p,
+        ctx,
+        evidence: Vec::new(),
+    };
     let s = &p.scheme;
     let now = unix_now();
     let tol = p.tolerance.as_secs() as i64;
@@ -242,21 +276,37 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
         "webhook.accepts_valid" => {
             let d = r.delivery(now);
             let req = r.request(&d, None);
-            r.expect_accepted(vec![("valid delivery".into(), req)], 1, Some(p.ack_within)).await
+            r.expect_accepted(vec![("valid delivery".into(), req)], 1, Some(p.ack_within))
+                .await
         }
         "webhook.accepts_raw_bytes" => {
             let d0 = r.delivery(now);
             let Some(raw) = non_canonical(&d0.body) else {
-                return Outcome::error("the body is not JSON, so there is no non-canonical form to send");
+                return Outcome::error(
+                    "the body is not JSON, so there is no non-canonical form to send",
+                );
             };
             let d = Delivery { body: raw, ..d0 };
             let req = r.request(&d, None);
-            r.expect_accepted(vec![("non-canonical JSON signed over its raw bytes".into(), req)], 1, None).await
+            r.expect_accepted(
+                vec![("non-canonical JSON signed over its raw bytes".into(), req)],
+                1,
+                None,
+            )
+            .await
         }
         "webhook.dedupes_replay" => {
             let d = r.delivery(now);
             let req = r.request(&d, None);
-            r.expect_accepted(vec![("delivery".into(), req.clone()), ("identical replay".into(), req)], 1, None).await
+            r.expect_accepted(
+                vec![
+                    ("delivery".into(), req.clone()),
+                    ("identical replay".into(), req),
+                ],
+                1,
+                None,
+            )
+            .await
         }
         "webhook.dedupes_retry" => {
             if !s.signs_timestamp() {
@@ -264,21 +314,45 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
             }
             let d = r.delivery(now - 5);
             let first = r.request(&d, None);
-            let retry = r.request(&Delivery { timestamp: now, ..d.clone() }, None);
-            r.expect_accepted(vec![("delivery".into(), first), ("retry: same id, new timestamp and signature".into(), retry)], 1, None).await
+            let retry = r.request(
+                &Delivery {
+                    timestamp: now,
+                    ..d.clone()
+                },
+                None,
+            );
+            r.expect_accepted(
+                vec![
+                    ("delivery".into(), first),
+                    ("retry: same id, new timestamp and signature".into(), retry),
+                ],
+                1,
+                None,
+            )
+            .await
         }
         "webhook.key_rotation" => {
             if !s.supports_rotation() {
-                return Outcome::skipped(format!("not applicable: {} carries one signature per delivery", s.name));
+                return Outcome::skipped(format!(
+                    "not applicable: {} carries one signature per delivery",
+                    s.name
+                ));
             }
             let mut sends = Vec::new();
             for (label, good_first) in [("new key first", true), ("old key first", false)] {
                 let d = r.delivery(now);
                 let good = s.digest(&p.key.0, &d);
                 let other = forged_digest(s);
-                let list = if good_first { vec![good, other] } else { vec![other, good] };
+                let list = if good_first {
+                    vec![good, other]
+                } else {
+                    vec![other, good]
+                };
                 let req = r.request(&d, None);
-                sends.push((format!("two signatures, {label}"), r.with_signature(req, s.signature_value(&d, &list))));
+                sends.push((
+                    format!("two signatures, {label}"),
+                    r.with_signature(req, s.signature_value(&d, &list)),
+                ));
             }
             r.expect_accepted(sends, 2, None).await
         }
@@ -286,12 +360,14 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
             let d = r.delivery(now);
             let req = r.request(&d, None);
             let v = s.signature_value(&d, &[forged_digest(s)]);
-            r.expect_rejected(vec![("forged signature".into(), r.with_signature(req, v))]).await
+            r.expect_rejected(vec![("forged signature".into(), r.with_signature(req, v))])
+                .await
         }
         "webhook.rejects_tampered" => {
             let d = r.delivery(now);
             let req = r.request(&d, Some(&tamper(&d.body)));
-            r.expect_rejected(vec![("body changed by one byte after signing".into(), req)]).await
+            r.expect_rejected(vec![("body changed by one byte after signing".into(), req)])
+                .await
         }
         "webhook.rejects_reserialized" => {
             let d = r.delivery(now);
@@ -299,10 +375,16 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
                 return Outcome::error("the body is not JSON, so it cannot be re-serialized");
             };
             if other == d.body {
-                return Outcome::error("the body's re-serialization is byte-identical; use a body with non-ASCII text");
+                return Outcome::error(
+                    "the body's re-serialization is byte-identical; use a body with non-ASCII text",
+                );
             }
             let req = r.request(&d, Some(&other));
-            r.expect_rejected(vec![("re-serialized JSON with the original signature".into(), req)]).await
+            r.expect_rejected(vec![(
+                "re-serialized JSON with the original signature".into(),
+                req,
+            )])
+            .await
         }
         "webhook.rejects_truncated" => {
             let d = r.delivery(now);
@@ -312,8 +394,14 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
                 .into_iter()
                 .enumerate()
                 .map(|(i, v)| {
-                    let label = ["half the signature", "empty signature", "prefix only"].get(i).copied().unwrap_or("truncated");
-                    (format!("{label} `{v}`"), r.with_signature(r.request(&d, None), v))
+                    let label = ["half the signature", "empty signature", "prefix only"]
+                        .get(i)
+                        .copied()
+                        .unwrap_or("truncated");
+                    (
+                        format!("{label} `{v}`"),
+                        r.with_signature(r.request(&d, None), v),
+                    )
                 })
                 .collect();
             r.expect_rejected(variants).await
@@ -326,7 +414,10 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
                 .into_iter()
                 .map(|v| {
                     let shown = v.replace(&digest, "<valid digest>");
-                    (format!("wrong scheme `{shown}`"), r.with_signature(r.request(&d, None), v))
+                    (
+                        format!("wrong scheme `{shown}`"),
+                        r.with_signature(r.request(&d, None), v),
+                    )
                 })
                 .collect();
             r.expect_rejected(variants).await
@@ -351,13 +442,20 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
                 return Outcome::skipped(format!("not applicable: {} signs no timestamp; replay protection rests on the delivery id", s.name));
             }
             let (ts, label) = if p.case == "webhook.rejects_stale" {
-                (now - tol - 60, format!("timestamp {} s in the past", tol + 60))
+                (
+                    now - tol - 60,
+                    format!("timestamp {} s in the past", tol + 60),
+                )
             } else {
-                (now + tol + 60, format!("timestamp {} s in the future", tol + 60))
+                (
+                    now + tol + 60,
+                    format!("timestamp {} s in the future", tol + 60),
+                )
             };
             let d = r.delivery(ts);
             let req = r.request(&d, None);
-            r.expect_rejected(vec![(format!("validly signed, {label}"), req)]).await
+            r.expect_rejected(vec![(format!("validly signed, {label}"), req)])
+                .await
         }
         other => Outcome::error(format!("unknown webhook sender case `{other}`")),
     }

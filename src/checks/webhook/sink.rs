@@ -18,17 +18,23 @@ fn fmt_gaps(gaps: &[Duration]) -> String {
 }
 
 fn gaps(got: &[Received]) -> Vec<Duration> {
-    got.windows(2).map(|w| w[1].at.duration_since(w[0].at)).collect()
+    got.windows(2)
+        .map(|w| w[1].at.duration_since(w[0].at))
+        .collect()
 }
 
 fn random_hex(bytes: usize) -> String {
-    (0..bytes).map(|_| format!("{:02x}", rand::random::<u8>())).collect()
+    (0..bytes)
+        .map(|_| format!("{:02x}", rand::random::<u8>()))
+        .collect()
 }
 
 pub async fn run(p: &WebhookSinkPlan, ctx: &CheckContext) -> Outcome {
     let sink = match Sink::start(p.respond.clone()).await {
         Ok(s) => s,
-        Err(e) => return Outcome::error(format!("cannot start the webhook sink on 127.0.0.1: {e}")),
+        Err(e) => {
+            return Outcome::error(format!("cannot start the webhook sink on 127.0.0.1: {e}"))
+        }
     };
     let out = judge(p, ctx, &sink).await;
     sink.shutdown().await;
@@ -58,11 +64,18 @@ async fn judge(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
                 .with_evidence(evidence);
         }
     }
-    ctx.note(format!("waiting up to {} for the first delivery", crate::fmt_duration(p.wait)));
+    ctx.note(format!(
+        "waiting up to {} for the first delivery",
+        crate::fmt_duration(p.wait)
+    ));
     let first = sink.wait_for(1, p.wait).await;
     let Some(d) = first.first().cloned() else {
         return Outcome::fail(
-            format!("no delivery reached {} within {}", sink.url(), crate::fmt_duration(p.wait)),
+            format!(
+                "no delivery reached {} within {}",
+                sink.url(),
+                crate::fmt_duration(p.wait)
+            ),
             "a delivery",
             "none",
         )
@@ -72,7 +85,9 @@ async fn judge(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
         "webhook.sink_delivery" => delivery(p, &d).with_evidence(evidence),
         "webhook.sink_trace" => trace(p, &d, &trace_id, &parent_id).with_evidence(evidence),
         "webhook.sink_retries" => retries(p, ctx, sink).await.with_evidence(evidence),
-        "webhook.sink_stops_on_success" | "webhook.sink_stops_on_gone" => stops(p, ctx, sink).await.with_evidence(evidence),
+        "webhook.sink_stops_on_success" | "webhook.sink_stops_on_gone" => {
+            stops(p, ctx, sink).await.with_evidence(evidence)
+        }
         other => Outcome::error(format!("unknown webhook sink case `{other}`")),
     }
 }
@@ -83,25 +98,42 @@ fn delivery(p: &WebhookSinkPlan, d: &Received) -> Outcome {
     let hdr = |n: &str| d.header(n).map(str::to_owned);
     let mut problems = Vec::new();
     if let Err(e) = s.verify(&p.key.0, &hdr, &d.body, unix_now(), Some(300), true) {
-        problems.push(format!("signature: {e} (scheme {}, {} bytes of body)", s.name, d.body.len()));
+        problems.push(format!(
+            "signature: {e} (scheme {}, {} bytes of body)",
+            s.name,
+            d.body.len()
+        ));
     }
     if let Some(h) = &s.event_header {
         match (d.header(h), &p.event) {
             (None, _) => problems.push(format!("missing {h}")),
-            (Some(v), Some(want)) if v != want => problems.push(format!("{h} is `{v}`, expected `{want}`")),
+            (Some(v), Some(want)) if v != want => {
+                problems.push(format!("{h} is `{v}`, expected `{want}`"))
+            }
             _ => {}
         }
     }
     if let Some(h) = &s.id_header {
         match d.header(h) {
             None => problems.push(format!("missing {h}")),
-            Some(v) if uuid::Uuid::parse_str(v).is_err() => problems.push(format!("{h} `{v}` is not a UUID")),
+            // BOTIX promises a UUID; other schemes only need an id to dedupe on.
+            Some(v) if s.name == "botix" && uuid::Uuid::parse_str(v).is_err() => {
+                problems.push(format!("{h} `{v}` is not a UUID"))
+            }
             _ => {}
         }
     }
-    let id = s.id_header.as_deref().and_then(|h| d.header(h)).unwrap_or("-").to_owned();
+    let id = s
+        .id_header
+        .as_deref()
+        .and_then(|h| d.header(h))
+        .unwrap_or("-")
+        .to_owned();
     if problems.is_empty() {
-        Outcome::pass(format!("delivery signed ({}), headers present, request id {id}", s.name))
+        Outcome::pass(format!(
+            "delivery signed ({}), headers present, request id {id}",
+            s.name
+        ))
     } else {
         Outcome::fail(
             format!("delivery (request id {id}): {}", problems.join("; ")),
@@ -115,17 +147,32 @@ fn delivery(p: &WebhookSinkPlan, d: &Received) -> Outcome {
 fn trace(p: &WebhookSinkPlan, d: &Received, trace_id: &str, parent_id: &str) -> Outcome {
     let (got, parent) = match &p.trace_json {
         Some(path) => {
-            let v = serde_json::from_slice::<serde_json::Value>(&d.body).ok().and_then(|j| path.select(&j));
-            let v = v.map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()));
+            let v = serde_json::from_slice::<serde_json::Value>(&d.body)
+                .ok()
+                .and_then(|j| path.select(&j));
+            let v = v.map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| v.to_string())
+            });
             (v, None)
         }
         None => {
             let tp = d.header("traceparent").map(str::to_owned);
-            let parts: Vec<String> = tp.as_deref().unwrap_or("").split('-').map(str::to_owned).collect();
+            let parts: Vec<String> = tp
+                .as_deref()
+                .unwrap_or("")
+                .split('-')
+                .map(str::to_owned)
+                .collect();
             (parts.get(1).cloned(), parts.get(2).cloned())
         }
     };
-    let where_ = p.trace_json.as_ref().map(|j| j.to_string()).unwrap_or_else(|| "traceparent".into());
+    let where_ = p
+        .trace_json
+        .as_ref()
+        .map(|j| j.to_string())
+        .unwrap_or_else(|| "traceparent".into());
     match got {
         Some(t) if t == trace_id => {
             if parent.as_deref() == Some(parent_id) {
@@ -135,11 +182,16 @@ fn trace(p: &WebhookSinkPlan, d: &Received, trace_id: &str, parent_id: &str) -> 
                     parent_id.to_owned(),
                 )
             } else {
-                Outcome::pass(format!("delivery joined to the trigger by trace-id {trace_id} ({where_})"))
+                Outcome::pass(format!(
+                    "delivery joined to the trigger by trace-id {trace_id} ({where_})"
+                ))
             }
         }
         other => Outcome::fail(
-            format!("the trigger carried trace-id {trace_id}; the delivery's {where_} holds {}", other.as_deref().unwrap_or("nothing")),
+            format!(
+                "the trigger carried trace-id {trace_id}; the delivery's {where_} holds {}",
+                other.as_deref().unwrap_or("nothing")
+            ),
             format!("trace-id {trace_id}"),
             other.unwrap_or_else(|| "missing".into()),
         ),
@@ -153,21 +205,42 @@ fn tolerance(p: &WebhookSinkPlan, expected: Duration) -> Duration {
 /// WHS-002: every attempt fails; attempts follow the schedule with one request id, then stop.
 async fn retries(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome {
     let n = p.max_attempts as usize;
-    let expected: Vec<Duration> = p.schedule.iter().take(n.saturating_sub(1)).copied().collect();
+    let expected: Vec<Duration> = p
+        .schedule
+        .iter()
+        .take(n.saturating_sub(1))
+        .copied()
+        .collect();
     let budget: Duration = expected.iter().map(|e| *e + tolerance(p, *e)).sum();
-    ctx.note(format!("waiting up to {} for {n} attempts", crate::fmt_duration(budget + p.wait)));
+    ctx.note(format!(
+        "waiting up to {} for {n} attempts",
+        crate::fmt_duration(budget + p.wait)
+    ));
     let got = sink.wait_for(n, budget + p.wait).await;
-    ctx.note(format!("{} attempts; {} of quiet to confirm it stopped", got.len(), crate::fmt_duration(p.quiet)));
+    ctx.note(format!(
+        "{} attempts; {} of quiet to confirm it stopped",
+        got.len(),
+        crate::fmt_duration(p.quiet)
+    ));
     tokio::time::sleep(p.quiet).await;
     let got = sink.received();
     let g = gaps(&got);
     let props = vec![
         ("attempts".to_owned(), got.len().to_string()),
-        ("gaps_ms".to_owned(), g.iter().map(|d| format!("{:.0}", d.as_secs_f64() * 1000.0)).collect::<Vec<_>>().join(",")),
+        (
+            "gaps_ms".to_owned(),
+            g.iter()
+                .map(|d| format!("{:.0}", d.as_secs_f64() * 1000.0))
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
     ];
     let id_header = p.scheme.id_header.clone();
     if let Some(h) = &id_header {
-        let ids: Vec<&str> = got.iter().map(|d| d.header(h).unwrap_or("(missing)")).collect();
+        let ids: Vec<&str> = got
+            .iter()
+            .map(|d| d.header(h).unwrap_or("(missing)"))
+            .collect();
         if ids.iter().any(|i| *i != ids[0]) {
             return Outcome::fail(
                 format!("retries changed {h}: {}; a receiver dedupes on it, so every attempt must carry the same id", ids.join(", ")),
@@ -179,11 +252,25 @@ async fn retries(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcom
     }
     if got.len() != n {
         let msg = if got.len() < n {
-            format!("only {} of {n} attempts arrived (gaps {})", got.len(), fmt_gaps(&g))
+            format!(
+                "only {} of {n} attempts arrived (gaps {})",
+                got.len(),
+                fmt_gaps(&g)
+            )
         } else {
-            format!("{} attempts, {} more than the {n} allowed (gaps {})", got.len(), got.len() - n, fmt_gaps(&g))
+            format!(
+                "{} attempts, {} more than the {n} allowed (gaps {})",
+                got.len(),
+                got.len() - n,
+                fmt_gaps(&g)
+            )
         };
-        return Outcome::fail(msg, format!("{n} attempts"), format!("{} attempts", got.len())).with_properties(props);
+        return Outcome::fail(
+            msg,
+            format!("{n} attempts"),
+            format!("{} attempts", got.len()),
+        )
+        .with_properties(props);
     }
     for (i, (gap, want)) in g.iter().zip(&expected).enumerate() {
         let tol = tolerance(p, *want);
@@ -205,7 +292,11 @@ async fn retries(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcom
             .with_properties(props);
         }
     }
-    Outcome::pass(format!("{n} attempts on schedule {} with one request id, then silence", fmt_gaps(&g))).with_properties(props)
+    Outcome::pass(format!(
+        "{n} attempts on schedule {} with one request id, then silence",
+        fmt_gaps(&g)
+    ))
+    .with_properties(props)
 }
 
 /// WHS-003 / WHS-005: no attempt after the first 2xx (or 410).
@@ -216,18 +307,36 @@ async fn stops(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
         .position(|c| (200..300).contains(c) || *c == 410)
         .unwrap_or(p.respond.len() - 1);
     let n = stop_at + 1;
-    let expected: Duration = p.schedule.iter().take(stop_at).map(|e| *e + tolerance(p, *e)).sum();
+    let expected: Duration = p
+        .schedule
+        .iter()
+        .take(stop_at)
+        .map(|e| *e + tolerance(p, *e))
+        .sum();
     let got = sink.wait_for(n, expected + p.wait).await;
     if got.len() < n {
         return Outcome::fail(
-            format!("only {} attempt(s) arrived; the check needs {n} to reach the {} answer", got.len(), p.respond[stop_at]),
+            format!(
+                "only {} attempt(s) arrived; the check needs {n} to reach the {} answer",
+                got.len(),
+                p.respond[stop_at]
+            ),
             format!("{n} attempts"),
             format!("{}", got.len()),
         );
     }
     // Wait out the next scheduled retry (or `quiet`) to see that none comes.
-    let next = p.schedule.get(stop_at).map(|d| *d + tolerance(p, *d)).unwrap_or(Duration::ZERO).max(p.quiet);
-    ctx.note(format!("answered {}; {} of quiet to confirm no further attempt", p.respond[stop_at], crate::fmt_duration(next)));
+    let next = p
+        .schedule
+        .get(stop_at)
+        .map(|d| *d + tolerance(p, *d))
+        .unwrap_or(Duration::ZERO)
+        .max(p.quiet);
+    ctx.note(format!(
+        "answered {}; {} of quiet to confirm no further attempt",
+        p.respond[stop_at],
+        crate::fmt_duration(next)
+    ));
     tokio::time::sleep(next).await;
     let got = sink.received();
     let answers: Vec<String> = got.iter().map(|d| d.answered.to_string()).collect();
@@ -244,6 +353,10 @@ async fn stops(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
         )
         .with_properties(vec![("attempts".into(), got.len().to_string())]);
     }
-    Outcome::pass(format!("stopped after answer {} (answers: {})", p.respond[stop_at], answers.join(", ")))
-        .with_properties(vec![("attempts".into(), got.len().to_string())])
+    Outcome::pass(format!(
+        "stopped after answer {} (answers: {})",
+        p.respond[stop_at],
+        answers.join(", ")
+    ))
+    .with_properties(vec![("attempts".into(), got.len().to_string())])
 }
