@@ -142,10 +142,14 @@ async fn create_message_counts_and_records_effect() {
         .json()
         .await
         .unwrap();
-    assert_eq!(
-        effects,
-        json!({"messages.create": 1, "contacts.bulk_create": 0, "scenarios.run": 0})
-    );
+    // Families add counters of their own; the foundation ones must be exact.
+    for (k, want) in [
+        ("messages.create", 1),
+        ("contacts.bulk_create", 0),
+        ("scenarios.run", 0),
+    ] {
+        assert_eq!(effects[k], json!(want), "{k} in {effects}");
+    }
     let one: Value = c
         .get(format!("{base}/__tminus/effects/messages.create"))
         .send()
@@ -598,8 +602,9 @@ async fn defect_names_parse_and_list() {
         assert_eq!(d.name().parse::<Defect>().unwrap(), *d);
     }
     let names: Vec<&str> = Defect::all().iter().map(|d| d.name()).collect();
+    // Families append their defects after the foundation ones.
     assert_eq!(
-        names,
+        names[..3],
         ["accept-any-key", "no-trace-id", "broken-pagination"]
     );
     let err = "nope".parse::<Defect>().unwrap_err();

@@ -18,6 +18,8 @@
 //! | POST | `/public/v1/scenarios/{id}/run` | Bearer | 202 + `Location` |
 //! | GET | `/public/v1/scenario-runs/{run_id}` | Bearer | 200 run status |
 //! | GET | `/__tminus/effects`, `/__tminus/effects/{name}` | none | side-effect counters |
+//! | POST | `/public/v1/webhooks` | Bearer | 201 subscription (see `webhook.rs`) |
+//! | POST | `/integrator/webhooks` | webhook signature | 200 integrator-side receiver |
 //! | GET | `/healthz` | none | 200 `{"status":"ok"}` |
 //!
 //! Every response, errors included, carries `Trace-Id` and `X-Request-Id`
