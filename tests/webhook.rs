@@ -39,6 +39,7 @@ const TABLE: &[(&str, &[&str])] = &[
     ("receiver-dedupes-on-signature", &["wh-dedupes-retry"]),
     ("receiver-slow-ack", &["wh-accepts-valid"]),
     ("receiver-first-signature-only", &["wh-key-rotation"]),
+    ("receiver-accepts-dotted-id", &["wh-rejects-dotted-id"]),
     ("sender-unsigned", &["whs-delivery-signed"]),
     (
         "sender-new-request-id-per-retry",
@@ -86,7 +87,7 @@ fn check_defect(name: &str, intended: &[&str]) -> Result<(), String> {
 fn reference_passes_and_each_defect_fails_only_its_checks() {
     let r = RefHandle::start(&[]);
     let (v, out) = run_suite_against(SUITE, &r.url, &[]);
-    assert_eq!(v.len(), 18, "{}", stdout(&out));
+    assert_eq!(v.len(), 19, "{}", stdout(&out));
     assert!(
         not_passing(&v).is_empty(),
         "healthy reference: {:?}\n{}",

@@ -74,6 +74,9 @@ defects! {
     /// The receiver only looks at the first signature of a rotation list.
     ReceiverFirstSignatureOnly => "receiver-first-signature-only",
         "the integrator receiver compares only the first of several signatures (breaks key rotation)";
+    /// The receiver accepts delivery ids containing `.`.
+    ReceiverAcceptsDottedId => "receiver-accepts-dotted-id",
+        "the integrator receiver accepts webhook-ids containing `.` (ambiguous in `id.ts.body`)";
     /// Outgoing deliveries carry no signature.
     SenderUnsigned => "sender-unsigned",
         "outgoing webhook deliveries carry no X-Botix-Signature";

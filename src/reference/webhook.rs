@@ -139,6 +139,12 @@ pub(crate) fn emit(
             })
             .unwrap_or_default()
     };
+    // The defect starts a new trace for the delivery, in the header and the body alike.
+    let trace_id = if state.has(Defect::SenderDropsTrace) {
+        Some(new_trace_id())
+    } else {
+        trace_id
+    };
     for sub in subs {
         let body = json!({
             "id": format!("evt_{}", ulid::Ulid::new()),
@@ -172,11 +178,7 @@ async fn deliver(
     let bytes = serde_json::to_vec(&body).unwrap_or_default();
     let scheme = Scheme::builtin("botix").expect("botix scheme");
     let request_id = uuid::Uuid::new_v4().to_string();
-    let trace = if state.has(Defect::SenderDropsTrace) {
-        new_trace_id()
-    } else {
-        trace_id.unwrap_or_else(new_trace_id)
-    };
+    let trace = trace_id.unwrap_or_else(new_trace_id);
     let max_attempts = cfg.webhook_schedule.len() + 1;
     let mut sent_extra = false;
     let mut attempt = 0usize;
@@ -319,6 +321,15 @@ pub(crate) async fn receive(
         Ok(d) => d,
         Err(e) => return reject(e),
     };
+    // Standard Webhooks signs `id.ts.body`: a `.` in the id makes that ambiguous.
+    if d.id.contains('.') && !state.has(Defect::ReceiverAcceptsDottedId) {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(
+                json!({"error": {"code": "INVALID_WEBHOOK_ID", "message": "webhook-id must not contain `.`"}}),
+            ),
+        );
+    }
     let dedupe_key = if state.has(Defect::ReceiverDedupesOnSignature) {
         format!("{}|{}", d.id, get("webhook-signature").unwrap_or_default())
     } else {

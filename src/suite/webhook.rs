@@ -229,6 +229,10 @@ pub const SENDER_KINDS: &[(&str, &str)] = &[
         "webhook.key_rotation",
         "WH-012: two signatures, one valid, either order -> accepted",
     ),
+    (
+        "webhook.rejects_dotted_id",
+        "WH-015: a validly signed delivery whose id contains `.` (ambiguous in `id.ts.body`) -> 4xx",
+    ),
 ];
 
 /// The sink-role kinds (catalogue WHS-001..WHS-005, TRC-005).
@@ -324,6 +328,11 @@ pub const SENDER_INFO: &[KindInfo] = &[
     KindInfo {
         name: SENDER_KINDS[12].0,
         summary: SENDER_KINDS[12].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[13].0,
+        summary: SENDER_KINDS[13].1,
         params: SENDER_PARAMS,
     },
 ];

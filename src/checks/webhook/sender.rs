@@ -11,7 +11,7 @@ use crate::checks::{CheckContext, Evidence, Outcome};
 use crate::http::{Exchange, Rendered};
 use crate::plan::webhook::{WebhookSenderPlan, WEBHOOK_ID_VAR};
 use crate::plan::{Scope, UrlPlan};
-use crate::signing::{forged_digest, Delivery};
+use crate::signing::{forged_digest, Delivery, Part};
 
 /// How long processing may lag an acknowledgement before the counter is judged.
 const SETTLE: Duration = Duration::from_millis(1500);
@@ -355,6 +355,22 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
                 ));
             }
             r.expect_accepted(sends, 2, None).await
+        }
+        "webhook.rejects_dotted_id" => {
+            if !s.content.contains(&Part::Id) {
+                return Outcome::skipped(format!(
+                    "not applicable: {} does not sign the delivery id",
+                    s.name
+                ));
+            }
+            let d0 = r.delivery(now);
+            let d = Delivery {
+                id: format!("{}.{now}", d0.id),
+                ..d0
+            };
+            let req = r.request(&d, None);
+            r.expect_rejected(vec![(format!("validly signed, id `{}`", d.id), req)])
+                .await
         }
         "webhook.rejects_forged" => {
             let d = r.delivery(now);

@@ -37,8 +37,32 @@ pub async fn run(p: &WebhookSinkPlan, ctx: &CheckContext) -> Outcome {
         }
     };
     let out = judge(p, ctx, &sink).await;
+    // Every delivery that arrived is evidence: answer, request id, body excerpt.
+    let evidence: Vec<Evidence> = sink
+        .received()
+        .iter()
+        .enumerate()
+        .map(|(i, d)| delivery_evidence(p, sink.url(), i, d))
+        .collect();
     sink.shutdown().await;
-    out
+    out.with_evidence(evidence)
+}
+
+fn delivery_evidence(p: &WebhookSinkPlan, url: &str, i: usize, d: &Received) -> Evidence {
+    let body = String::from_utf8_lossy(&d.body);
+    let detail: String = body.chars().take(400).collect();
+    Evidence {
+        label: format!("delivery {} (tminus answered {})", i + 1, d.answered),
+        request: format!("POST {url}"),
+        status: Some(d.answered),
+        request_id: p
+            .scheme
+            .id_header
+            .as_deref()
+            .and_then(|h| d.header(h).map(|v| format!("{h}: {v}"))),
+        elapsed_ms: None,
+        detail: (!detail.is_empty()).then_some(detail),
+    }
 }
 
 async fn judge(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome {
