@@ -41,6 +41,7 @@ impl Received {
 struct Shared {
     path: String,
     respond: Arc<Vec<u16>>,
+    retry_after: Option<u64>,
     log: Arc<Mutex<Vec<Received>>>,
     notify: Arc<Notify>,
 }
@@ -55,9 +56,15 @@ pub struct Sink {
 /// Upper bound on recorded deliveries, so a runaway sender cannot grow memory.
 const MAX_RECORDED: usize = 1000;
 
-async fn receive(State(s): State<Shared>, uri: Uri, headers: HeaderMap, body: Bytes) -> StatusCode {
+async fn receive(
+    State(s): State<Shared>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
     if uri.path() != s.path {
-        return StatusCode::GONE;
+        return StatusCode::GONE.into_response();
     }
     let mut log = s.log.lock().unwrap_or_else(|p| p.into_inner());
     let n = log.len();
@@ -85,18 +92,26 @@ async fn receive(State(s): State<Shared>, uri: Uri, headers: HeaderMap, body: By
     }
     drop(log);
     s.notify.notify_waiters();
-    StatusCode::from_u16(code).unwrap_or(StatusCode::OK)
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+    match s.retry_after {
+        Some(secs) if code == 429 || code == 503 => {
+            (status, [("retry-after", secs.to_string())]).into_response()
+        }
+        _ => status.into_response(),
+    }
 }
 
 impl Sink {
     /// Starts a sink answering `respond[i]` to attempt `i` (the last repeats).
-    pub async fn start(respond: Vec<u16>) -> std::io::Result<Sink> {
+    /// `retry_after` adds `Retry-After: N` to 429 and 503 answers.
+    pub async fn start(respond: Vec<u16>, retry_after: Option<u64>) -> std::io::Result<Sink> {
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
         let addr = listener.local_addr()?;
         let path = format!("/sink/{}", uuid::Uuid::new_v4().simple());
         let shared = Shared {
             path: path.clone(),
             respond: Arc::new(respond),
+            retry_after,
             log: Arc::new(Mutex::new(Vec::new())),
             notify: Arc::new(Notify::new()),
         };

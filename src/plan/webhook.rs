@@ -59,6 +59,8 @@ pub struct WebhookSinkPlan {
     pub trigger: Vec<RequestPlan>,
     pub event: Option<String>,
     pub respond: Vec<u16>,
+    /// `Retry-After` seconds on tminus's 429/503 answers.
+    pub retry_after: u64,
     /// Expected delays between consecutive attempts (normalized).
     pub schedule: Vec<Duration>,
     pub max_attempts: u32,
@@ -281,6 +283,7 @@ impl PlanCtx<'_> {
                 "webhook.sink_retries" => vec![500],
                 "webhook.sink_stops_on_success" => vec![500, 200],
                 "webhook.sink_stops_on_gone" => vec![410],
+                "webhook.sink_respects_retry_after" => vec![429, 200],
                 _ => vec![200],
             }
         } else {
@@ -298,6 +301,7 @@ impl PlanCtx<'_> {
             trigger,
             event: s.event.clone(),
             respond,
+            retry_after: s.retry_after.unwrap_or(120),
             schedule,
             max_attempts,
             tolerance_pct: s.tolerance_pct.unwrap_or(10.0),

@@ -92,6 +92,9 @@ defects! {
     /// One more attempt after a 2xx.
     SenderRetriesAfter2xx => "sender-retries-after-2xx",
         "outgoing webhooks are delivered once more after a 2xx";
+    /// Retry-After on a 429/503 answer is ignored.
+    SenderIgnoresRetryAfter => "sender-ignores-retry-after",
+        "outgoing webhook retries ignore Retry-After on 429/503 answers";
     /// 410 Gone is retried like a 5xx.
     SenderRetriesGone => "sender-retries-gone",
         "outgoing webhooks keep retrying an endpoint that answered 410 Gone";

@@ -182,10 +182,12 @@ async fn deliver(
     let max_attempts = cfg.webhook_schedule.len() + 1;
     let mut sent_extra = false;
     let mut attempt = 0usize;
+    // A Retry-After from the last answer (429/503) overrides a shorter scheduled delay.
+    let mut retry_after: Option<Duration> = None;
     // Bounded: at most max_attempts (+1 under the retries-after-2xx defect), each with a timeout.
     loop {
         if attempt > 0 {
-            let delay = if state.has(Defect::SenderIgnoresSchedule) {
+            let scheduled = if state.has(Defect::SenderIgnoresSchedule) {
                 Duration::from_millis(10)
             } else {
                 let s = &cfg.webhook_schedule;
@@ -194,6 +196,7 @@ async fn deliver(
                     .copied()
                     .unwrap_or(Duration::ZERO)
             };
+            let delay = scheduled.max(retry_after.unwrap_or(Duration::ZERO));
             tokio::time::sleep(delay).await;
         }
         let rid = if state.has(Defect::SenderNewRequestIdPerRetry) && attempt > 0 {
@@ -218,12 +221,16 @@ async fn deliver(
             let sig = scheme.signature_value(&d, &[scheme.digest(sub.secret.as_bytes(), &d)]);
             req = req.header("X-Botix-Signature", sig);
         }
-        let status = req
-            .body(bytes.clone())
-            .send()
-            .await
-            .map(|r| r.status().as_u16())
-            .ok();
+        let answer = req.body(bytes.clone()).send().await.ok();
+        let status = answer.as_ref().map(|r| r.status().as_u16());
+        retry_after = answer
+            .as_ref()
+            .filter(|_| !state.has(Defect::SenderIgnoresRetryAfter))
+            .and_then(|r| r.headers().get("retry-after"))
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            // Bounded: a hostile Retry-After cannot park the task for days.
+            .map(|s| Duration::from_secs(s.min(3600)));
         attempt += 1;
         let done = match status {
             Some(s) if (200..300).contains(&s) => {

@@ -102,6 +102,9 @@ check_spec!(
         /// Silence required after the last expected attempt (default: the last delay, at most 10 s).
         #[serde(default)]
         pub quiet: Option<DurationValue>,
+        /// `Retry-After` seconds tminus sends with its 429/503 answers (default 120).
+        #[serde(default)]
+        pub retry_after: Option<u64>,
         /// Where the trace id sits in the delivery body, if not in `traceparent`.
         #[serde(default)]
         pub trace_json: Option<Spanned<String>>,
@@ -167,6 +170,11 @@ const SINK_PARAMS: &[(&str, &str, &str)] = &[
         "quiet",
         "last delay (max 10s)",
         "silence required after the last expected attempt",
+    ),
+    (
+        "retry_after",
+        "120",
+        "Retry-After seconds sent with tminus's 429/503 answers",
     ),
     (
         "trace_json",
@@ -242,6 +250,10 @@ pub const SINK_KINDS: &[(&str, &str)] = &[
     ("webhook.sink_stops_on_success", "WHS-003: answered 500 then 200, no attempt after the 2xx"),
     ("webhook.sink_stops_on_gone", "WHS-005: answered 410, never retried"),
     ("webhook.sink_trace", "TRC-005: a trigger carrying traceparent T yields a delivery carrying trace-id T"),
+    (
+        "webhook.sink_respects_retry_after",
+        "WHS-006: answered 429 + Retry-After, the next attempt comes no earlier",
+    ),
 ];
 
 macro_rules! kind_table {
@@ -252,6 +264,7 @@ macro_rules! kind_table {
     kind_table!(@row $src, $params, 2),
     kind_table!(@row $src, $params, 3),
     kind_table!(@row $src, $params, 4),
+    kind_table!(@row $src, $params, 5),
         ];
     };
     (@row $src:ident, $params:ident, $i:expr) => {

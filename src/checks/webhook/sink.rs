@@ -30,7 +30,7 @@ fn random_hex(bytes: usize) -> String {
 }
 
 pub async fn run(p: &WebhookSinkPlan, ctx: &CheckContext) -> Outcome {
-    let sink = match Sink::start(p.respond.clone()).await {
+    let sink = match Sink::start(p.respond.clone(), Some(p.retry_after)).await {
         Ok(s) => s,
         Err(e) => {
             return Outcome::error(format!("cannot start the webhook sink on 127.0.0.1: {e}"))
@@ -109,6 +109,9 @@ async fn judge(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
         "webhook.sink_delivery" => delivery(p, &d).with_evidence(evidence),
         "webhook.sink_trace" => trace(p, &d, &trace_id, &parent_id).with_evidence(evidence),
         "webhook.sink_retries" => retries(p, ctx, sink).await.with_evidence(evidence),
+        "webhook.sink_respects_retry_after" => {
+            retry_after(p, ctx, sink).await.with_evidence(evidence)
+        }
         "webhook.sink_stops_on_success" | "webhook.sink_stops_on_gone" => {
             stops(p, ctx, sink).await.with_evidence(evidence)
         }
@@ -383,4 +386,49 @@ async fn stops(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
         answers.join(", ")
     ))
     .with_properties(vec![("attempts".into(), got.len().to_string())])
+}
+
+/// WHS-006: after a 429 with `Retry-After: N`, no attempt comes before N seconds.
+async fn retry_after(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome {
+    let ra = Duration::from_secs(p.retry_after);
+    let window = ra + p.schedule.first().copied().unwrap_or(Duration::ZERO) + p.wait;
+    ctx.note(format!(
+        "answered {} with Retry-After: {}; watching {} for the next attempt",
+        p.respond[0],
+        p.retry_after,
+        crate::fmt_duration(window)
+    ));
+    let got = sink.wait_for(2, window).await;
+    let Some(next) = got.get(1) else {
+        return Outcome::pass(format!(
+            "no attempt within {} of the {} (none early)",
+            crate::fmt_duration(window),
+            p.respond[0]
+        ));
+    };
+    let gap = next.at.duration_since(got[0].at);
+    let props = vec![(
+        "retry_gap_ms".to_owned(),
+        format!("{:.0}", gap.as_secs_f64() * 1000.0),
+    )];
+    // A little slack for the two timestamps being taken on different sides.
+    if gap + Duration::from_millis(50) < ra {
+        return Outcome::fail(
+            format!(
+                "the next attempt came {} after a {} with Retry-After: {}",
+                crate::fmt_duration(gap),
+                p.respond[0],
+                p.retry_after
+            ),
+            format!("next attempt >= {} s later", p.retry_after),
+            crate::fmt_duration(gap),
+        )
+        .with_properties(props);
+    }
+    Outcome::pass(format!(
+        "the next attempt waited {} (Retry-After: {})",
+        crate::fmt_duration(gap),
+        p.retry_after
+    ))
+    .with_properties(props)
 }
