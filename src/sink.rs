@@ -3,6 +3,9 @@
 //! raw body bytes) and answers a scripted status per attempt, so a check can
 //! judge signatures over the exact bytes, retry timing and stopping.
 //!
+//! The first attempt can be held open (`hang_first`) to see whether the
+//! sender times out and whether it retries in parallel (WHS-004).
+//!
 //! Only requests on the sink's own random path are recorded; anything else
 //! (a stale subscription from an earlier run that reached a reused port) gets
 //! 410 Gone, which tells a well-behaved sender to stop.
@@ -42,6 +45,10 @@ struct Shared {
     path: String,
     respond: Arc<Vec<u16>>,
     retry_after: Option<u64>,
+    /// Hold the first attempt this long before answering (WHS-004).
+    hang_first: Option<Duration>,
+    /// When the first attempt's request ended, and whether it ended by our answer.
+    first_ended: Arc<Mutex<Option<(Instant, bool)>>>,
     log: Arc<Mutex<Vec<Received>>>,
     notify: Arc<Notify>,
 }
@@ -66,32 +73,46 @@ async fn receive(
     if uri.path() != s.path {
         return StatusCode::GONE.into_response();
     }
-    let mut log = s.log.lock().unwrap_or_else(|p| p.into_inner());
-    let n = log.len();
-    let code = s
-        .respond
-        .get(n)
-        .or(s.respond.last())
-        .copied()
-        .unwrap_or(200);
-    if n < MAX_RECORDED {
-        log.push(Received {
-            at: Instant::now(),
-            headers: headers
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.as_str().to_owned(),
-                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                    )
-                })
-                .collect(),
-            body: body.to_vec(),
-            answered: code,
-        });
-    }
-    drop(log);
+    // A block, not drop(): the guard must not live across the await below.
+    let (n, code) = {
+        let mut log = s.log.lock().unwrap_or_else(|p| p.into_inner());
+        let n = log.len();
+        let code = s
+            .respond
+            .get(n)
+            .or(s.respond.last())
+            .copied()
+            .unwrap_or(200);
+        if n < MAX_RECORDED {
+            log.push(Received {
+                at: Instant::now(),
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.as_str().to_owned(),
+                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                        )
+                    })
+                    .collect(),
+                body: body.to_vec(),
+                answered: code,
+            });
+        }
+        (n, code)
+    };
     s.notify.notify_waiters();
+    if let (0, Some(hang)) = (n, s.hang_first) {
+        // Dropped when the sender gives up (hyper drops this future on a
+        // closed connection) or when we answer: either way the time is kept.
+        let mut guard = EndGuard {
+            slot: s.first_ended.clone(),
+            notify: s.notify.clone(),
+            answered: false,
+        };
+        tokio::time::sleep(hang).await;
+        guard.answered = true;
+    }
     let status = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
     match s.retry_after {
         Some(secs) if code == 429 || code == 503 => {
@@ -101,10 +122,28 @@ async fn receive(
     }
 }
 
+struct EndGuard {
+    slot: Arc<Mutex<Option<(Instant, bool)>>>,
+    notify: Arc<Notify>,
+    answered: bool,
+}
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((Instant::now(), self.answered));
+        self.notify.notify_waiters();
+    }
+}
+
 impl Sink {
     /// Starts a sink answering `respond[i]` to attempt `i` (the last repeats).
     /// `retry_after` adds `Retry-After: N` to 429 and 503 answers.
-    pub async fn start(respond: Vec<u16>, retry_after: Option<u64>) -> std::io::Result<Sink> {
+    pub async fn start(
+        respond: Vec<u16>,
+        retry_after: Option<u64>,
+        hang_first: Option<Duration>,
+    ) -> std::io::Result<Sink> {
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
         let addr = listener.local_addr()?;
         let path = format!("/sink/{}", uuid::Uuid::new_v4().simple());
@@ -112,6 +151,8 @@ impl Sink {
             path: path.clone(),
             respond: Arc::new(respond),
             retry_after,
+            hang_first,
+            first_ended: Arc::new(Mutex::new(None)),
             log: Arc::new(Mutex::new(Vec::new())),
             notify: Arc::new(Notify::new()),
         };
@@ -130,6 +171,32 @@ impl Sink {
             stop: Some(tx),
             task: Some(task),
         })
+    }
+
+    /// When the first (held) attempt ended: `(time, true)` if by our answer,
+    /// `(time, false)` if the sender closed it.
+    pub fn first_ended(&self) -> Option<(Instant, bool)> {
+        *self
+            .shared
+            .first_ended
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until the first attempt ended or `deadline` passed.
+    pub async fn wait_first_ended(&self, deadline: Duration) -> Option<(Instant, bool)> {
+        let end = tokio::time::Instant::now() + deadline;
+        loop {
+            let notified = self.shared.notify.notified();
+            if let Some(e) = self.first_ended() {
+                return Some(e);
+            }
+            if tokio::time::Instant::now() >= end {
+                return None;
+            }
+            let tick = end.min(tokio::time::Instant::now() + Duration::from_millis(50));
+            let _ = tokio::time::timeout_at(tick, notified).await;
+        }
     }
 
     pub fn url(&self) -> &str {

@@ -50,6 +50,7 @@ const TABLE: &[(&str, &[&str])] = &[
     ("sender-retries-after-2xx", &["whs-stops-after-success"]),
     ("sender-retries-gone", &["whs-stops-on-gone"]),
     ("sender-ignores-retry-after", &["whs-respects-retry-after"]),
+    ("sender-no-timeout", &["whs-times-out-hanging-receiver"]),
 ];
 
 fn check_defect(name: &str, intended: &[&str]) -> Result<(), String> {
@@ -88,7 +89,7 @@ fn check_defect(name: &str, intended: &[&str]) -> Result<(), String> {
 fn reference_passes_and_each_defect_fails_only_its_checks() {
     let r = RefHandle::start(&[]);
     let (v, out) = run_suite_against(SUITE, &r.url, &[]);
-    assert_eq!(v.len(), 20, "{}", stdout(&out));
+    assert_eq!(v.len(), 21, "{}", stdout(&out));
     assert!(
         not_passing(&v).is_empty(),
         "healthy reference: {:?}\n{}",

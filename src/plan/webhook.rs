@@ -61,6 +61,9 @@ pub struct WebhookSinkPlan {
     pub respond: Vec<u16>,
     /// `Retry-After` seconds on tminus's 429/503 answers.
     pub retry_after: u64,
+    /// Hold the first attempt this long (only `webhook.sink_timeout`).
+    pub hang: Option<Duration>,
+    pub max_sender_timeout: Duration,
     /// Expected delays between consecutive attempts (normalized).
     pub schedule: Vec<Duration>,
     pub max_attempts: u32,
@@ -139,8 +142,11 @@ impl PlanCtx<'_> {
             );
             return SecretKey(Vec::new());
         };
-        // Registered even when written inline, so no report ever shows it.
-        self.redactor.add(&text);
+        // Registered even when written inline, so no report ever shows it
+        // (very short test values would blank ordinary text, so not those).
+        if text.len() >= 6 {
+            self.redactor.add(&text);
+        }
         match scheme.decode_secret(&text) {
             Ok(k) => SecretKey(k),
             Err(e) => {
@@ -292,6 +298,22 @@ impl PlanCtx<'_> {
         if respond.iter().any(|c| !(100..=599).contains(c)) {
             self.error(s.id.referenced, "respond: statuses must be 100..599");
         }
+        if case == "webhook.sink_timeout" {
+            let hang = s.hang.map_or(Duration::from_secs(40), |d| d.0);
+            let limit = s
+                .max_sender_timeout
+                .map_or(Duration::from_secs(30), |d| d.0);
+            if hang <= limit {
+                self.error(
+                    s.id.referenced,
+                    format!(
+                        "hang ({}) must be longer than max_sender_timeout ({}), or a patient sender looks like a timeout",
+                        crate::fmt_duration(hang),
+                        crate::fmt_duration(limit)
+                    ),
+                );
+            }
+        }
         let used = (max_attempts.saturating_sub(1) as usize).min(schedule.len());
         let last = used.checked_sub(1).map(|i| schedule[i]);
         WebhookSinkPlan {
@@ -302,6 +324,11 @@ impl PlanCtx<'_> {
             event: s.event.clone(),
             respond,
             retry_after: s.retry_after.unwrap_or(120),
+            hang: (case == "webhook.sink_timeout")
+                .then(|| s.hang.map_or(Duration::from_secs(40), |d| d.0)),
+            max_sender_timeout: s
+                .max_sender_timeout
+                .map_or(Duration::from_secs(30), |d| d.0),
             schedule,
             max_attempts,
             tolerance_pct: s.tolerance_pct.unwrap_or(10.0),

@@ -95,6 +95,9 @@ defects! {
     /// Retry-After on a 429/503 answer is ignored.
     SenderIgnoresRetryAfter => "sender-ignores-retry-after",
         "outgoing webhook retries ignore Retry-After on 429/503 answers";
+    /// A hanging receiver holds a delivery attempt for a minute.
+    SenderNoTimeout => "sender-no-timeout",
+        "outgoing webhook attempts wait 60 s on a receiver that does not answer";
     /// 410 Gone is retried like a 5xx.
     SenderRetriesGone => "sender-retries-gone",
         "outgoing webhooks keep retrying an endpoint that answered 410 Gone";

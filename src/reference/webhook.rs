@@ -181,6 +181,12 @@ async fn deliver(
     let trace = trace_id.unwrap_or_else(new_trace_id);
     let max_attempts = cfg.webhook_schedule.len() + 1;
     let mut sent_extra = false;
+    // The defect: an attempt may hang for a minute (still bounded).
+    let attempt_timeout = if state.has(Defect::SenderNoTimeout) {
+        Duration::from_secs(60)
+    } else {
+        cfg.webhook_attempt_timeout
+    };
     let mut attempt = 0usize;
     // A Retry-After from the last answer (429/503) overrides a shorter scheduled delay.
     let mut retry_after: Option<Duration> = None;
@@ -207,7 +213,7 @@ async fn deliver(
         let parent: u64 = rand::random::<u64>().max(1);
         let mut req = client
             .post(&sub.url)
-            .timeout(cfg.webhook_attempt_timeout)
+            .timeout(attempt_timeout)
             .header("Content-Type", "application/json")
             .header("X-Botix-Event", &event)
             .header("X-Botix-Request-Id", &rid)

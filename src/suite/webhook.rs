@@ -105,6 +105,12 @@ check_spec!(
         /// `Retry-After` seconds tminus sends with its 429/503 answers (default 120).
         #[serde(default)]
         pub retry_after: Option<u64>,
+        /// How long tminus holds the first attempt open (default 40s).
+        #[serde(default)]
+        pub hang: Option<DurationValue>,
+        /// The sender must give up on a hanging attempt within this (default 30s).
+        #[serde(default)]
+        pub max_sender_timeout: Option<DurationValue>,
         /// Where the trace id sits in the delivery body, if not in `traceparent`.
         #[serde(default)]
         pub trace_json: Option<Spanned<String>>,
@@ -175,6 +181,16 @@ const SINK_PARAMS: &[(&str, &str, &str)] = &[
         "retry_after",
         "120",
         "Retry-After seconds sent with tminus's 429/503 answers",
+    ),
+    (
+        "hang",
+        "40s",
+        "how long tminus holds the first attempt open",
+    ),
+    (
+        "max_sender_timeout",
+        "30s",
+        "the sender must abandon a hanging attempt within this",
     ),
     (
         "trace_json",
@@ -254,6 +270,10 @@ pub const SINK_KINDS: &[(&str, &str)] = &[
         "webhook.sink_respects_retry_after",
         "WHS-006: answered 429 + Retry-After, the next attempt comes no earlier",
     ),
+    (
+        "webhook.sink_timeout",
+        "WHS-004: tminus holds attempt 1 open; the sender gives up within max_sender_timeout and never retries in parallel",
+    ),
 ];
 
 macro_rules! kind_table {
@@ -265,6 +285,7 @@ macro_rules! kind_table {
     kind_table!(@row $src, $params, 3),
     kind_table!(@row $src, $params, 4),
     kind_table!(@row $src, $params, 5),
+    kind_table!(@row $src, $params, 6),
         ];
     };
     (@row $src:ident, $params:ident, $i:expr) => {

@@ -30,7 +30,7 @@ fn random_hex(bytes: usize) -> String {
 }
 
 pub async fn run(p: &WebhookSinkPlan, ctx: &CheckContext) -> Outcome {
-    let sink = match Sink::start(p.respond.clone(), Some(p.retry_after)).await {
+    let sink = match Sink::start(p.respond.clone(), Some(p.retry_after), p.hang).await {
         Ok(s) => s,
         Err(e) => {
             return Outcome::error(format!("cannot start the webhook sink on 127.0.0.1: {e}"))
@@ -109,6 +109,7 @@ async fn judge(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
         "webhook.sink_delivery" => delivery(p, &d).with_evidence(evidence),
         "webhook.sink_trace" => trace(p, &d, &trace_id, &parent_id).with_evidence(evidence),
         "webhook.sink_retries" => retries(p, ctx, sink).await.with_evidence(evidence),
+        "webhook.sink_timeout" => timeout(p, ctx, sink).await.with_evidence(evidence),
         "webhook.sink_respects_retry_after" => {
             retry_after(p, ctx, sink).await.with_evidence(evidence)
         }
@@ -431,4 +432,62 @@ async fn retry_after(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Ou
         p.retry_after
     ))
     .with_properties(props)
+}
+
+/// WHS-004: the held first attempt is abandoned in time, and no second
+/// attempt arrives while the first is still open.
+async fn timeout(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome {
+    let limit = p.max_sender_timeout;
+    ctx.note(format!(
+        "holding attempt 1 open; the sender must give up within {}",
+        crate::fmt_duration(limit)
+    ));
+    let first_at = sink.received()[0].at;
+    let slack = p.tolerance_floor + Duration::from_millis(200);
+    let ended = sink
+        .wait_first_ended((limit + slack).saturating_sub(first_at.elapsed()))
+        .await;
+    let got = sink.received();
+    let open_until = ended.map(|(t, _)| t);
+    if let Some(dup) = got
+        .iter()
+        .skip(1)
+        .find(|d| open_until.is_none_or(|t| d.at < t))
+    {
+        return Outcome::fail(
+            format!(
+                "attempt 2 arrived {} after attempt 1 while attempt 1 was still open: a parallel duplicate",
+                crate::fmt_duration(dup.at.duration_since(first_at))
+            ),
+            "one attempt at a time",
+            "overlapping attempts",
+        );
+    }
+    match ended {
+        None => Outcome::fail(
+            format!(
+                "the sender still held attempt 1 open {} later: no timeout, or one above the {} limit",
+                crate::fmt_duration(first_at.elapsed()),
+                crate::fmt_duration(limit)
+            ),
+            format!("gives up within {}", crate::fmt_duration(limit)),
+            "still waiting",
+        ),
+        Some((_, true)) => Outcome::error(format!(
+            "the sender waited out the whole {} hang: raise `hang` above its timeout",
+            crate::fmt_duration(p.hang.unwrap_or_default())
+        )),
+        Some((t, false)) => {
+            let after = t.duration_since(first_at);
+            Outcome::pass(format!(
+                "the sender gave up on the held attempt after {} (limit {})",
+                crate::fmt_duration(after),
+                crate::fmt_duration(limit)
+            ))
+            .with_properties(vec![(
+                "sender_timeout_ms".into(),
+                format!("{:.0}", after.as_secs_f64() * 1000.0),
+            )])
+        }
+    }
 }
