@@ -49,6 +49,9 @@ pub struct WebhookSenderPlan {
     pub tolerance: Duration,
     pub accept: StatusSet,
     pub reject: StatusSet,
+    /// `webhook.burst`: deliveries and the window they are spread over.
+    pub count: u32,
+    pub over: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -193,7 +196,17 @@ impl PlanCtx<'_> {
             .map(|(k, v)| (k.clone(), self.template_at(&v.value.0, v.referenced)))
             .collect();
         let effects = s.effects.as_ref().map(|c| self.counter(c));
+        let count = match &s.count {
+            None => 200,
+            Some(c) if (1..=10_000).contains(&c.value) => c.value,
+            Some(c) => {
+                self.error(c.referenced, "count must be 1 to 10000");
+                1
+            }
+        };
         WebhookSenderPlan {
+            count,
+            over: s.over.map_or(Duration::from_secs(10), |d| d.0),
             case,
             url,
             scheme,

@@ -62,6 +62,12 @@ check_spec!(
         pub accept_status: Option<Spanned<StatusSet>>,
         #[serde(default)]
         pub reject_status: Option<Spanned<StatusSet>>,
+        /// `webhook.burst`: how many deliveries (default 200) ...
+        #[serde(default)]
+        pub count: Option<Spanned<u32>>,
+        /// ... spread evenly over this window (default 10s).
+        #[serde(default)]
+        pub over: Option<DurationValue>,
     }
 );
 
@@ -130,6 +136,8 @@ const SENDER_PARAMS: &[(&str, &str, &str)] = &[
     ("tolerance", "300s", "the receiver's timestamp tolerance"),
     ("accept_status", "2xx", "statuses that mean accepted"),
     ("reject_status", "4xx", "statuses that mean rejected"),
+    ("count", "200", "webhook.burst: deliveries to send"),
+    ("over", "10s", "webhook.burst: window they are spread over"),
 ];
 
 const SINK_PARAMS: &[(&str, &str, &str)] = &[
@@ -257,6 +265,10 @@ pub const SENDER_KINDS: &[(&str, &str)] = &[
         "webhook.rejects_dotted_id",
         "WH-015: a validly signed delivery whose id contains `.` (ambiguous in `id.ts.body`) -> 4xx",
     ),
+    (
+        "webhook.burst",
+        "WH-014: `count` valid deliveries spread over `over`: all 2xx, p95 ack within ack_within, each processed once",
+    ),
 ];
 
 /// The sink-role kinds (catalogue WHS-001..WHS-005, TRC-005).
@@ -367,6 +379,11 @@ pub const SENDER_INFO: &[KindInfo] = &[
     KindInfo {
         name: SENDER_KINDS[13].0,
         summary: SENDER_KINDS[13].1,
+        params: SENDER_PARAMS,
+    },
+    KindInfo {
+        name: SENDER_KINDS[14].0,
+        summary: SENDER_KINDS[14].1,
         params: SENDER_PARAMS,
     },
 ];

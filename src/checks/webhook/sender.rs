@@ -372,6 +372,7 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
             r.expect_rejected(vec![(format!("validly signed, id `{}`", d.id), req)])
                 .await
         }
+        "webhook.burst" => burst(&mut r, now).await,
         "webhook.rejects_forged" => {
             let d = r.delivery(now);
             let req = r.request(&d, None);
@@ -474,6 +475,109 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
                 .await
         }
         other => Outcome::error(format!("unknown webhook sender case `{other}`")),
+    }
+}
+
+/// WH-014: `count` valid deliveries spread evenly over `over`, sent
+/// concurrently as their slot comes up; judged on statuses, p95 ack time
+/// and the side-effect count.
+async fn burst(r: &mut Run<'_>, now: i64) -> Outcome {
+    let p = r.p;
+    let before = match r.count("effects before").await {
+        Ok(b) => b,
+        Err(o) => return o,
+    };
+    r.ctx.note(format!(
+        "sending {} deliveries over {}",
+        p.count,
+        crate::fmt_duration(p.over)
+    ));
+    let step = p.over / p.count.max(1);
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..p.count {
+        let req = r.request(&r.delivery(now), None);
+        let client = r.ctx.client.clone();
+        tasks.spawn(async move {
+            tokio::time::sleep(step * i).await;
+            client.send(&req).await
+        });
+    }
+    let mut acks = Vec::with_capacity(p.count as usize);
+    let mut bad = Vec::new();
+    let mut failed = 0usize;
+    // Each send has its own timeout, so joining is bounded too.
+    while let Some(res) = tasks.join_next().await {
+        let problem = match res {
+            Ok(Ok(ex)) => {
+                acks.push(ex.elapsed);
+                (!p.accept.matches(ex.status())).then(|| describe(&ex))
+            }
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(e) => Some(format!("send task failed: {e}")),
+        };
+        if let Some(pr) = problem {
+            failed += 1;
+            if bad.len() < 5 {
+                bad.push(pr);
+            }
+        }
+    }
+    acks.sort();
+    let p95 = acks
+        .get((acks.len() * 95).div_ceil(100).saturating_sub(1))
+        .copied()
+        .unwrap_or_default();
+    let props = vec![
+        ("deliveries".to_owned(), p.count.to_string()),
+        (
+            "ack_p95_ms".to_owned(),
+            format!("{:.1}", p95.as_secs_f64() * 1000.0),
+        ),
+    ];
+    if !bad.is_empty() {
+        return Outcome::fail(
+            format!(
+                "{} of {} deliveries were not acknowledged with {}; first: {}",
+                failed,
+                p.count,
+                p.accept,
+                bad.join(", ")
+            ),
+            format!("all {}", p.accept),
+            bad.join(", "),
+        )
+        .with_properties(props);
+    }
+    if p95 > p.ack_within {
+        return Outcome::fail(
+            format!(
+                "p95 acknowledgement {} over the {} limit for {} deliveries in {}: acknowledge first, process from a queue",
+                crate::fmt_duration(p95),
+                crate::fmt_duration(p.ack_within),
+                p.count,
+                crate::fmt_duration(p.over)
+            ),
+            format!("p95 <= {}", crate::fmt_duration(p.ack_within)),
+            crate::fmt_duration(p95),
+        )
+        .with_properties(props);
+    }
+    let want = i64::from(p.count);
+    match r.delta(before, want).await {
+        Err(o) => o,
+        Ok(Some(d)) if d != want => Outcome::fail(
+            format!("{} deliveries acknowledged, processed {d} time(s)", p.count),
+            format!("counter +{want}"),
+            format!("counter +{d}"),
+        )
+        .with_properties(props),
+        Ok(_) => Outcome::pass(format!(
+            "{} deliveries in {}: all acknowledged, p95 {}",
+            p.count,
+            crate::fmt_duration(p.over),
+            crate::fmt_duration(p95)
+        ))
+        .with_properties(props),
     }
 }
 
