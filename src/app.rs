@@ -20,7 +20,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Checks => cmd_checks(),
         Command::Reference(a) => cmd_reference(a),
         // command: webhook
-
+        Command::Sign(a) => cmd_sign(a),
         // command: load
 
         // command: end
@@ -345,4 +345,39 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
         server.shutdown().await;
         exit::OK
     })
+}
+
+// command: webhook
+/// `tminus sign`: the headers a delivery would carry, so an integrator can
+/// debug a verifier by hand. The secret is only used, never printed.
+fn cmd_sign(a: crate::cli::SignArgs) -> i32 {
+    use crate::signing::{Delivery, Scheme};
+    use std::io::Read;
+    let scheme = match Scheme::builtin(&a.scheme) {
+        Ok(s) => s,
+        Err(e) => return usage_error(&format!("--scheme: {e}")),
+    };
+    let key = match scheme.decode_secret(&a.secret) {
+        Ok(k) => k,
+        Err(e) => return usage_error(&format!("--secret: {e}")),
+    };
+    let body = if a.body_file.as_os_str() == "-" {
+        let mut b = Vec::new();
+        std::io::stdin().read_to_end(&mut b).map(|_| b)
+    } else {
+        std::fs::read(&a.body_file)
+    };
+    let body = match body {
+        Ok(b) => b,
+        Err(e) => return usage_error(&format!("cannot read {}: {e}", a.body_file.display())),
+    };
+    let d = Delivery {
+        id: a.id.unwrap_or_else(|| format!("msg_{}", ulid::Ulid::new())),
+        timestamp: a.timestamp.unwrap_or_else(crate::checks::webhook::unix_now),
+        body,
+    };
+    for (k, v) in scheme.headers(&key, &d, Some(&a.event)) {
+        println!("{k}: {v}");
+    }
+    exit::OK
 }

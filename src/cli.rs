@@ -27,7 +27,8 @@ pub enum Command {
     /// Serve the reference integration (optionally with defects)
     Reference(ReferenceArgs),
     // command: webhook
-
+    /// Print the headers a signed webhook delivery would carry (never the secret)
+    Sign(SignArgs),
     // command: load
 
     // command: end
@@ -107,4 +108,31 @@ pub struct ReferenceArgs {
 pub enum ReferenceCommand {
     /// Run the reference integration client against a platform URL (for client certification)
     Client(crate::reference::client::ClientArgs),
+}
+
+// command: webhook
+#[derive(Args, Debug)]
+pub struct SignArgs {
+    /// botix, timestamped, standard, stripe, github, slack or shopify
+    #[arg(long, value_name = "NAME")]
+    pub scheme: String,
+    /// The signing secret (as the scheme encodes it, e.g. `whsec_...` for standard)
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "TMINUS_WEBHOOK_SECRET",
+        hide_env_values = true
+    )]
+    pub secret: String,
+    /// Delivery id (default: a fresh msg_<ulid>)
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+    /// Unix timestamp in seconds (default: now)
+    #[arg(long, value_name = "TS")]
+    pub timestamp: Option<i64>,
+    /// Event name for schemes with an event header
+    #[arg(long, value_name = "EVENT", default_value = "message.created")]
+    pub event: String,
+    /// The raw body to sign, byte for byte (`-` reads stdin)
+    pub body_file: PathBuf,
 }

@@ -35,3 +35,5 @@ pub mod events;
 pub mod exit;
 pub mod report;
 pub mod run;
+pub mod signing;
+pub mod sink;

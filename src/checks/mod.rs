@@ -16,6 +16,7 @@ pub mod rate_limit;
 pub mod trace;
 
 // family: webhook
+pub mod webhook;
 
 // family: client
 pub mod client;
@@ -61,7 +62,8 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         // family: trace
         CheckPlan::Trace(p) => trace::run(p, ctx).await,
         // family: webhook
-
+        CheckPlan::WebhookSender(p) => webhook::sender::run(p, ctx).await,
+        CheckPlan::WebhookSink(p) => webhook::sink::run(p, ctx).await,
         // family: client
         CheckPlan::Client(p) => client::run(p, ctx).await,
         // family: end

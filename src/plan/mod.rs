@@ -16,6 +16,7 @@ pub mod rate_limit;
 pub mod trace;
 
 // family: webhook
+pub mod webhook;
 
 // family: client
 pub mod client;
@@ -111,7 +112,8 @@ pub enum CheckPlan {
     // family: trace
     Trace(Box<trace::TracePlan>),
     // family: webhook
-
+    WebhookSender(webhook::WebhookSenderPlan),
+    WebhookSink(webhook::WebhookSinkPlan),
     // family: client
     Client(client::ClientPlan),
     // family: end
@@ -317,7 +319,8 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             // family: trace
             CheckEntry::Trace(t) => CheckPlan::Trace(Box::new(ctx.plan_trace(t))),
             // family: webhook
-
+            CheckEntry::WebhookSender(k, s) => CheckPlan::WebhookSender(ctx.webhook_sender(k, s)),
+            CheckEntry::WebhookSink(k, s) => CheckPlan::WebhookSink(ctx.webhook_sink(k, s)),
             // family: client
             CheckEntry::ClientRespectsRetryAfter(s) => {
                 CheckPlan::Client(ctx.client_respects_retry_after(s))

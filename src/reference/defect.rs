@@ -105,6 +105,57 @@ defects! {
         "an invalid traceparent's trace-id is reused instead of starting a new trace";
 
     // family: webhook
+    /// The receiver never compares the signature (headers and timestamp still checked).
+    ReceiverAcceptsForged => "receiver-accepts-forged",
+        "the integrator receiver accepts any signature value";
+    /// The receiver verifies over a re-serialization of the JSON body.
+    ReceiverVerifiesReserialized => "receiver-verifies-reserialized",
+        "the integrator receiver verifies the signature over re-serialized JSON instead of the raw bytes";
+    /// The receiver ignores the timestamp entirely.
+    ReceiverSkipsTimestamp => "receiver-skips-timestamp",
+        "the integrator receiver accepts stale and future timestamps";
+    /// The receiver checks only the past side of the tolerance.
+    ReceiverAcceptsFuture => "receiver-accepts-future",
+        "the integrator receiver accepts timestamps far in the future";
+    /// The receiver processes every delivery, replays included.
+    ReceiverNoDedupe => "receiver-no-dedupe",
+        "the integrator receiver processes replays and retries again";
+    /// The receiver dedupes on id + signature, so a sender retry is processed twice.
+    ReceiverDedupesOnSignature => "receiver-dedupes-on-signature",
+        "the integrator receiver dedupes on id+signature, so retries with a new timestamp are processed again";
+    /// The receiver acknowledges after 2.5 s.
+    ReceiverSlowAck => "receiver-slow-ack",
+        "the integrator receiver takes 2.5 s to acknowledge";
+    /// The receiver only looks at the first signature of a rotation list.
+    ReceiverFirstSignatureOnly => "receiver-first-signature-only",
+        "the integrator receiver compares only the first of several signatures (breaks key rotation)";
+    /// The receiver accepts delivery ids containing `.`.
+    ReceiverAcceptsDottedId => "receiver-accepts-dotted-id",
+        "the integrator receiver accepts webhook-ids containing `.` (ambiguous in `id.ts.body`)";
+    /// Outgoing deliveries carry no signature.
+    SenderUnsigned => "sender-unsigned",
+        "outgoing webhook deliveries carry no X-Botix-Signature";
+    /// Each retry gets a fresh X-Botix-Request-Id.
+    SenderNewRequestIdPerRetry => "sender-new-request-id-per-retry",
+        "outgoing webhook retries carry a new X-Botix-Request-Id each time";
+    /// Retries come every 10 ms instead of on the schedule.
+    SenderIgnoresSchedule => "sender-ignores-schedule",
+        "outgoing webhook retries ignore the schedule (every 10 ms)";
+    /// The delivery carries a fresh trace id instead of the caller's.
+    SenderDropsTrace => "sender-drops-trace",
+        "outgoing webhook deliveries start a new trace instead of carrying the caller's trace-id";
+    /// One more attempt after a 2xx.
+    SenderRetriesAfter2xx => "sender-retries-after-2xx",
+        "outgoing webhooks are delivered once more after a 2xx";
+    /// Retry-After on a 429/503 answer is ignored.
+    SenderIgnoresRetryAfter => "sender-ignores-retry-after",
+        "outgoing webhook retries ignore Retry-After on 429/503 answers";
+    /// A hanging receiver holds a delivery attempt for a minute.
+    SenderNoTimeout => "sender-no-timeout",
+        "outgoing webhook attempts wait 60 s on a receiver that does not answer";
+    /// 410 Gone is retried like a 5xx.
+    SenderRetriesGone => "sender-retries-gone",
+        "outgoing webhooks keep retrying an endpoint that answered 410 Gone";
 
     // family: client
     /// Client: waits its own backoff and ignores Retry-After's value.

@@ -19,13 +19,15 @@ pub(crate) enum Effect {
     MessagesCreate,
     ContactsBulkCreate,
     ScenariosRun,
+    WebhooksProcessed,
 }
 
 impl Effect {
-    const ALL: [Effect; 3] = [
+    const ALL: [Effect; 4] = [
         Effect::MessagesCreate,
         Effect::ContactsBulkCreate,
         Effect::ScenariosRun,
+        Effect::WebhooksProcessed,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -33,6 +35,7 @@ impl Effect {
             Effect::MessagesCreate => "messages.create",
             Effect::ContactsBulkCreate => "contacts.bulk_create",
             Effect::ScenariosRun => "scenarios.run",
+            Effect::WebhooksProcessed => "webhooks.processed",
         }
     }
 

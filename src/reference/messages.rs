@@ -33,6 +33,7 @@ fn to_json(m: &Message) -> Value {
 pub(crate) async fn create(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
+    req_ctx: Option<axum::Extension<super::trace::RequestContext>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let obj = validate::json_object(&body?, false)?;
@@ -52,6 +53,14 @@ pub(crate) async fn create(
     });
     // Counted after the write, so the counter means "a row really exists".
     state.effects().record(Effect::MessagesCreate);
+    // Spawned deliveries: the response never waits for a subscriber.
+    super::webhook::emit(
+        &state,
+        &tenant,
+        "message.created",
+        to_json(&message),
+        req_ctx.map(|c| c.0.trace_id.clone()),
+    );
     Ok((StatusCode::CREATED, Json(to_json(&message))))
 }
 

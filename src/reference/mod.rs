@@ -18,6 +18,8 @@
 //! | POST | `/public/v1/scenarios/{id}/run` | Bearer | 202 + `Location` |
 //! | GET | `/public/v1/scenario-runs/{run_id}` | Bearer | 200 run status |
 //! | GET | `/__tminus/effects`, `/__tminus/effects/{name}` | none | side-effect counters |
+//! | POST | `/public/v1/webhooks` | Bearer | 201 subscription (see `webhook.rs`) |
+//! | POST | `/integrator/webhooks` | webhook signature | 200 integrator-side receiver |
 //! | GET | `/healthz` | none | 200 `{"status":"ok"}` |
 //!
 //! Every response, errors included, carries `Trace-Id` and `X-Request-Id`
@@ -55,6 +57,7 @@ pub use rate_limit::{RateLimitConfig, LOAD_API_KEY};
 // family: trace
 
 // family: webhook
+mod webhook;
 
 // family: client
 pub mod client;
@@ -97,7 +100,16 @@ pub struct ReferenceConfig {
     pub idempotency_ttl: Duration,
     /// `POST /public/v1/messages` without `Idempotency-Key` is 400 (BOTIX default).
     pub idempotency_key_required: bool,
+    /// The integrator receiver's Standard Webhooks secret (`whsec_` + base64).
+    pub webhook_secret: String,
+    /// Delays between outgoing delivery attempts (compressed, so tests take seconds).
+    pub webhook_schedule: Vec<Duration>,
+    /// Time limit of one outgoing delivery attempt.
+    pub webhook_attempt_timeout: Duration,
 }
+
+/// The reference receiver's default secret (a test value, never a real one).
+pub const DEFAULT_WEBHOOK_SECRET: &str = "whsec_dG1pbnVzLXJlZmVyZW5jZS1yZWNlaXZlci1rZXk=";
 
 impl Default for ReferenceConfig {
     fn default() -> Self {
@@ -112,6 +124,13 @@ impl Default for ReferenceConfig {
             rate_limit: RateLimitConfig::default(),
             idempotency_ttl: Duration::from_secs(24 * 3600),
             idempotency_key_required: true,
+            webhook_secret: DEFAULT_WEBHOOK_SECRET.into(),
+            webhook_schedule: vec![
+                Duration::from_millis(100),
+                Duration::from_millis(200),
+                Duration::from_millis(400),
+            ],
+            webhook_attempt_timeout: Duration::from_secs(2),
         }
     }
 }
@@ -135,6 +154,7 @@ pub fn router(config: ReferenceConfig) -> Router {
         .route("/public/v1/contacts", get(contacts::list))
         .route("/public/v1/scenarios/{id}/run", post(scenarios::run))
         .route("/public/v1/scenario-runs/{run_id}", get(scenarios::status))
+        .route("/public/v1/webhooks", post(webhook::subscribe))
         // Innermost: runs after auth, so the key is scoped by the caller's API key.
         .route_layer(middleware::from_fn_with_state(
             idempotency::Idempotency::new(state.clone()),
@@ -157,7 +177,8 @@ pub fn router(config: ReferenceConfig) -> Router {
     let hooks = Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/__tminus/effects", get(effects::all))
-        .route("/__tminus/effects/{name}", get(effects::one));
+        .route("/__tminus/effects/{name}", get(effects::one))
+        .route("/integrator/webhooks", post(webhook::receive));
 
     public
         .merge(hooks)

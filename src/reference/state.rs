@@ -30,6 +30,7 @@ struct Inner {
     /// Server-wide contact ids, so ids never collide across tenants.
     next_contact_id: AtomicU64,
     effects: Effects,
+    webhooks: super::webhook::WebhookState,
 }
 
 /// Everything one API key (tenant) owns. Vectors are kept in ascending `seq` order:
@@ -81,6 +82,7 @@ impl AppState {
                 next_seq: AtomicU64::new(1),
                 next_contact_id: AtomicU64::new(1),
                 effects: Effects::default(),
+                webhooks: Default::default(),
             }),
         }
     }
@@ -96,6 +98,10 @@ impl AppState {
 
     pub(crate) fn effects(&self) -> &Effects {
         &self.inner.effects
+    }
+
+    pub(crate) fn webhooks(&self) -> &super::webhook::WebhookState {
+        &self.inner.webhooks
     }
 
     pub(crate) fn next_seq(&self) -> u64 {

@@ -65,7 +65,8 @@ pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
         // family: trace
         crate::suite::trace::TRACE_KINDS,
         // family: webhook
-
+        super::webhook::SENDER_INFO,
+        super::webhook::SINK_INFO,
         // family: client
         super::client::CLIENT_KINDS,
         // family: end
@@ -153,7 +154,8 @@ pub enum CheckEntry {
     // family: trace
     Trace(Box<crate::suite::trace::TraceSpec>),
     // family: webhook
-
+    WebhookSender(&'static str, Box<super::webhook::WebhookSenderSpec>),
+    WebhookSink(&'static str, Box<super::webhook::WebhookSinkSpec>),
     // family: client
     ClientRespectsRetryAfter(super::client::RespectsRetryAfterSpec),
     ClientExponentialBackoff(super::client::ExponentialBackoffSpec),
@@ -191,7 +193,7 @@ impl CheckEntry {
             // family: trace
             CheckEntry::Trace(t) => t.kind_name(),
             // family: webhook
-
+            CheckEntry::WebhookSender(k, _) | CheckEntry::WebhookSink(k, _) => k,
             // family: client
             CheckEntry::ClientRespectsRetryAfter(_) => "client.respects_retry_after",
             CheckEntry::ClientExponentialBackoff(_) => "client.exponential_backoff",
@@ -228,7 +230,8 @@ impl CheckEntry {
             // family: trace
             CheckEntry::Trace(t) => t.common(),
             // family: webhook
-
+            CheckEntry::WebhookSender(_, s) => s.as_ref(),
+            CheckEntry::WebhookSink(_, s) => s.as_ref(),
             // family: client
             CheckEntry::ClientRespectsRetryAfter(s) => s,
             CheckEntry::ClientExponentialBackoff(s) => s,
@@ -304,6 +307,9 @@ impl<'de> Deserialize<'de> for CheckEntry {
             }
 
             // family: webhook
+            k if super::webhook::static_kind(k).is_some() => {
+                super::webhook::deserialize_entry(k, d)
+            }
 
             // family: client
             "client.respects_retry_after" => super::client::RespectsRetryAfterSpec::deserialize(d)

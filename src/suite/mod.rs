@@ -21,6 +21,7 @@ pub mod rate_limit;
 pub mod trace;
 
 // family: webhook
+pub mod webhook;
 
 // family: client
 pub mod client;

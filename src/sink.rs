@@ -1,0 +1,253 @@
+//! The webhook sink: a receiver tminus runs on 127.0.0.1:0 while a sink check
+//! makes the target deliver. It records every delivery (arrival time, headers,
+//! raw body bytes) and answers a scripted status per attempt, so a check can
+//! judge signatures over the exact bytes, retry timing and stopping.
+//!
+//! The first attempt can be held open (`hang_first`) to see whether the
+//! sender times out and whether it retries in parallel (WHS-004).
+//!
+//! Only requests on the sink's own random path are recorded; anything else
+//! (a stale subscription from an earlier run that reached a reused port) gets
+//! 410 Gone, which tells a well-behaved sender to stop.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::Router;
+use tokio::sync::{oneshot, Notify};
+use tokio::task::JoinHandle;
+
+/// One delivery as it arrived.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub at: Instant,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// What the sink answered.
+    pub answered: u16,
+}
+
+impl Received {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Clone)]
+struct Shared {
+    path: String,
+    respond: Arc<Vec<u16>>,
+    retry_after: Option<u64>,
+    /// Hold the first attempt this long before answering (WHS-004).
+    hang_first: Option<Duration>,
+    /// When the first attempt's request ended, and whether it ended by our answer.
+    first_ended: Arc<Mutex<Option<(Instant, bool)>>>,
+    log: Arc<Mutex<Vec<Received>>>,
+    notify: Arc<Notify>,
+}
+
+pub struct Sink {
+    url: String,
+    shared: Shared,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+/// Upper bound on recorded deliveries, so a runaway sender cannot grow memory.
+const MAX_RECORDED: usize = 1000;
+
+async fn receive(
+    State(s): State<Shared>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if uri.path() != s.path {
+        return StatusCode::GONE.into_response();
+    }
+    // A block, not drop(): the guard must not live across the await below.
+    let (n, code) = {
+        let mut log = s.log.lock().unwrap_or_else(|p| p.into_inner());
+        let n = log.len();
+        let code = s
+            .respond
+            .get(n)
+            .or(s.respond.last())
+            .copied()
+            .unwrap_or(200);
+        if n < MAX_RECORDED {
+            log.push(Received {
+                at: Instant::now(),
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.as_str().to_owned(),
+                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                        )
+                    })
+                    .collect(),
+                body: body.to_vec(),
+                answered: code,
+            });
+        }
+        (n, code)
+    };
+    s.notify.notify_waiters();
+    if let (0, Some(hang)) = (n, s.hang_first) {
+        // Dropped when the sender gives up (hyper drops this future on a
+        // closed connection) or when we answer: either way the time is kept.
+        let mut guard = EndGuard {
+            slot: s.first_ended.clone(),
+            notify: s.notify.clone(),
+            answered: false,
+        };
+        tokio::time::sleep(hang).await;
+        guard.answered = true;
+    }
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+    match s.retry_after {
+        Some(secs) if code == 429 || code == 503 => {
+            (status, [("retry-after", secs.to_string())]).into_response()
+        }
+        _ => status.into_response(),
+    }
+}
+
+struct EndGuard {
+    slot: Arc<Mutex<Option<(Instant, bool)>>>,
+    notify: Arc<Notify>,
+    answered: bool,
+}
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((Instant::now(), self.answered));
+        self.notify.notify_waiters();
+    }
+}
+
+impl Sink {
+    /// Starts a sink answering `respond[i]` to attempt `i` (the last repeats).
+    /// `retry_after` adds `Retry-After: N` to 429 and 503 answers.
+    pub async fn start(
+        respond: Vec<u16>,
+        retry_after: Option<u64>,
+        hang_first: Option<Duration>,
+    ) -> std::io::Result<Sink> {
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+        let addr = listener.local_addr()?;
+        let path = format!("/sink/{}", uuid::Uuid::new_v4().simple());
+        let shared = Shared {
+            path: path.clone(),
+            respond: Arc::new(respond),
+            retry_after,
+            hang_first,
+            first_ended: Arc::new(Mutex::new(None)),
+            log: Arc::new(Mutex::new(Vec::new())),
+            notify: Arc::new(Notify::new()),
+        };
+        let app = Router::new().fallback(receive).with_state(shared.clone());
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.await;
+                })
+                .await;
+        });
+        Ok(Sink {
+            url: format!("http://{addr}{path}"),
+            shared,
+            stop: Some(tx),
+            task: Some(task),
+        })
+    }
+
+    /// When the first (held) attempt ended: `(time, true)` if by our answer,
+    /// `(time, false)` if the sender closed it.
+    pub fn first_ended(&self) -> Option<(Instant, bool)> {
+        *self
+            .shared
+            .first_ended
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until the first attempt ended or `deadline` passed.
+    pub async fn wait_first_ended(&self, deadline: Duration) -> Option<(Instant, bool)> {
+        let end = tokio::time::Instant::now() + deadline;
+        loop {
+            let notified = self.shared.notify.notified();
+            if let Some(e) = self.first_ended() {
+                return Some(e);
+            }
+            if tokio::time::Instant::now() >= end {
+                return None;
+            }
+            let tick = end.min(tokio::time::Instant::now() + Duration::from_millis(50));
+            let _ = tokio::time::timeout_at(tick, notified).await;
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn received(&self) -> Vec<Received> {
+        self.shared
+            .log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Waits until `n` deliveries arrived or `deadline` passed; returns what arrived.
+    pub async fn wait_for(&self, n: usize, deadline: Duration) -> Vec<Received> {
+        let end = tokio::time::Instant::now() + deadline;
+        loop {
+            let notified = self.shared.notify.notified();
+            let got = self.received();
+            if got.len() >= n || tokio::time::Instant::now() >= end {
+                return got;
+            }
+            // Bounded by the deadline; a short tick also covers a missed wake-up.
+            let _ = tokio::time::timeout_at(
+                end.min(tokio::time::Instant::now() + Duration::from_millis(50)),
+                notified,
+            )
+            .await;
+        }
+    }
+
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(mut t) = self.task.take() {
+            if tokio::time::timeout(Duration::from_millis(500), &mut t)
+                .await
+                .is_err()
+            {
+                t.abort();
+            }
+        }
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+    }
+}
