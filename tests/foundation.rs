@@ -196,18 +196,22 @@ fn only_and_tag_select_checks() {
         DEADLINE,
     );
     assert_eq!(out.status.code(), Some(0));
-    let ids: Vec<String> = common::verdicts(&dir.path().join("reports/report.json"))
-        .into_iter()
-        .map(|(i, _)| i)
-        .collect();
-    assert_eq!(
-        ids,
-        vec![
-            "launch-checklist/auth-rejects-bad-key",
-            "launch-checklist/idem-key-scope",
-            "launch-checklist/request-id-hygiene"
-        ]
-    );
+    // Exactly the checks that carry the tag, and nothing else.
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("reports/report.json")).unwrap(),
+    )
+    .unwrap();
+    let checks = report["suites"][0]["checks"].as_array().unwrap();
+    let suite_text = std::fs::read_to_string(&suite).unwrap();
+    let tagged =
+        suite_text.matches("tags: [security").count() + suite_text.matches(", security").count();
+    assert_eq!(checks.len(), tagged, "{checks:#?}");
+    assert!(checks.iter().all(|c| c["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t == "security")));
+    assert!(checks.iter().any(|c| c["id"] == "auth-rejects-bad-key"));
 }
 
 #[test]
