@@ -89,7 +89,7 @@ impl Html {
                 let v = o.verdict.as_str();
                 let _ = write!(
                     h,
-                    "<tr class=\"{v}\"><td><b>{}</b><br><small>{}{}</small></td><td><span class=\"v {v}\">{v}</span></td><td>{}</td><td>{}",
+                    "<tr class=\"{v}\"><td><b>{}</b><br><small>{}{}</small></td><td><span class=\"v {v}\">{v}</span></td><td class=\"t\">{}</td><td>{}",
                     self.esc(&c.id),
                     self.esc(c.kind),
                     c.description.as_ref().map(|d| format!(" · {}", self.esc(d))).unwrap_or_default(),
@@ -149,7 +149,7 @@ table{border-collapse:collapse;width:100%;margin-bottom:2em}td,th{border-bottom:
 .v{padding:.1em .5em;border-radius:3px;color:#fff;font-weight:600;font-size:.85em}.pass{background:#1a7f37}.fail{background:#cf222e}\
 .error{background:#8250df}.skipped{background:#9a6700}tr.pass,tr.fail,tr.error,tr.skipped{background:none}\
 .meta,.props,small{color:#666}pre{white-space:pre-wrap;background:#f6f8fa;padding:.5em;max-height:12em;overflow:auto}\
-dl{display:grid;grid-template-columns:auto 1fr;gap:.2em 1em;margin:.4em 0}dt{color:#666}dd{margin:0}code{background:#f6f8fa;padding:0 .2em}";
+dl{display:grid;grid-template-columns:auto 1fr;gap:.2em 1em;margin:.4em 0}dt{color:#666}dd{margin:0}code{background:#f6f8fa;padding:0 .2em}td.t{white-space:nowrap}";
 
 impl Reporter for Html {
     fn event(&mut self, e: &Event) {
