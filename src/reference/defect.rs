@@ -53,6 +53,11 @@ defects! {
 
     // family: client
 
+    // family: load
+    /// Every Nth API request (`ReferenceConfig.stall_every`) stalls for `stall_for`.
+    Stall => "stall",
+        "every Nth API request stalls (default every 200th, for 1 s), so latency tails and coordinated omission show";
+
     // family: end
 }
 

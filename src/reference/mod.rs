@@ -72,6 +72,8 @@ use state::AppState;
 pub const DEFAULT_API_KEY: &str = "ref_test_key_a";
 /// The second configured API key (tenant B), for cross-tenant checks.
 pub const SECOND_API_KEY: &str = "ref_test_key_b";
+/// The key of load suites (a rate limiter exempts it).
+pub const LOAD_API_KEY: &str = "ref_load_key";
 
 /// How long `shutdown` waits for in-flight connections before aborting the server.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
@@ -85,14 +87,24 @@ pub struct ReferenceConfig {
     pub api_keys: Vec<String>,
     /// Artificial latency added to every `/public/v1/*` response; zero by default.
     pub latency: Duration,
+    /// With the `stall` defect: every `stall_every`-th API request stalls...
+    pub stall_every: u64,
+    /// ...for this long.
+    pub stall_for: Duration,
 }
 
 impl Default for ReferenceConfig {
     fn default() -> Self {
         ReferenceConfig {
             defects: Vec::new(),
-            api_keys: vec![DEFAULT_API_KEY.into(), SECOND_API_KEY.into()],
+            api_keys: vec![
+                DEFAULT_API_KEY.into(),
+                SECOND_API_KEY.into(),
+                LOAD_API_KEY.into(),
+            ],
             latency: Duration::ZERO,
+            stall_every: 200,
+            stall_for: Duration::from_secs(1),
         }
     }
 }

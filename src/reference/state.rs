@@ -30,6 +30,8 @@ struct Inner {
     /// Server-wide contact ids, so ids never collide across tenants.
     next_contact_id: AtomicU64,
     effects: Effects,
+    /// API requests seen, for the `stall` defect (every Nth stalls).
+    requests_seen: AtomicU64,
 }
 
 /// Everything one API key (tenant) owns. Vectors are kept in ascending `seq` order:
@@ -81,6 +83,7 @@ impl AppState {
                 next_seq: AtomicU64::new(1),
                 next_contact_id: AtomicU64::new(1),
                 effects: Effects::default(),
+                requests_seen: AtomicU64::new(0),
             }),
         }
     }
@@ -100,6 +103,11 @@ impl AppState {
 
     pub(crate) fn next_seq(&self) -> u64 {
         self.inner.next_seq.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// 1, 2, 3, ... for each API request (the `stall` defect counts them).
+    pub(crate) fn next_request_number(&self) -> u64 {
+        self.inner.requests_seen.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     pub(crate) fn next_contact_id(&self) -> u64 {
