@@ -111,7 +111,13 @@ impl Shared {
     }
 
     /// Takes every shard's interval histograms (and resets them).
-    pub fn take_interval(&self) -> (hdrhistogram::Histogram<u64>, hdrhistogram::Histogram<u64>, u64) {
+    pub fn take_interval(
+        &self,
+    ) -> (
+        hdrhistogram::Histogram<u64>,
+        hdrhistogram::Histogram<u64>,
+        u64,
+    ) {
         let mut raw = super::stats::new_hist();
         let mut cor = super::stats::new_hist();
         let mut errors = 0;
@@ -224,7 +230,8 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
             (&result, user.get_session_data_mut::<UserState>())
         {
             if let Some(last) = st.last_keyed.as_mut() {
-                if last.1.header(&plan.idempotency_header) == rendered.header(&plan.idempotency_header)
+                if last.1.header(&plan.idempotency_header)
+                    == rendered.header(&plan.idempotency_header)
                     && !last.2
                 {
                     last.2 = true;
@@ -274,7 +281,8 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
             Ok(())
         })
     });
-    let scenario = Scenario::new("tminus_load").register_transaction(Transaction::new(tx).set_name("mix"));
+    let scenario =
+        Scenario::new("tminus_load").register_transaction(Transaction::new(tx).set_name("mix"));
 
     let attack = match GooseAttack::initialize_with_config(cfg) {
         Ok(a) => a,
@@ -298,7 +306,9 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
             iterations,
         } => attack
             .set_default(GooseDefault::Users, *users)
-            .and_then(|a| a.set_default(GooseDefault::IncreaseRate, format!("{hatch_rate}").as_str()))
+            .and_then(|a| {
+                a.set_default(GooseDefault::IncreaseRate, format!("{hatch_rate}").as_str())
+            })
             .and_then(|a| a.set_default(GooseDefault::Iterations, *iterations as usize)),
     };
     let attack = match attack {
@@ -360,7 +370,11 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
                 }
                 last = now;
                 let rate = n as f64 / len.as_secs_f64().max(1e-3);
-                let p95 = if overall.is_empty() { 0 } else { overall.value_at_quantile(0.95) };
+                let p95 = if overall.is_empty() {
+                    0
+                } else {
+                    overall.value_at_quantile(0.95)
+                };
                 tbar.set_position(started.elapsed().as_secs());
                 tbar.set_message(format!(
                     "{rate:.0} req/s · p95 {:.1} ms (corrected) · {total} sent · {errors} errors",

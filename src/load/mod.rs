@@ -58,7 +58,14 @@ struct Emitter<'a> {
 }
 
 impl Emitter<'_> {
-    fn emit(&mut self, slug: &str, kind: &'static str, description: String, outcome: Outcome, started: (SystemTime, Instant)) {
+    fn emit(
+        &mut self,
+        slug: &str,
+        kind: &'static str,
+        description: String,
+        outcome: Outcome,
+        started: (SystemTime, Instant),
+    ) {
         self.summary.add(outcome.verdict);
         self.sink.event(&Event::CheckFinished(Box::new(CheckResult {
             suite: self.suite.to_owned(),
@@ -78,9 +85,21 @@ impl Emitter<'_> {
         for t in &plan.thresholds {
             self.emit(&t.slug(), "load.threshold", t.text.clone(), make(), started);
         }
-        self.emit("delivered", "load.delivery", delivered_description(plan), make(), started);
+        self.emit(
+            "delivered",
+            "load.delivery",
+            delivered_description(plan),
+            make(),
+            started,
+        );
         if plan.effects.is_some() {
-            self.emit("effects", "load.effects", effects_description(), make(), started);
+            self.emit(
+                "effects",
+                "load.effects",
+                effects_description(),
+                make(),
+                started,
+            );
         }
     }
 }
@@ -125,7 +144,7 @@ pub async fn run_suite_load(
         em.all(|| Outcome::skipped(why.clone()), started);
         return;
     }
-    if !is_loopback(&target.base_url) && !(plan.allow_remote || opts.allow_remote_load) {
+    if !(is_loopback(&target.base_url) || plan.allow_remote || opts.allow_remote_load) {
         let msg = format!(
             "refusing to send load to {}: not a loopback address; set `allow_remote: true` in the suite's `load:` or pass --allow-remote-load",
             target.base_url
@@ -141,13 +160,15 @@ pub async fn run_suite_load(
         redactor,
     };
     let before = match &plan.effects {
-        Some(c) => match common::read_counter(&ctx, c, &Scope::new(), "effects before the burst").await {
-            Ok((n, _)) => Some(n),
-            Err(o) => {
-                em.all(|| o.clone(), started);
-                return;
+        Some(c) => {
+            match common::read_counter(&ctx, c, &Scope::new(), "effects before the burst").await {
+                Ok((n, _)) => Some(n),
+                Err(o) => {
+                    em.all(|| o.clone(), started);
+                    return;
+                }
             }
-        },
+        }
         None => None,
     };
     let dir = if opts.report_dir.as_os_str().is_empty() {
@@ -163,14 +184,29 @@ pub async fn run_suite_load(
         json: dir.join(format!("{stem}.json")),
     };
     if let Err(e) = std::fs::create_dir_all(&dir) {
-        em.all(|| Outcome::error(format!("cannot create the report folder {}: {e}", dir.display())), started);
+        em.all(
+            || {
+                Outcome::error(format!(
+                    "cannot create the report folder {}: {e}",
+                    dir.display()
+                ))
+            },
+            started,
+        );
         return;
     }
     let base = SystemTime::now();
-    let hlog = match stats::HlogFile::create(&files.hlog, base, &format!("tminus load {suite}/{}", plan.id)) {
+    let hlog = match stats::HlogFile::create(
+        &files.hlog,
+        base,
+        &format!("tminus load {suite}/{}", plan.id),
+    ) {
         Ok(h) => Some(h),
         Err(e) => {
-            em.all(|| Outcome::error(format!("cannot write {}: {e}", files.hlog.display())), started);
+            em.all(
+                || Outcome::error(format!("cannot write {}: {e}", files.hlog.display())),
+                started,
+            );
             return;
         }
     };
@@ -183,14 +219,20 @@ pub async fn run_suite_load(
         overall.add(k);
     }
     let expected = match &plan.profile {
-        Profile::Stages(_) => plan.profile.user_seconds() * plan.max_rate / plan.max_users.max(1) as f64,
-        Profile::Iterations { users, iterations, .. } => (*users as u64 * iterations) as f64,
+        Profile::Stages(_) => {
+            plan.profile.user_seconds() * plan.max_rate / plan.max_users.max(1) as f64
+        }
+        Profile::Iterations {
+            users, iterations, ..
+        } => (*users as u64 * iterations) as f64,
     };
     let delivered = overall.requests as f64 / expected.max(1.0);
     let distinct = shared.distinct_keys_ok.load(Ordering::Relaxed);
     let duplicates = shared.duplicates.load(Ordering::Relaxed);
     let after = match (&plan.effects, before) {
-        (Some(c), Some(_)) if !cancelled => Some(common::read_counter(&ctx, c, &Scope::new(), "effects after the burst").await),
+        (Some(c), Some(_)) if !cancelled => {
+            Some(common::read_counter(&ctx, c, &Scope::new(), "effects after the burst").await)
+        }
         _ => None,
     };
 
@@ -219,10 +261,16 @@ pub async fn run_suite_load(
     for r in [
         stats::write_hgrm(&files.hgrm, &overall.corrected),
         stats::write_hgrm(&files.raw_hgrm, &overall.raw),
-        std::fs::write(&files.json, serde_json::to_vec_pretty(&summary_json).unwrap_or_default()),
+        std::fs::write(
+            &files.json,
+            serde_json::to_vec_pretty(&summary_json).unwrap_or_default(),
+        ),
     ] {
         if let Err(e) = r {
-            write_err = Some(format!("cannot write the load figures in {}: {e}", dir.display()));
+            write_err = Some(format!(
+                "cannot write the load figures in {}: {e}",
+                dir.display()
+            ));
         }
     }
 
@@ -251,7 +299,10 @@ pub async fn run_suite_load(
     ];
     let d = if out.hit_max_duration {
         Outcome::fail(
-            format!("the burst hit max_duration ({}) and was stopped", crate::fmt_duration(plan.max_duration)),
+            format!(
+                "the burst hit max_duration ({}) and was stopped",
+                crate::fmt_duration(plan.max_duration)
+            ),
             "the profile ends within max_duration",
             format!("stopped after {}", crate::fmt_duration(out.elapsed)),
         )
@@ -275,7 +326,13 @@ pub async fn run_suite_load(
             delivered * 100.0
         ))
     };
-    em.emit("delivered", "load.delivery", delivered_description(plan), d.with_properties(props), started);
+    em.emit(
+        "delivered",
+        "load.delivery",
+        delivered_description(plan),
+        d.with_properties(props),
+        started,
+    );
     if let (Some(b), Some(after)) = (before, after) {
         let o = match after {
             Err(o) => o,
@@ -316,7 +373,13 @@ struct Files {
 
 fn sanitize(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -352,13 +415,21 @@ pub fn measure(t: &Threshold, k: &KindStats, elapsed: std::time::Duration) -> Op
 
 fn show(metric: Metric, v: f64) -> String {
     match metric {
-        Metric::Percentile { .. } | Metric::Mean { .. } | Metric::Max { .. } => format!("{:.1} ms", v / 1000.0),
+        Metric::Percentile { .. } | Metric::Mean { .. } | Metric::Max { .. } => {
+            format!("{:.1} ms", v / 1000.0)
+        }
         Metric::ErrorRate | Metric::Rate429 => format!("{:.2}%", v * 100.0),
         Metric::Throughput => format!("{v:.1}/s"),
     }
 }
 
-fn judge(t: &Threshold, plan: &LoadPlan, kinds: &[KindStats], overall: &KindStats, elapsed: std::time::Duration) -> Outcome {
+fn judge(
+    t: &Threshold,
+    plan: &LoadPlan,
+    kinds: &[KindStats],
+    overall: &KindStats,
+    elapsed: std::time::Duration,
+) -> Outcome {
     let (k, scope) = match &t.scope {
         Some(name) => match plan.mix.iter().position(|m| &m.name == name) {
             Some(i) => (&kinds[i], name.as_str()),
@@ -367,13 +438,20 @@ fn judge(t: &Threshold, plan: &LoadPlan, kinds: &[KindStats], overall: &KindStat
         None => (overall, "in all"),
     };
     let Some(v) = measure(t, k, elapsed) else {
-        return Outcome::error(format!("`{}`: no {scope} request completed, nothing to judge", t.text));
+        return Outcome::error(format!(
+            "`{}`: no {scope} request completed, nothing to judge",
+            t.text
+        ));
     };
     let shown = show(t.metric, v);
     let limit = show(t.metric, t.limit);
     let which = match t.metric {
-        Metric::Percentile { raw: false, .. } | Metric::Mean { raw: false } | Metric::Max { raw: false } => " (corrected for coordinated omission)",
-        Metric::Percentile { raw: true, .. } | Metric::Mean { raw: true } | Metric::Max { raw: true } => " (raw)",
+        Metric::Percentile { raw: false, .. }
+        | Metric::Mean { raw: false }
+        | Metric::Max { raw: false } => " (corrected for coordinated omission)",
+        Metric::Percentile { raw: true, .. }
+        | Metric::Mean { raw: true }
+        | Metric::Max { raw: true } => " (raw)",
         _ => "",
     };
     let mut props = vec![
@@ -383,14 +461,29 @@ fn judge(t: &Threshold, plan: &LoadPlan, kinds: &[KindStats], overall: &KindStat
         ("requests".to_owned(), k.requests.to_string()),
     ];
     if let Metric::Percentile { q, .. } = t.metric {
-        props.push(("raw_ms".to_owned(), format!("{:.3}", k.raw.value_at_quantile(q / 100.0) as f64 / 1000.0)));
-        props.push(("corrected_ms".to_owned(), format!("{:.3}", k.corrected.value_at_quantile(q / 100.0) as f64 / 1000.0)));
+        props.push((
+            "raw_ms".to_owned(),
+            format!("{:.3}", k.raw.value_at_quantile(q / 100.0) as f64 / 1000.0),
+        ));
+        props.push((
+            "corrected_ms".to_owned(),
+            format!(
+                "{:.3}",
+                k.corrected.value_at_quantile(q / 100.0) as f64 / 1000.0
+            ),
+        ));
     }
     let o = if t.op.holds(v, t.limit) {
-        Outcome::pass(format!("{}: {shown}{which} over {} requests ({scope})", t.text, k.requests))
+        Outcome::pass(format!(
+            "{}: {shown}{which} over {} requests ({scope})",
+            t.text, k.requests
+        ))
     } else {
         Outcome::fail(
-            format!("threshold breached: {} measured {shown}{which} over {} requests ({scope})", t.text, k.requests),
+            format!(
+                "threshold breached: {} measured {shown}{which} over {} requests ({scope})",
+                t.text, k.requests
+            ),
             format!("{} {}", t.op.as_str(), limit),
             shown,
         )

@@ -187,17 +187,16 @@ pub fn write_hgrm(path: &Path, h: &Histogram<u64>) -> std::io::Result<()> {
                     1.0 / (1.0 - q)
                 ));
             } else {
-                out.push_str(&format!(
-                    "{:12.3} {:14.12} {:10}\n",
-                    value,
-                    q,
-                    total
-                ));
+                out.push_str(&format!("{:12.3} {:14.12} {:10}\n", value, q, total));
             }
         }
     }
     let mean = if h.is_empty() { 0.0 } else { h.mean() / 1000.0 };
-    let sd = if h.is_empty() { 0.0 } else { h.stdev() / 1000.0 };
+    let sd = if h.is_empty() {
+        0.0
+    } else {
+        h.stdev() / 1000.0
+    };
     out.push_str(&format!(
         "#[Mean    = {:12.3}, StdDeviation   = {:12.3}]\n",
         mean, sd

@@ -96,9 +96,16 @@ pub struct MixPlan {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Metric {
     /// A latency percentile (0..100) in µs; `raw` judges uncorrected figures.
-    Percentile { q: f64, raw: bool },
-    Mean { raw: bool },
-    Max { raw: bool },
+    Percentile {
+        q: f64,
+        raw: bool,
+    },
+    Mean {
+        raw: bool,
+    },
+    Max {
+        raw: bool,
+    },
     /// Failed requests (not 429) over all requests.
     ErrorRate,
     /// 429 responses over all requests.
@@ -276,11 +283,10 @@ fn whole_secs(ctx: &mut PlanCtx<'_>, d: Duration, loc: Location, what: &str) -> 
 
 impl PlanCtx<'_> {
     pub fn load_plan(&mut self, s: &LoadSpec, suite_at: Location) -> LoadPlan {
-        let id = s
-            .id
-            .as_ref()
-            .map(|i| i.value.clone())
-            .unwrap_or_else(|| "load".into());
+        let id =
+            s.id.as_ref()
+                .map(|i| i.value.clone())
+                .unwrap_or_else(|| "load".into());
         let at = s.id.as_ref().map(|i| i.referenced).unwrap_or(suite_at);
         let max_rate = match parse_rate(&s.max_rate.value.0) {
             Ok(r) => r,
@@ -301,7 +307,12 @@ impl PlanCtx<'_> {
             }
             let mut steps = Vec::new();
             for st in &s.stages {
-                let t = whole_secs(self, st.over.value.0, st.over.referenced, "a stage's `over`");
+                let t = whole_secs(
+                    self,
+                    st.over.value.0,
+                    st.over.referenced,
+                    "a stage's `over`",
+                );
                 steps.push((st.users.value as usize, t));
             }
             Profile::Stages(steps)
@@ -321,7 +332,10 @@ impl PlanCtx<'_> {
             }
             if let Some(n) = &s.iterations {
                 if s.hold.is_some() || s.ramp_down.is_some() {
-                    self.error(n.referenced, "`iterations` ends the load by count: drop `hold` and `ramp_down`");
+                    self.error(
+                        n.referenced,
+                        "`iterations` ends the load by count: drop `hold` and `ramp_down`",
+                    );
                 }
                 let hatch_rate = match (&hatch, &s.ramp) {
                     (Some(h), _) => *h,
@@ -344,7 +358,10 @@ impl PlanCtx<'_> {
                     _ => 0,
                 };
                 let Some(hold) = &s.hold else {
-                    self.error(at, "a load needs `hold` (time at full load) or `iterations`");
+                    self.error(
+                        at,
+                        "a load needs `hold` (time at full load) or `iterations`",
+                    );
                     return self.empty_load(id, max_rate);
                 };
                 let hold = whole_secs(self, hold.value.0, hold.referenced, "`hold`");
@@ -384,12 +401,18 @@ impl PlanCtx<'_> {
                 None => false,
                 Some(k) if k.value == "auto" => true,
                 Some(k) => {
-                    self.error(k.referenced, format!("`idempotency_key` takes `auto`, not `{}`", k.value));
+                    self.error(
+                        k.referenced,
+                        format!("`idempotency_key` takes `auto`, not `{}`", k.value),
+                    );
                     false
                 }
             };
             if mix.iter().any(|x: &MixPlan| x.name == m.name.value) {
-                self.error(m.name.referenced, format!("request kind `{}` is named twice", m.name.value));
+                self.error(
+                    m.name.referenced,
+                    format!("request kind `{}` is named twice", m.name.value),
+                );
             }
             let weight = m.weight.as_ref().map(|w| w.value).unwrap_or(1);
             if weight == 0 {
@@ -414,7 +437,10 @@ impl PlanCtx<'_> {
             Some(d) => match parse_share(&d.value.0) {
                 Ok(x) if x < 1.0 => {
                     if x > 0.0 && !mix.iter().any(|m| m.idempotency) {
-                        self.error(d.referenced, "`duplicate_share` needs a request with `idempotency_key: auto`");
+                        self.error(
+                            d.referenced,
+                            "`duplicate_share` needs a request with `idempotency_key: auto`",
+                        );
                     }
                     x
                 }
@@ -442,11 +468,20 @@ impl PlanCtx<'_> {
                     if let Some(k) = &th.scope {
                         if !mix.iter().any(|m| &m.name == k) {
                             let names: Vec<&str> = mix.iter().map(|m| m.name.as_str()).collect();
-                            self.error(t.referenced, format!("threshold names request kind `{k}`, but the mix has: {}", names.join(", ")));
+                            self.error(
+                                t.referenced,
+                                format!(
+                                    "threshold names request kind `{k}`, but the mix has: {}",
+                                    names.join(", ")
+                                ),
+                            );
                         }
                     }
                     if thresholds.iter().any(|x: &Threshold| x.slug() == th.slug()) {
-                        self.error(t.referenced, format!("threshold `{}` is given twice", th.slug()));
+                        self.error(
+                            t.referenced,
+                            format!("threshold `{}` is given twice", th.slug()),
+                        );
                     }
                     thresholds.push(th)
                 }
@@ -501,7 +536,13 @@ mod tests {
     #[test]
     fn thresholds_parse() {
         let t = parse_threshold("p95 < 400ms").unwrap();
-        assert_eq!(t.metric, Metric::Percentile { q: 95.0, raw: false });
+        assert_eq!(
+            t.metric,
+            Metric::Percentile {
+                q: 95.0,
+                raw: false
+            }
+        );
         assert_eq!(t.limit, 400_000.0);
         assert_eq!(t.op, Op::Lt);
         let t = parse_threshold("create: raw_p99.9 <= 1s").unwrap();

@@ -43,7 +43,10 @@ pub fn tminus(dir: &Path, args: &[&str], envs: &[(&str, &str)], deadline: Durati
         Err(_) => {
             // Kill only the process we started.
             let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
-            panic!("tminus {args:?} did not finish within {deadline:?} (started {:?} ago)", started.elapsed());
+            panic!(
+                "tminus {args:?} did not finish within {deadline:?} (started {:?} ago)",
+                started.elapsed()
+            );
         }
     }
 }
@@ -120,7 +123,11 @@ pub fn verdicts(report: &Path) -> Vec<(String, String)> {
     for s in v["suites"].as_array().expect("suites") {
         for c in s["checks"].as_array().expect("checks") {
             out.push((
-                format!("{}/{}", s["name"].as_str().unwrap(), c["id"].as_str().unwrap()),
+                format!(
+                    "{}/{}",
+                    s["name"].as_str().unwrap(),
+                    c["id"].as_str().unwrap()
+                ),
                 c["verdict"].as_str().unwrap().to_owned(),
             ));
         }
@@ -130,7 +137,11 @@ pub fn verdicts(report: &Path) -> Vec<(String, String)> {
 
 /// Runs `suite` (relative to the repo) against `url`; returns the verdicts
 /// of every check and the process output.
-pub fn run_suite_against(suite: &str, url: &str, extra: &[&str]) -> (Vec<(String, String)>, Output) {
+pub fn run_suite_against(
+    suite: &str,
+    url: &str,
+    extra: &[&str],
+) -> (Vec<(String, String)>, Output) {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("report.json");
     let suite_path = repo().join(suite);
