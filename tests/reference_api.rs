@@ -598,8 +598,9 @@ async fn defect_names_parse_and_list() {
         assert_eq!(d.name().parse::<Defect>().unwrap(), *d);
     }
     let names: Vec<&str> = Defect::all().iter().map(|d| d.name()).collect();
+    // Families add their defects after the foundation's three.
     assert_eq!(
-        names,
+        names[..3],
         ["accept-any-key", "no-trace-id", "broken-pagination"]
     );
     let err = "nope".parse::<Defect>().unwrap_err();
