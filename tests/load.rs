@@ -73,10 +73,7 @@ fn hgrm_footer(path: &Path) -> (f64, u64) {
         .lines()
         .find(|l| l.starts_with("#[Max"))
         .expect("hgrm footer");
-    let nums: Vec<&str> = line
-        .split(['=', ',', ']'])
-        .map(str::trim)
-        .collect();
+    let nums: Vec<&str> = line.split(['=', ',', ']']).map(str::trim).collect();
     (nums[1].parse().unwrap(), nums[3].parse().unwrap())
 }
 
@@ -253,4 +250,120 @@ fn sigint_mid_burst_writes_partial_reports_and_exits_nonzero() {
     assert!(n > 10 && n < 40 * 30, "partial figures: {n}");
     assert!(dir.path().join("load-long-long.hgrm").exists());
     assert!(dir.path().join("load-long-long.hlog").exists());
+}
+
+/// A tiny target for LOAD-005, apart from the reference (whose idempotency
+/// behaviour belongs to another family): `POST /m` executes an effect once
+/// per `Idempotency-Key` when `dedupe`, once per request otherwise.
+fn effects_server(
+    dedupe: bool,
+) -> (
+    String,
+    std::thread::JoinHandle<()>,
+    tokio::sync::oneshot::Sender<()>,
+) {
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::routing::{get, post};
+    use std::collections::HashSet;
+    use std::sync::{Arc, Mutex};
+
+    let seen: Arc<Mutex<(HashSet<String>, u64)>> = Arc::default();
+    let (url_tx, url_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let s1 = seen.clone();
+            let app = axum::Router::new()
+                .route(
+                    "/m",
+                    post(move |h: HeaderMap| {
+                        let seen = s1.clone();
+                        async move {
+                            let key = h
+                                .get("idempotency-key")
+                                .and_then(|v| v.to_str().ok())
+                                .unwrap_or("")
+                                .to_owned();
+                            let mut g = seen.lock().unwrap();
+                            if !dedupe || g.0.insert(key) {
+                                g.1 += 1;
+                            }
+                            StatusCode::CREATED
+                        }
+                    }),
+                )
+                .route(
+                    "/effects",
+                    get(move || {
+                        let n = seen.lock().unwrap().1;
+                        async move { axum::Json(serde_json::json!({ "count": n })) }
+                    }),
+                );
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            url_tx
+                .send(format!("http://{}", l.local_addr().unwrap()))
+                .unwrap();
+            let _ = axum::serve(l, app)
+                .with_graceful_shutdown(async {
+                    let _ = stop_rx.await;
+                })
+                .await;
+        });
+    });
+    let url = url_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    (url, thread, stop_tx)
+}
+
+const DUPLICATE_SUITE: &str = r#"
+suite: dup
+load:
+  id: dup
+  users: 3
+  hatch_rate: 10
+  iterations: 30
+  max_rate: 150/s
+  duplicate_share: 25%
+  requests:
+    - name: create
+      idempotency_key: auto
+      request: { method: POST, path: /m, json: { n: 1 } }
+      success: 201
+  effects:
+    request: { path: /effects }
+    value: $.count
+"#;
+
+#[test]
+fn duplicate_key_retries_judge_load_005_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("dup.yaml");
+    std::fs::write(&suite, DUPLICATE_SUITE).unwrap();
+    for (dedupe, want, code) in [(true, "pass", 0), (false, "fail", 1)] {
+        let (url, thread, stop) = effects_server(dedupe);
+        let out = run_in(dir.path(), &suite, &url);
+        let v = verdicts(&dir.path().join("report.json"));
+        let effects = v
+            .iter()
+            .find(|(i, _)| i == "dup/dup.effects")
+            .map(|(_, x)| x.as_str());
+        assert_eq!(
+            effects,
+            Some(want),
+            "dedupe={dedupe}: {v:?}\n{}",
+            stderr(&out)
+        );
+        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+        let s = summary(dir.path(), "load-dup-dup");
+        assert!(
+            s["idempotency"]["duplicate_retries"].as_u64().unwrap() > 0,
+            "{s}"
+        );
+        let _ = stop.send(());
+        thread.join().unwrap();
+    }
 }

@@ -189,8 +189,14 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
         }
         (kind, r, m.idempotency)
     };
-    if scheduled > now {
-        tokio::time::sleep(scheduled - now).await;
+    // Wait for the scheduled slot in short naps, so a slow pace never
+    // delays the killswitch by more than one nap.
+    while Instant::now() < scheduled {
+        if goose::is_killswitch_triggered() {
+            return;
+        }
+        let left = scheduled.saturating_duration_since(Instant::now());
+        tokio::time::sleep(left.min(Duration::from_millis(100))).await;
     }
     let mut b = client.request(rendered.method.clone(), &rendered.url);
     for (k, v) in &rendered.headers {
