@@ -33,13 +33,12 @@ async fn main() -> Result<(), GooseError> {
     let mut cfg = GooseConfiguration::default();
     cfg.host = Some(url);
     cfg.no_telnet = true;
-    cfg.no_websocket = true;
     cfg.quiet = 1;
     cfg.no_print_metrics = true;
     let metrics = GooseAttack::initialize_with_config(cfg)?
         .set_default(
             GooseDefault::TestPlan,
-            format!("{users},0s;{users},{secs}s").as_str(),
+            format!("{users},0s;{users},{secs}s;0,0s").as_str(),
         )?
         .register_scenario(scenario!("bare").register_transaction(transaction!(count)))
         .execute()

@@ -35,29 +35,34 @@ load:
       request: { path: $PATH_ }
 YAML
 
-# cpu_of CMD... -> prints "user+sys seconds" of the child on fd 3.
-cpu_of() { /usr/bin/time -f "%U %S" -o "$WORK/time" "$@"; awk '{print $1+$2}' "$WORK/time"; }
+# cpu_of OUT ERR CMD... : runs CMD (stdout to OUT, stderr to ERR) and sets
+# CPU_S to its user+sys seconds. time(1) prepends a line on a non-zero exit.
+cpu_of() {
+  local out=$1 err=$2; shift 2
+  /usr/bin/time -f "%U %S" -o "$WORK/time" "$@" > "$out" 2> "$err" || true
+  CPU_S=$(tail -1 "$WORK/time" | awk '{print $1+$2}')
+}
 
 declare -A REQS CPU
 add() { REQS[$1]=$(echo "${REQS[$1]:-0} + $2" | bc -l); CPU[$1]=$(echo "${CPU[$1]:-0} + $3" | bc -l); }
 
 for r in $(seq "$ROUNDS"); do
   # bare goose
-  c=$(cpu_of "$BARE" "$URL" "$USERS" "$SECS" 2> "$WORK/bare.err" >/dev/null)
-  n=$(grep -o 'requests=[0-9]*' "$WORK/bare.err" | cut -d= -f2); add bare-goose "$n" "$c"
+  cpu_of /dev/null "$WORK/bare.err" "$BARE" "$URL" "$USERS" "$SECS"
+  n=$(grep -o 'requests=[0-9]*' "$WORK/bare.err" | cut -d= -f2); add bare-goose "$n" "$CPU_S"
   # tminus
   rm -rf "$WORK/rep"
-  c=$(cpu_of "$TM" run "$WORK/bench.yaml" --target "$URL" --report-dir "$WORK/rep" 2>/dev/null >/dev/null || true)
-  n=$(python3 -c "import json;print(json.load(open('$WORK/rep/load-bench-bench.json'))['overall']['requests'])"); add tminus "$n" "$c"
+  cpu_of /dev/null /dev/null "$TM" run "$WORK/bench.yaml" --target "$URL" --report-dir "$WORK/rep"
+  n=$(python3 -c "import json;print(json.load(open('$WORK/rep/load-bench-bench.json'))['overall']['requests'])"); add tminus "$n" "$CPU_S"
   # wrk
   if command -v wrk >/dev/null; then
-    c=$(cpu_of wrk -t2 -c"$USERS" -d"${SECS}s" -H "Authorization: Bearer ref_load_key" "$URL$PATH_" > "$WORK/wrk.out" 2>&1)
-    n=$(awk '/requests in/ {print $1}' "$WORK/wrk.out"); add wrk "$n" "$c"
+    cpu_of "$WORK/wrk.out" /dev/null wrk -t2 -c"$USERS" -d"${SECS}s" -H "Authorization: Bearer ref_load_key" "$URL$PATH_"
+    n=$(awk '/requests in/ {print $1}' "$WORK/wrk.out"); add wrk "$n" "$CPU_S"
   fi
   # oha
   if command -v oha >/dev/null; then
-    c=$(cpu_of oha --no-tui -c "$USERS" -z "${SECS}s" -H "Authorization: Bearer ref_load_key" --output-format json "$URL$PATH_" > "$WORK/oha.json" 2>/dev/null)
-    n=$(python3 -c "import json;d=json.load(open('$WORK/oha.json'));print(sum(d['statusCodeDistribution'].values()))"); add oha "$n" "$c"
+    cpu_of "$WORK/oha.json" /dev/null oha --no-tui -c "$USERS" -z "${SECS}s" -H "Authorization: Bearer ref_load_key" --output-format json "$URL$PATH_"
+    n=$(python3 -c "import json;d=json.load(open('$WORK/oha.json'));print(sum(d['statusCodeDistribution'].values()))"); add oha "$n" "$CPU_S"
   fi
 done
 

@@ -315,6 +315,11 @@ impl PlanCtx<'_> {
                 );
                 steps.push((st.users.value as usize, t));
             }
+            // goose keeps running after a last step that still has users;
+            // stop them at once so the profile ends.
+            if steps.last().is_some_and(|(u, _)| *u > 0) {
+                steps.push((0, 0));
+            }
             Profile::Stages(steps)
         } else {
             let Some(u) = users.filter(|u| *u > 0) else {
