@@ -193,6 +193,10 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
     // delays the killswitch by more than one nap.
     while Instant::now() < scheduled {
         if goose::is_killswitch_triggered() {
+            // Yield before giving up the slot: a transaction that returns
+            // without awaiting would spin goose's user loop and starve the
+            // task that is stopping the users.
+            tokio::time::sleep(Duration::from_millis(10)).await;
             return;
         }
         let left = scheduled.saturating_duration_since(Instant::now());
