@@ -458,6 +458,15 @@ fn judge(
         ("measured".to_owned(), format!("{v:.3}")),
         ("measured_display".to_owned(), shown.clone()),
         ("limit".to_owned(), format!("{}", t.limit)),
+        (
+            "unit".to_owned(),
+            match t.metric {
+                Metric::ErrorRate | Metric::Rate429 => "share",
+                Metric::Throughput => "requests_per_s",
+                _ => "us",
+            }
+            .to_owned(),
+        ),
         ("requests".to_owned(), k.requests.to_string()),
     ];
     if let Metric::Percentile { q, .. } = t.metric {
