@@ -159,10 +159,22 @@ fn cmd_run(a: RunArgs) -> i32 {
         .html
         .clone()
         .unwrap_or_else(|| a.report_dir.join("report.html"));
+    // Before anything can start goose: tminus's logger owns `log` (goose's
+    // own cannot take stdout), and ONE SIGINT handler serves the runner and
+    // goose's killswitch alike (see load/signal.rs).
+    crate::load::logging::install();
+    let cancel_rx = crate::load::signal::install();
+    let opts = RunOptions {
+        fail_fast: a.fail_fast,
+        default_base_url: None,
+        report_dir: a.report_dir.clone(),
+        allow_remote_load: a.allow_remote_load,
+    };
     rt.block_on(run_plan(
         plan,
-        a.fail_fast,
+        opts,
         ReportFiles { junit, json, html },
+        cancel_rx,
     ))
 }
 
@@ -173,7 +185,12 @@ pub struct ReportFiles {
     pub html: PathBuf,
 }
 
-async fn run_plan(plan: Plan, fail_fast: bool, files: ReportFiles) -> i32 {
+async fn run_plan(
+    plan: Plan,
+    mut opts: RunOptions,
+    files: ReportFiles,
+    cancel_rx: tokio::sync::watch::Receiver<bool>,
+) -> i32 {
     let mut reporters = Reporters::default();
     reporters.push(Box::new(Console::stderr(plan.redactor.clone())));
     reporters.push(Box::new(Junit::new(
@@ -190,10 +207,6 @@ async fn run_plan(plan: Plan, fail_fast: bool, files: ReportFiles) -> i32 {
     )));
 
     let mut reference = None;
-    let mut opts = RunOptions {
-        fail_fast,
-        default_base_url: None,
-    };
     if plan.needs_reference() {
         let addr = "127.0.0.1:0".parse().expect("loopback address");
         match ReferenceServer::start(ReferenceConfig::default(), addr).await {
@@ -220,18 +233,7 @@ async fn run_plan(plan: Plan, fail_fast: bool, files: ReportFiles) -> i32 {
             return exit::RUN_BROKEN;
         }
     };
-    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\ninterrupted: finishing the current check and writing reports (press Ctrl-C again to abort)");
-            let _ = cancel_tx.send(true);
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
-            }
-        }
-    });
     let summary = run::run(&plan, &opts, &client, &mut reporters, cancel_rx.clone()).await;
-    ctrl_c.abort();
     let mut code = summary.exit_code();
     if *cancel_rx.borrow() {
         code = code.max(exit::RUN_BROKEN);

@@ -69,6 +69,9 @@ pub struct RunArgs {
     /// Default per-request timeout, e.g. 5s or 800ms
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+    /// Let a suite's `load:` section send load to a non-loopback target
+    #[arg(long)]
+    pub allow_remote_load: bool,
 }
 
 #[derive(Args, Debug)]

@@ -8,6 +8,7 @@
 
 pub mod http;
 pub mod jsonpath;
+pub mod load;
 pub mod plan;
 pub mod redact;
 pub mod reference;

@@ -3,6 +3,7 @@
 //! `tminus validate` and `tminus run` report every problem before sending a
 //! single request.
 
+pub mod load;
 pub mod request;
 pub mod template;
 
@@ -65,7 +66,10 @@ pub struct Plan {
 
 impl Plan {
     pub fn check_count(&self) -> usize {
-        self.suites.iter().map(|s| s.checks.len()).sum()
+        self.suites
+            .iter()
+            .map(|s| s.checks.len() + usize::from(s.load.is_some()))
+            .sum()
     }
     /// True when some suite has no target and the embedded reference is needed.
     pub fn needs_reference(&self) -> bool {
@@ -85,6 +89,8 @@ pub struct PlannedSuite {
     pub second_tenant_headers: Option<Vec<(String, Template)>>,
     pub timeout: Duration,
     pub checks: Vec<PlannedCheck>,
+    /// The burst rehearsal, run after the checks.
+    pub load: Option<load::LoadPlan>,
 }
 
 #[derive(Debug)]
@@ -352,7 +358,14 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             body,
         });
     }
+    // The load is selected like a check: by its id (or suite/id) and tags.
+    let load = f
+        .load
+        .as_ref()
+        .map(|l| ctx.load_plan(l, f.suite.referenced))
+        .filter(|l| selected(&suite_name, &l.id, &l.tags, opts));
     PlannedSuite {
+        load,
         name: suite_name,
         file: l.path.clone(),
         version: f.version.as_ref().map(|v| v.0.clone()),

@@ -186,6 +186,11 @@ defects! {
     ClientIgnoresRemaining => "client-ignores-remaining",
         "client: keeps its pace when X-RateLimit-Remaining is low instead of slowing down";
 
+    // family: load
+    /// Every Nth API request (`ReferenceConfig.stall_every`) stalls for `stall_for`.
+    Stall => "stall",
+        "every Nth API request stalls (default every 200th, for 1 s), so latency tails and coordinated omission show";
+
     // family: end
 }
 

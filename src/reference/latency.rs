@@ -5,6 +5,7 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use super::defect::Defect;
 use super::state::AppState;
 
 pub(crate) async fn delay(State(state): State<AppState>, req: Request, next: Next) -> Response {
@@ -12,5 +13,13 @@ pub(crate) async fn delay(State(state): State<AppState>, req: Request, next: Nex
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
+    // family: load
+    if state.has(Defect::Stall) {
+        let every = state.config().stall_every.max(1);
+        if state.next_request_number() % every == 0 {
+            tokio::time::sleep(state.config().stall_for).await;
+        }
+    }
+
     next.run(req).await
 }

@@ -106,6 +106,10 @@ pub struct ReferenceConfig {
     pub webhook_schedule: Vec<Duration>,
     /// Time limit of one outgoing delivery attempt.
     pub webhook_attempt_timeout: Duration,
+    /// With the `stall` defect: every `stall_every`-th API request stalls...
+    pub stall_every: u64,
+    /// ...for this long.
+    pub stall_for: Duration,
 }
 
 /// The reference receiver's default secret (a test value, never a real one).
@@ -131,6 +135,8 @@ impl Default for ReferenceConfig {
                 Duration::from_millis(400),
             ],
             webhook_attempt_timeout: Duration::from_secs(2),
+            stall_every: 200,
+            stall_for: Duration::from_secs(1),
         }
     }
 }

@@ -31,6 +31,8 @@ struct Inner {
     next_contact_id: AtomicU64,
     effects: Effects,
     webhooks: super::webhook::WebhookState,
+    /// API requests seen, for the `stall` defect (every Nth stalls).
+    requests_seen: AtomicU64,
 }
 
 /// Everything one API key (tenant) owns. Vectors are kept in ascending `seq` order:
@@ -83,6 +85,7 @@ impl AppState {
                 next_contact_id: AtomicU64::new(1),
                 effects: Effects::default(),
                 webhooks: Default::default(),
+                requests_seen: AtomicU64::new(0),
             }),
         }
     }
@@ -106,6 +109,11 @@ impl AppState {
 
     pub(crate) fn next_seq(&self) -> u64 {
         self.inner.next_seq.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// 1, 2, 3, ... for each API request (the `stall` defect counts them).
+    pub(crate) fn next_request_number(&self) -> u64 {
+        self.inner.requests_seen.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     pub(crate) fn next_contact_id(&self) -> u64 {

@@ -16,6 +16,10 @@ pub struct RunOptions {
     pub fail_fast: bool,
     /// Base URL for suites without a target (the embedded reference).
     pub default_base_url: Option<String>,
+    /// Folder for load figures (`.hgrm`, `.hlog`, JSON); empty: `reports`.
+    pub report_dir: std::path::PathBuf,
+    /// `--allow-remote-load`: load may go to a non-loopback target.
+    pub allow_remote_load: bool,
 }
 
 /// Something that consumes events (a set of reporters, a test's Vec, ...).
@@ -41,7 +45,7 @@ pub fn suite_infos(plan: &Plan, opts: &RunOptions) -> Vec<SuiteInfo> {
                 .clone()
                 .or_else(|| opts.default_base_url.clone())
                 .unwrap_or_default(),
-            checks: s.checks.len(),
+            checks: s.checks.len() + s.load.as_ref().map_or(0, crate::load::result_count),
         })
         .collect()
 }
@@ -135,6 +139,28 @@ pub async fn run(
                 started_at,
                 duration: check_started.elapsed(),
             })));
+        }
+        // The burst rehearsal runs after the suite's checks; each threshold
+        // comes back as its own result.
+        if let Some(load) = &suite.load {
+            let skip = stop.clone().or_else(|| {
+                cancel
+                    .borrow()
+                    .then(|| "not run: the run was cancelled".to_owned())
+            });
+            crate::load::run_suite_load(
+                load,
+                &suite.name,
+                &target,
+                opts,
+                plan.redactor.clone(),
+                client,
+                skip,
+                sink,
+                &mut summary,
+                cancel.clone(),
+            )
+            .await;
         }
         sink.event(&Event::SuiteFinished {
             suite: suite.name.clone(),

@@ -7,6 +7,7 @@
 pub mod diagnostic;
 pub mod kinds;
 pub mod load;
+pub mod load_spec;
 pub mod model;
 pub mod scalar;
 pub mod steps;

@@ -33,6 +33,9 @@ pub struct SuiteFile {
     pub target: Option<TargetSpec>,
     #[serde(default)]
     pub checks: Vec<Spanned<KindEntry>>,
+    /// The burst rehearsal, run after the checks (see `load_spec.rs`).
+    #[serde(default)]
+    pub load: Option<super::load_spec::LoadSpec>,
 }
 
 /// Where requests go and what every request carries.

@@ -1,0 +1,45 @@
+//! tminus's `log` logger, installed before goose can install its own.
+//!
+//! goose initialises a `simplelog` logger that writes to stdout and lowers
+//! the global level; stdout is reserved for machine-readable output, so
+//! tminus takes the `log` facade first. goose's `CombinedLogger::init` then
+//! fails quietly. Records go to stderr: errors always, warnings too when
+//! `TMINUS_LOG` is set (`TMINUS_LOG=debug` shows everything). The engine
+//! restores `log::max_level()` after each run, since goose changes it.
+
+use log::{Level, LevelFilter, Log, Metadata, Record};
+
+struct StderrLogger {
+    level: Level,
+}
+
+impl Log for StderrLogger {
+    fn enabled(&self, m: &Metadata<'_>) -> bool {
+        m.level() <= self.level
+    }
+    fn log(&self, r: &Record<'_>) {
+        if self.enabled(r.metadata()) {
+            eprintln!("{} [{}] {}", r.level(), r.target(), r.args());
+        }
+    }
+    fn flush(&self) {}
+}
+
+/// Installs the logger once; later calls (and tests) are harmless.
+pub fn install() {
+    let level = match std::env::var("TMINUS_LOG").ok().as_deref() {
+        Some("trace") => Level::Trace,
+        Some("debug") => Level::Debug,
+        Some("info") => Level::Info,
+        Some(_) => Level::Warn,
+        None => Level::Error,
+    };
+    if log::set_boxed_logger(Box::new(StderrLogger { level })).is_ok() {
+        log::set_max_level(level.to_level_filter());
+    }
+}
+
+/// The current global level, to restore after goose changed it.
+pub fn level() -> LevelFilter {
+    log::max_level()
+}

@@ -1,0 +1,272 @@
+//! Measurements of a burst: HDR histograms in microseconds (raw: from send
+//! to last body byte; corrected: from the request's scheduled send time, so a
+//! stalled user's queued requests count their wait, i.e. coordinated
+//! omission is corrected), status counts, error kinds. Memory stays flat:
+//! histograms and counters only, never a record per request.
+//!
+//! Also the files: `.hgrm` (HdrHistogram percentile distribution text, as
+//! `HistogramLogProcessor`/plotters read it), `.hlog` (interval log through
+//! the hdrhistogram crate's writer) and the JSON summary.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::Histogram;
+use serde_json::{json, Value};
+
+/// Highest trackable latency: 10 minutes in µs (longer values are clamped).
+pub const MAX_US: u64 = 600_000_000;
+
+pub fn new_hist() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_US, 3).expect("static histogram bounds")
+}
+
+fn record(h: &mut Histogram<u64>, d: Duration) {
+    let us = (d.as_micros() as u64).clamp(1, MAX_US);
+    // Cannot fail: the value is clamped into the trackable range.
+    let _ = h.record(us);
+}
+
+/// Figures of one request kind.
+#[derive(Clone)]
+pub struct KindStats {
+    pub raw: Histogram<u64>,
+    pub corrected: Histogram<u64>,
+    pub statuses: BTreeMap<u16, u64>,
+    /// Transport errors by kind (`timeout`, `connect`, ...).
+    pub errors: BTreeMap<String, u64>,
+    pub requests: u64,
+    /// Answered outside the kind's success set, 429 excluded.
+    pub failed: u64,
+    pub r429: u64,
+}
+
+impl KindStats {
+    pub fn new() -> Self {
+        KindStats {
+            raw: new_hist(),
+            corrected: new_hist(),
+            statuses: BTreeMap::new(),
+            errors: BTreeMap::new(),
+            requests: 0,
+            failed: 0,
+            r429: 0,
+        }
+    }
+    pub fn add(&mut self, o: &KindStats) {
+        // Same bounds on both sides: adding cannot fail.
+        let _ = self.raw.add(&o.raw);
+        let _ = self.corrected.add(&o.corrected);
+        for (k, v) in &o.statuses {
+            *self.statuses.entry(*k).or_default() += v;
+        }
+        for (k, v) in &o.errors {
+            *self.errors.entry(k.clone()).or_default() += v;
+        }
+        self.requests += o.requests;
+        self.failed += o.failed;
+        self.r429 += o.r429;
+    }
+}
+
+impl Default for KindStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What one request ended as.
+pub enum Result_ {
+    Status { status: u16, success: bool },
+    Transport(&'static str),
+}
+
+/// A shard of recorders (users are spread over shards).
+pub struct Shard {
+    pub kinds: Vec<KindStats>,
+    pub interval_raw: Histogram<u64>,
+    pub interval_corrected: Histogram<u64>,
+    pub interval_errors: u64,
+}
+
+impl Shard {
+    pub fn new(kinds: usize) -> Self {
+        Shard {
+            kinds: (0..kinds).map(|_| KindStats::new()).collect(),
+            interval_raw: new_hist(),
+            interval_corrected: new_hist(),
+            interval_errors: 0,
+        }
+    }
+    pub fn record(&mut self, kind: usize, raw: Duration, corrected: Duration, r: &Result_) {
+        let k = &mut self.kinds[kind];
+        k.requests += 1;
+        record(&mut k.raw, raw);
+        record(&mut k.corrected, corrected);
+        record(&mut self.interval_raw, raw);
+        record(&mut self.interval_corrected, corrected);
+        match r {
+            Result_::Status { status, success } => {
+                *k.statuses.entry(*status).or_default() += 1;
+                if *status == 429 {
+                    k.r429 += 1;
+                } else if !success {
+                    k.failed += 1;
+                    self.interval_errors += 1;
+                }
+            }
+            Result_::Transport(what) => {
+                *k.errors.entry((*what).to_owned()).or_default() += 1;
+                k.failed += 1;
+                self.interval_errors += 1;
+            }
+        }
+    }
+}
+
+/// Microseconds as milliseconds with 3 decimals, for people and JSON.
+pub fn ms(us: f64) -> f64 {
+    (us / 1000.0 * 1000.0).round() / 1000.0
+}
+
+fn hist_json(h: &Histogram<u64>) -> Value {
+    if h.is_empty() {
+        return json!({"count": 0});
+    }
+    json!({
+        "count": h.len(),
+        "min_ms": ms(h.min() as f64),
+        "mean_ms": ms(h.mean()),
+        "p50_ms": ms(h.value_at_quantile(0.50) as f64),
+        "p90_ms": ms(h.value_at_quantile(0.90) as f64),
+        "p95_ms": ms(h.value_at_quantile(0.95) as f64),
+        "p99_ms": ms(h.value_at_quantile(0.99) as f64),
+        "p99_9_ms": ms(h.value_at_quantile(0.999) as f64),
+        "max_ms": ms(h.max() as f64),
+    })
+}
+
+pub fn kind_json(k: &KindStats, elapsed: Duration) -> Value {
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    let n = k.requests.max(1) as f64;
+    json!({
+        "requests": k.requests,
+        "throughput_per_s": (k.requests as f64 / secs * 100.0).round() / 100.0,
+        "error_rate": k.failed as f64 / n,
+        "rate_429": k.r429 as f64 / n,
+        "failed": k.failed,
+        "responses_429": k.r429,
+        "statuses": k.statuses.iter().map(|(s, c)| (s.to_string(), json!(c))).collect::<serde_json::Map<_, _>>(),
+        "errors": k.errors,
+        "latency_raw": hist_json(&k.raw),
+        "latency_corrected": hist_json(&k.corrected),
+    })
+}
+
+/// The percentile distribution in HdrHistogram's text format, values in ms
+/// (`outputValueUnitScalingRatio` 1000, as wrk2 prints it).
+pub fn write_hgrm(path: &Path, h: &Histogram<u64>) -> std::io::Result<()> {
+    let mut out = String::new();
+    out.push_str("       Value     Percentile TotalCount 1/(1-Percentile)\n\n");
+    if !h.is_empty() {
+        let mut total = 0u64;
+        for v in h.iter_quantiles(5) {
+            total += v.count_since_last_iteration();
+            let q = v.quantile_iterated_to();
+            let value = v.value_iterated_to() as f64 / 1000.0;
+            if q < 1.0 {
+                out.push_str(&format!(
+                    "{:12.3} {:14.12} {:10} {:14.2}\n",
+                    value,
+                    q,
+                    total,
+                    1.0 / (1.0 - q)
+                ));
+            } else {
+                out.push_str(&format!("{:12.3} {:14.12} {:10}\n", value, q, total));
+            }
+        }
+    }
+    let mean = if h.is_empty() { 0.0 } else { h.mean() / 1000.0 };
+    let sd = if h.is_empty() {
+        0.0
+    } else {
+        h.stdev() / 1000.0
+    };
+    out.push_str(&format!(
+        "#[Mean    = {:12.3}, StdDeviation   = {:12.3}]\n",
+        mean, sd
+    ));
+    out.push_str(&format!(
+        "#[Max     = {:12.3}, Total count    = {:12}]\n",
+        h.max() as f64 / 1000.0,
+        h.len()
+    ));
+    out.push_str(&format!(
+        "#[Buckets = {:12}, SubBuckets     = {:12}]\n",
+        h.buckets(),
+        // Java's subBucketCount: 2 * 10^sigfig rounded up to a power of two.
+        (2 * 10u64.pow(h.sigfig() as u32)).next_power_of_two()
+    ));
+    std::fs::write(path, out)
+}
+
+/// An interval log being written as the burst runs, one interval a second,
+/// tagged `raw` and `corrected`.
+pub struct HlogFile {
+    file: std::fs::File,
+    base: SystemTime,
+    serializer: V2DeflateSerializer,
+}
+
+impl HlogFile {
+    pub fn create(path: &Path, base: SystemTime, comment: &str) -> std::io::Result<Self> {
+        let mut file = std::fs::File::create(path)?;
+        let mut serializer = V2DeflateSerializer::new();
+        let mut buf = Vec::new();
+        IntervalLogWriterBuilder::new()
+            .add_comment(comment)
+            .add_comment("latencies in microseconds; tags: raw (send to last byte), corrected (scheduled send to last byte)")
+            .with_start_time(base)
+            .with_base_time(base)
+            .with_max_value_divisor(1000.0)
+            .begin_log_with(&mut buf, &mut serializer)?;
+        file.write_all(&buf)?;
+        Ok(HlogFile {
+            file,
+            base,
+            serializer,
+        })
+    }
+
+    /// Appends one interval: `start` since the base time, `len` long.
+    pub fn write(
+        &mut self,
+        start: SystemTime,
+        len: Duration,
+        raw: &Histogram<u64>,
+        corrected: &Histogram<u64>,
+    ) -> std::io::Result<()> {
+        let mut buf = Vec::new();
+        {
+            let mut w = IntervalLogWriterBuilder::new()
+                .with_max_value_divisor(1000.0)
+                .begin_log_with(&mut buf, &mut self.serializer)?;
+            let at = start.duration_since(self.base).unwrap_or_default();
+            w.write_histogram(raw, at, len, Tag::new("raw"))
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            w.write_histogram(corrected, at, len, Tag::new("corrected"))
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+        }
+        // The builder repeats the divisor comment each time; keep intervals only.
+        let text = String::from_utf8_lossy(&buf);
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            writeln!(self.file, "{line}")?;
+        }
+        self.file.flush()
+    }
+}

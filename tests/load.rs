@@ -1,0 +1,369 @@
+//! The burst rehearsal end to end (issue 8): the real binary drives goose
+//! against a reference on 127.0.0.1; thresholds gate the exit code, the
+//! stall defect breaches a corrected p99, the `.hlog`/`.hgrm` files read
+//! back and agree with the JSON summary, and SIGINT mid-burst writes
+//! partial reports without hanging.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use tminus::reference::{Defect, ReferenceConfig};
+
+fn run_in(dir: &Path, suite: &Path, url: &str) -> std::process::Output {
+    tminus(
+        dir,
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--target",
+            url,
+            "--report-dir",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(60),
+    )
+}
+
+fn summary(dir: &Path, stem: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join(format!("{stem}.json"))).expect("load summary");
+    serde_json::from_str(&text).expect("summary parses")
+}
+
+/// Merges every interval of the `.hlog` carrying `tag`.
+fn hlog_merged(path: &Path, tag: &str) -> (Histogram<u64>, usize) {
+    let bytes = std::fs::read(path).expect("read hlog");
+    let mut merged = Histogram::<u64>::new_with_bounds(1, 600_000_000, 3).unwrap();
+    let mut intervals = 0;
+    let mut de = Deserializer::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        if let LogEntry::Interval(ilh) = entry.expect("hlog line parses") {
+            if ilh.tag().map(|t| t.as_str()) != Some(tag) {
+                continue;
+            }
+            let raw = base64_decode(ilh.encoded_histogram());
+            let h: Histogram<u64> = de
+                .deserialize(&mut std::io::Cursor::new(raw))
+                .expect("interval histogram decodes");
+            merged.add(&h).unwrap();
+            intervals += 1;
+        }
+    }
+    (merged, intervals)
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .expect("base64")
+}
+
+/// `#[Max = 18.479, Total count = 487]` from an `.hgrm` file.
+fn hgrm_footer(path: &Path) -> (f64, u64) {
+    let text = std::fs::read_to_string(path).expect("read hgrm");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("#[Max"))
+        .expect("hgrm footer");
+    let nums: Vec<&str> = line.split(['=', ',', ']']).map(str::trim).collect();
+    (nums[1].parse().unwrap(), nums[3].parse().unwrap())
+}
+
+#[test]
+fn burst_passes_its_thresholds_and_files_agree_with_the_summary() {
+    let reference = RefHandle::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = run_in(
+        dir.path(),
+        &repo().join("suites/burst.yaml"),
+        &reference.url,
+    );
+    eprintln!("burst took {:?}", started.elapsed());
+    let v = verdicts(&dir.path().join("report.json"));
+    assert!(
+        not_passing(&v).is_empty(),
+        "{v:?}\nstderr:\n{}",
+        stderr(&out)
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{}", stderr(&out));
+    assert!(
+        stdout(&out).is_empty(),
+        "goose wrote to stdout: {}",
+        stdout(&out)
+    );
+    assert!(v.len() >= 8, "{v:?}");
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(junit.contains("burst.p95"), "{junit}");
+    assert!(
+        junit.contains("measured"),
+        "threshold property missing: {junit}"
+    );
+
+    let stem = "load-burst-burst";
+    let s = summary(dir.path(), stem);
+    let count = s["overall"]["latency_corrected"]["count"].as_u64().unwrap();
+    assert!(count > 100, "{s}");
+    assert_eq!(s["overall"]["requests"].as_u64(), Some(count));
+    // LOAD-005 on the reference: one message per distinct key.
+    assert_eq!(
+        s["effects"]["delta"].as_i64().unwrap(),
+        s["idempotency"]["distinct_keys_succeeded"]
+            .as_i64()
+            .unwrap()
+    );
+
+    for (tag, key) in [("corrected", "latency_corrected"), ("raw", "latency_raw")] {
+        let (h, intervals) = hlog_merged(&dir.path().join(format!("{stem}.hlog")), tag);
+        assert!(intervals >= 3, "{tag}: {intervals} intervals");
+        assert_eq!(h.len(), count, "{tag}: hlog total vs summary");
+        let max_ms = s["overall"][key]["max_ms"].as_f64().unwrap();
+        assert!((h.max() as f64 / 1000.0 - max_ms).abs() < 0.01, "{tag} max");
+        let p95 = s["overall"][key]["p95_ms"].as_f64().unwrap();
+        assert!(
+            (h.value_at_quantile(0.95) as f64 / 1000.0 - p95).abs() < 0.01,
+            "{tag} p95"
+        );
+    }
+    let (max, total) = hgrm_footer(&dir.path().join(format!("{stem}.hgrm")));
+    assert_eq!(total, count);
+    let max_ms = s["overall"]["latency_corrected"]["max_ms"]
+        .as_f64()
+        .unwrap();
+    assert!((max - max_ms).abs() < 0.01, "hgrm max {max} vs {max_ms}");
+    let (_, raw_total) = hgrm_footer(&dir.path().join(format!("{stem}.raw.hgrm")));
+    assert_eq!(raw_total, count);
+}
+
+const STALL_SUITE: &str = r#"
+suite: stall
+load:
+  id: stall
+  users: 4
+  hatch_rate: 4
+  hold: 4s
+  max_rate: 200/s
+  requests:
+    - name: count
+      request: { path: /public/v1/messages/count, headers: { Authorization: "Bearer ref_load_key" } }
+  thresholds:
+    - p99 < 500ms
+    - raw_p99 < 500ms
+"#;
+
+#[test]
+fn stall_defect_breaches_corrected_p99_and_exits_1() {
+    let reference = RefHandle::start_with(ReferenceConfig {
+        defects: vec![Defect::Stall],
+        ..ReferenceConfig::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("stall.yaml");
+    std::fs::write(&suite, STALL_SUITE).unwrap();
+    let out = run_in(dir.path(), &suite, &reference.url);
+    assert_eq!(out.status.code(), Some(1), "stderr:\n{}", stderr(&out));
+    let v = verdicts(&dir.path().join("report.json"));
+    let get = |id: &str| v.iter().find(|(i, _)| i == id).map(|(_, x)| x.as_str());
+    // Raw figures hide the stall (few requests stalled); corrected ones show
+    // the requests that queued behind it.
+    assert_eq!(get("stall/stall.p99"), Some("fail"), "{v:?}");
+    assert_eq!(get("stall/stall.raw_p99"), Some("pass"), "{v:?}");
+    assert_eq!(get("stall/stall.delivered"), Some("pass"), "{v:?}");
+    let err = stderr(&out);
+    assert!(err.contains("threshold breached: p99 < 500ms"), "{err}");
+}
+
+const LONG_SUITE: &str = r#"
+suite: long
+load:
+  id: long
+  users: 2
+  hatch_rate: 2
+  hold: 30s
+  max_rate: 40/s
+  requests:
+    - name: count
+      request: { path: /public/v1/messages/count, headers: { Authorization: "Bearer ref_load_key" } }
+  thresholds:
+    - p95 < 1s
+"#;
+
+#[test]
+fn sigint_mid_burst_writes_partial_reports_and_exits_nonzero() {
+    let reference = RefHandle::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("long.yaml");
+    std::fs::write(&suite, LONG_SUITE).unwrap();
+    let mut child = Command::new(bin())
+        .current_dir(dir.path())
+        .args([
+            "run",
+            suite.to_str().unwrap(),
+            "--target",
+            &reference.url,
+            "--report-dir",
+            dir.path().to_str().unwrap(),
+        ])
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let sent = Instant::now();
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let code = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st.code();
+        }
+        if sent.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("tminus did not stop within 10 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        sent.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_ne!(code, Some(0));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["cancelled"], true, "{report}");
+    let s = summary(dir.path(), "load-long-long");
+    assert_eq!(s["cancelled"], true, "{s}");
+    let n = s["overall"]["requests"].as_u64().unwrap();
+    assert!(n > 10 && n < 40 * 30, "partial figures: {n}");
+    assert!(dir.path().join("load-long-long.hgrm").exists());
+    assert!(dir.path().join("load-long-long.hlog").exists());
+}
+
+/// A tiny target for LOAD-005, apart from the reference (whose idempotency
+/// behaviour belongs to another family): `POST /m` executes an effect once
+/// per `Idempotency-Key` when `dedupe`, once per request otherwise.
+fn effects_server(
+    dedupe: bool,
+) -> (
+    String,
+    std::thread::JoinHandle<()>,
+    tokio::sync::oneshot::Sender<()>,
+) {
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::routing::{get, post};
+    use std::collections::HashSet;
+    use std::sync::{Arc, Mutex};
+
+    let seen: Arc<Mutex<(HashSet<String>, u64)>> = Arc::default();
+    let (url_tx, url_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let s1 = seen.clone();
+            let app = axum::Router::new()
+                .route(
+                    "/m",
+                    post(move |h: HeaderMap| {
+                        let seen = s1.clone();
+                        async move {
+                            let key = h
+                                .get("idempotency-key")
+                                .and_then(|v| v.to_str().ok())
+                                .unwrap_or("")
+                                .to_owned();
+                            let mut g = seen.lock().unwrap();
+                            if !dedupe || g.0.insert(key) {
+                                g.1 += 1;
+                            }
+                            StatusCode::CREATED
+                        }
+                    }),
+                )
+                .route(
+                    "/effects",
+                    get(move || {
+                        let n = seen.lock().unwrap().1;
+                        async move { axum::Json(serde_json::json!({ "count": n })) }
+                    }),
+                );
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            url_tx
+                .send(format!("http://{}", l.local_addr().unwrap()))
+                .unwrap();
+            let _ = axum::serve(l, app)
+                .with_graceful_shutdown(async {
+                    let _ = stop_rx.await;
+                })
+                .await;
+        });
+    });
+    let url = url_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    (url, thread, stop_tx)
+}
+
+const DUPLICATE_SUITE: &str = r#"
+suite: dup
+load:
+  id: dup
+  users: 3
+  hatch_rate: 10
+  iterations: 30
+  max_rate: 150/s
+  duplicate_share: 25%
+  requests:
+    - name: create
+      idempotency_key: auto
+      request: { method: POST, path: /m, json: { n: 1 } }
+      success: 201
+  effects:
+    request: { path: /effects }
+    value: $.count
+"#;
+
+#[test]
+fn duplicate_key_retries_judge_load_005_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("dup.yaml");
+    std::fs::write(&suite, DUPLICATE_SUITE).unwrap();
+    for (dedupe, want, code) in [(true, "pass", 0), (false, "fail", 1)] {
+        let (url, thread, stop) = effects_server(dedupe);
+        let out = run_in(dir.path(), &suite, &url);
+        let v = verdicts(&dir.path().join("report.json"));
+        let effects = v
+            .iter()
+            .find(|(i, _)| i == "dup/dup.effects")
+            .map(|(_, x)| x.as_str());
+        assert_eq!(
+            effects,
+            Some(want),
+            "dedupe={dedupe}: {v:?}\n{}",
+            stderr(&out)
+        );
+        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+        let s = summary(dir.path(), "load-dup-dup");
+        assert!(
+            s["idempotency"]["duplicate_retries"].as_u64().unwrap() > 0,
+            "{s}"
+        );
+        let _ = stop.send(());
+        thread.join().unwrap();
+    }
+}
