@@ -272,6 +272,52 @@ fn cmd_checks() -> i32 {
     exit::OK
 }
 
+/// The reference's knobs beyond defects: rate limit, stall, webhook schedule.
+fn apply_reference_tuning(a: &ReferenceArgs, config: &mut ReferenceConfig) -> Result<(), String> {
+    let dur = |flag: &str, text: &str| {
+        suite::scalar::parse_duration(text).map_err(|e| format!("{flag}: {e}"))
+    };
+    if let Some(rl) = &a.rate_limit {
+        if rl.trim() == "off" {
+            // A limit no run can reach: the limiter stays (headers keep their shape).
+            config.rate_limit.limit = u32::MAX as u64;
+        } else {
+            let (limit, window) = rl
+                .split_once('/')
+                .ok_or_else(|| format!("--rate-limit `{rl}` must look like 100/1s or `off`"))?;
+            config.rate_limit.limit = limit
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("--rate-limit: `{limit}` is not a positive whole number"))?;
+            let w = dur("--rate-limit", window)?;
+            if w.as_secs() == 0 || w.subsec_nanos() != 0 {
+                return Err(format!(
+                    "--rate-limit: the window `{window}` must be whole seconds, at least 1s"
+                ));
+            }
+            config.rate_limit.window = w;
+        }
+    }
+    if let Some(n) = a.stall_every {
+        if n == 0 {
+            return Err("--stall-every must be at least 1".into());
+        }
+        config.stall_every = n;
+    }
+    if let Some(s) = &a.stall_for {
+        config.stall_for = dur("--stall-for", s)?;
+    }
+    if let Some(s) = &a.webhook_schedule {
+        config.webhook_schedule = s
+            .split(',')
+            .map(|d| dur("--webhook-schedule", d))
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(())
+}
+
 fn cmd_reference(a: ReferenceArgs) -> i32 {
     use crate::reference::client::is_client_defect;
     if let Some(crate::cli::ReferenceCommand::Client(c)) = a.command {
@@ -309,11 +355,14 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
         Ok(l) => l.unwrap_or(Duration::ZERO),
         Err(e) => return usage_error(&format!("--latency: {e}")),
     };
-    let config = ReferenceConfig {
+    let mut config = ReferenceConfig {
         defects,
         latency,
         ..ReferenceConfig::default()
     };
+    if let Err(e) = apply_reference_tuning(&a, &mut config) {
+        return usage_error(&e);
+    }
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(e) => {

@@ -105,6 +105,18 @@ pub struct ReferenceArgs {
     /// Artificial latency added to every API response, e.g. 20ms
     #[arg(long, value_name = "DURATION")]
     pub latency: Option<String>,
+    /// Per-API-key rate limit as LIMIT/WINDOW (default 100/1s); `off` disables it
+    #[arg(long, value_name = "LIMIT/WINDOW")]
+    pub rate_limit: Option<String>,
+    /// With `--defect stall`: every Nth API request stalls (default 200)
+    #[arg(long, value_name = "N")]
+    pub stall_every: Option<u64>,
+    /// With `--defect stall`: how long a stalled request waits (default 1s)
+    #[arg(long, value_name = "DURATION")]
+    pub stall_for: Option<String>,
+    /// Delays between outgoing webhook attempts, e.g. 30s,5m,30m,2h,6h (default 100ms,200ms,400ms)
+    #[arg(long, value_name = "DURATIONS")]
+    pub webhook_schedule: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]

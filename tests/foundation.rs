@@ -519,3 +519,61 @@ fn bad_usage_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("nowhere.yaml"));
 }
+
+#[test]
+fn sigterm_mid_run_writes_partial_reports_and_exits_3() {
+    // A target that accepts and never answers keeps the first check busy.
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in l.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let s = write(
+        dir.path(),
+        "slow.yaml",
+        "suite: slow\nchecks:\n  - id: a\n    steps:\n      - request: { path: /x, timeout: 30s }\n  - id: b\n    steps:\n      - request: { path: /y }\n",
+    );
+    let child = std::process::Command::new(common::bin())
+        .current_dir(dir.path())
+        .args(["run", &s, "--target", &url])
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let started = Instant::now();
+    // SAFETY: signalling the child we just spawned, by its pid.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("reports/report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["cancelled"], true);
+    let v = common::verdicts(&dir.path().join("reports/report.json"));
+    assert_eq!(
+        v,
+        vec![
+            ("slow/a".into(), "error".into()),
+            ("slow/b".into(), "skipped".into())
+        ]
+    );
+}
