@@ -14,36 +14,71 @@ use tminus::reference::Defect;
 
 const SUITE: &str = "suites/trace.yaml";
 
-/// The core proof: `(defects, check ids that must fail)`; every other check
-/// of the suite must still pass.
+/// The core proof: `(defects, check ids that must fail, check ids that must be
+/// skipped)`; every other check of the suite must still pass.
 #[test]
 fn reference_passes_and_each_defect_fails_only_its_check() {
-    let table: &[(&[Defect], &[&str])] = &[
-        (&[], &[]),
-        (&[Defect::NoTraceId], &["trace/trace-id-on-every-response"]),
-        (&[Defect::ConstantTraceId], &["trace/trace-ids-unique"]),
+    let table: &[(&[Defect], &[&str], &[&str])] = &[
+        (&[], &[], &[]),
+        (&[Defect::NoTraceId], &["trace/trace-id-on-every-response"], &[]),
+        (&[Defect::ConstantTraceId], &["trace/trace-ids-unique"], &[]),
         (
+            // Ignoring every traceparent also ignores a higher-version one, and
+            // a restarted trace drops tracestate (nothing left to judge).
             &[Defect::TraceNotPropagated],
-            &["trace/traceparent-propagated"],
+            &[
+                "trace/traceparent-propagated",
+                "trace/traceparent-version-downgrade",
+            ],
+            &["trace/tracestate-mutation"],
         ),
         (
             &[Defect::AcceptsInvalidTraceparent],
             &["trace/invalid-traceparent-ignored"],
+            &[],
         ),
         (
             &[Defect::ReflectsRawRequestId],
             &["trace/request-id-hygiene"],
+            &[],
+        ),
+        (
+            &[Defect::RejectsFutureVersion],
+            &["trace/traceparent-version-downgrade"],
+            &[],
+        ),
+        (
+            &[Defect::EchoesFutureVersion],
+            &["trace/traceparent-version-downgrade"],
+            &[],
+        ),
+        (
+            &[Defect::TracestateReordered],
+            &["trace/tracestate-mutation"],
+            &[],
+        ),
+        (
+            &[Defect::TracestateUnbounded],
+            &["trace/tracestate-mutation"],
+            &[],
         ),
     ];
-    for (defects, want_failing) in table {
+    for (defects, want_failing, want_skipped) in table {
         let started = Instant::now();
         let server = RefHandle::start(defects);
         let (verdicts, out) = run_suite_against(SUITE, &server.url, &[]);
         let out_text = common::stderr(&out);
-        assert_eq!(verdicts.len(), 6, "{defects:?}: {verdicts:?}");
+        assert_eq!(verdicts.len(), 8, "{defects:?}: {verdicts:?}");
+        let mut skipped: Vec<String> = verdicts
+            .iter()
+            .filter(|(_, v)| v == "skipped")
+            .map(|(id, _)| id.clone())
+            .collect();
+        skipped.sort();
+        assert_eq!(skipped, *want_skipped, "{defects:?}\n{out_text}");
         let mut failing: Vec<String> = verdicts
             .iter()
-            .filter(|(_, v)| v != "pass")
+            .filter(|(_, v)| v != "pass" && v != "skipped")
             .map(|(id, v)| {
                 assert_eq!(v, "fail", "{defects:?}: {id} is {v}, not fail\n{out_text}");
                 id.clone()
