@@ -182,9 +182,7 @@ impl PlanCtx<'_> {
             TraceSpec::InvalidIgnored(s) => TracePlan::InvalidIgnored(self.trace_invalid(s)),
             TraceSpec::RequestIdHygiene(s) => TracePlan::RequestIdHygiene(self.trace_rid(s)),
             TraceSpec::AsyncStatus(s) => TracePlan::AsyncStatus(self.trace_async(s)),
-            TraceSpec::VersionDowngrade(s) => {
-                TracePlan::VersionDowngrade(self.trace_downgrade(s))
-            }
+            TraceSpec::VersionDowngrade(s) => TracePlan::VersionDowngrade(self.trace_downgrade(s)),
             TraceSpec::Tracestate(s) => TracePlan::Tracestate(self.trace_tracestate(s)),
         }
     }

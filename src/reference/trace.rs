@@ -225,7 +225,12 @@ fn valid_key(k: &str) -> bool {
     match k.split_once('@') {
         None => k.len() <= 256 && starts(k, false) && chars(k),
         Some((t, s)) => {
-            t.len() <= 241 && s.len() <= 14 && starts(t, true) && starts(s, false) && chars(t) && chars(s)
+            t.len() <= 241
+                && s.len() <= 14
+                && starts(t, true)
+                && starts(s, false)
+                && chars(t)
+                && chars(s)
         }
     }
 }
@@ -233,7 +238,8 @@ fn valid_key(k: &str) -> bool {
 /// W3C tracestate value: 1..=256 printable ASCII without `,` `=`, no trailing space.
 fn valid_value(v: &str) -> bool {
     (1..=256).contains(&v.len())
-        && v.bytes().all(|b| (0x20..=0x7e).contains(&b) && b != b',' && b != b'=')
+        && v.bytes()
+            .all(|b| (0x20..=0x7e).contains(&b) && b != b',' && b != b'=')
         && !v.ends_with(' ')
 }
 
@@ -305,20 +311,40 @@ mod tests {
         );
         assert_eq!(outgoing_tracestate("", "s", false, true), "tminus-ref=s");
         // Unparsable lists are not propagated.
-        assert_eq!(outgoing_tracestate("a=1,B=2", "s", false, true), "tminus-ref=s");
-        assert_eq!(outgoing_tracestate("a=1,a=2", "s", false, true), "tminus-ref=s");
+        assert_eq!(
+            outgoing_tracestate("a=1,B=2", "s", false, true),
+            "tminus-ref=s"
+        );
+        assert_eq!(
+            outgoing_tracestate("a=1,a=2", "s", false, true),
+            "tminus-ref=s"
+        );
         let many: Vec<String> = (0..33).map(|i| format!("k{i}=v{i}")).collect();
         let out = outgoing_tracestate(&many.join(","), "s", false, true);
         let kept: Vec<&str> = out.split(',').collect();
         assert_eq!(kept.len(), 32);
-        assert_eq!(kept[1..], many[..31].iter().map(String::as_str).collect::<Vec<_>>()[..]);
+        assert_eq!(
+            kept[1..],
+            many[..31].iter().map(String::as_str).collect::<Vec<_>>()[..]
+        );
         // Long entries go first.
         let mut with_long = many.clone();
         with_long[3] = format!("k3={}", "x".repeat(200));
         let out = outgoing_tracestate(&with_long.join(","), "s", false, true);
-        assert!(!out.contains("k3=") && out.contains("k31=") && !out.contains("k32="), "{out}");
-        assert_eq!(outgoing_tracestate(&many.join(","), "s", false, false).split(',').count(), 34);
-        assert_eq!(outgoing_tracestate("a=1,b=2", "s", true, true), "tminus-ref=s,b=2,a=1");
+        assert!(
+            !out.contains("k3=") && out.contains("k31=") && !out.contains("k32="),
+            "{out}"
+        );
+        assert_eq!(
+            outgoing_tracestate(&many.join(","), "s", false, false)
+                .split(',')
+                .count(),
+            34
+        );
+        assert_eq!(
+            outgoing_tracestate("a=1,b=2", "s", true, true),
+            "tminus-ref=s,b=2,a=1"
+        );
     }
 
     #[test]

@@ -29,7 +29,9 @@ pub fn is_valid_key(k: &str) -> bool {
     let b = k.as_bytes();
     match k.split_once('@') {
         None => {
-            (1..=256).contains(&b.len()) && b[0].is_ascii_lowercase() && b.iter().all(|&c| key_char(c))
+            (1..=256).contains(&b.len())
+                && b[0].is_ascii_lowercase()
+                && b.iter().all(|&c| key_char(c))
         }
         Some((tenant, system)) => {
             let (t, s) = (tenant.as_bytes(), system.as_bytes());
@@ -47,7 +49,8 @@ pub fn is_valid_key(k: &str) -> bool {
 pub fn is_valid_value(v: &str) -> bool {
     let b = v.as_bytes();
     (1..=256).contains(&b.len())
-        && b.iter().all(|&c| (0x20..=0x7e).contains(&c) && c != b',' && c != b'=')
+        && b.iter()
+            .all(|&c| (0x20..=0x7e).contains(&c) && c != b',' && c != b'=')
         && b[b.len() - 1] != b' '
 }
 
@@ -97,6 +100,8 @@ pub fn judge(sent: &[(String, String)], returned: &str, keep_all: bool) -> Judge
     // Index in `sent` of the last member forwarded unchanged; once one is seen,
     // the leftmost part (new and updated keys) is over.
     let mut last: Option<usize> = None;
+    // Reported once: a reversed list would otherwise name every member.
+    let mut out_of_order = Vec::new();
     for (pos, m) in ms.iter().enumerate() {
         let Some((k, v)) = split_member(m) else {
             j.problems.push(format!(
@@ -114,8 +119,8 @@ pub fn judge(sent: &[(String, String)], returned: &str, keep_all: bool) -> Judge
             Some(i) if sent[i].1 == v => {
                 if let Some(l) = last {
                     if i < l {
-                        j.problems.push(format!(
-                            "`{k}` (sent #{}) comes after `{}` (sent #{}): member order changed",
+                        out_of_order.push(format!(
+                            "`{k}` (sent #{}) comes after `{}` (sent #{})",
                             i + 1,
                             sent[l].0,
                             l + 1
@@ -143,10 +148,21 @@ pub fn judge(sent: &[(String, String)], returned: &str, keep_all: bool) -> Judge
             _ => j.added.push(k.to_owned()),
         }
     }
+    if let Some(first) = out_of_order.first() {
+        let more = match out_of_order.len() {
+            1 => String::new(),
+            n => format!(" ({} more members out of order)", n - 1),
+        };
+        j.problems
+            .push(format!("member order changed: {first}{more}"));
+    }
     if keep_all {
         let dropped: Vec<&str> = sent
             .iter()
-            .filter(|(sk, sv)| !ms.iter().any(|m| split_member(m) == Some((sk.as_str(), sv.as_str()))))
+            .filter(|(sk, sv)| {
+                !ms.iter()
+                    .any(|m| split_member(m) == Some((sk.as_str(), sv.as_str())))
+            })
             .map(|(k, _)| k.as_str())
             .collect();
         let updated = |k: &str| j.added.iter().any(|a| a == k);
@@ -230,9 +246,10 @@ pub async fn run(p: &TracestatePlan, ctx: &CheckContext) -> Outcome {
                 j.added.join(", ")
             }
         ));
-        for pr in j.problems {
+        if !j.problems.is_empty() {
             problems.push(format!(
-                "{label}: {pr} ({}: {}; response {})",
+                "{label}: {} ({}: {}; response {})",
+                j.problems.join(", "),
                 p.header,
                 clip(&value),
                 describe(&ex)
