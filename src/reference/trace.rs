@@ -66,9 +66,11 @@ pub(crate) async fn correlate(
     };
     // The version we answer in: always 00, the only one we implement.
     let version = match incoming {
-        Some(v) if continued.is_some() && state.has(Defect::EchoesFutureVersion) => {
-            v.trim_matches([' ', '\t'])[..2].to_owned()
-        }
+        Some(v) if continued.is_some() && state.has(Defect::EchoesFutureVersion) => v
+            .trim_matches([' ', '\t'])
+            .get(..2)
+            .unwrap_or("00")
+            .to_owned(),
         _ => "00".to_owned(),
     };
     let span_id = new_span_id();
