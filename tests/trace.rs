@@ -8,42 +8,82 @@ use std::time::Instant;
 
 use common::{not_passing, run_suite_against, RefHandle};
 use tminus::checks::trace::traceparent::{self, Invalid};
+use tminus::checks::trace::tracestate;
 use tminus::checks::trace::unique::parse_retry_after;
 use tminus::plan::trace::InvalidCase;
 use tminus::reference::Defect;
 
 const SUITE: &str = "suites/trace.yaml";
 
-/// The core proof: `(defects, check ids that must fail)`; every other check
-/// of the suite must still pass.
+/// The core proof: `(defects, check ids that must fail, check ids that must be
+/// skipped)`; every other check of the suite must still pass.
 #[test]
 fn reference_passes_and_each_defect_fails_only_its_check() {
-    let table: &[(&[Defect], &[&str])] = &[
-        (&[], &[]),
-        (&[Defect::NoTraceId], &["trace/trace-id-on-every-response"]),
-        (&[Defect::ConstantTraceId], &["trace/trace-ids-unique"]),
+    let table: &[(&[Defect], &[&str], &[&str])] = &[
+        (&[], &[], &[]),
         (
+            &[Defect::NoTraceId],
+            &["trace/trace-id-on-every-response"],
+            &[],
+        ),
+        (&[Defect::ConstantTraceId], &["trace/trace-ids-unique"], &[]),
+        (
+            // Ignoring every traceparent also ignores a higher-version one, and
+            // a restarted trace drops tracestate (nothing left to judge).
             &[Defect::TraceNotPropagated],
-            &["trace/traceparent-propagated"],
+            &[
+                "trace/traceparent-propagated",
+                "trace/traceparent-version-downgrade",
+            ],
+            &["trace/tracestate-mutation"],
         ),
         (
             &[Defect::AcceptsInvalidTraceparent],
             &["trace/invalid-traceparent-ignored"],
+            &[],
         ),
         (
             &[Defect::ReflectsRawRequestId],
             &["trace/request-id-hygiene"],
+            &[],
+        ),
+        (
+            &[Defect::RejectsFutureVersion],
+            &["trace/traceparent-version-downgrade"],
+            &[],
+        ),
+        (
+            &[Defect::EchoesFutureVersion],
+            &["trace/traceparent-version-downgrade"],
+            &[],
+        ),
+        (
+            &[Defect::TracestateReordered],
+            &["trace/tracestate-mutation"],
+            &[],
+        ),
+        (
+            &[Defect::TracestateUnbounded],
+            &["trace/tracestate-mutation"],
+            &[],
         ),
     ];
-    for (defects, want_failing) in table {
+    for (defects, want_failing, want_skipped) in table {
         let started = Instant::now();
         let server = RefHandle::start(defects);
         let (verdicts, out) = run_suite_against(SUITE, &server.url, &[]);
         let out_text = common::stderr(&out);
-        assert_eq!(verdicts.len(), 6, "{defects:?}: {verdicts:?}");
+        assert_eq!(verdicts.len(), 8, "{defects:?}: {verdicts:?}");
+        let mut skipped: Vec<String> = verdicts
+            .iter()
+            .filter(|(_, v)| v == "skipped")
+            .map(|(id, _)| id.clone())
+            .collect();
+        skipped.sort();
+        assert_eq!(skipped, *want_skipped, "{defects:?}\n{out_text}");
         let mut failing: Vec<String> = verdicts
             .iter()
-            .filter(|(_, v)| v != "pass")
+            .filter(|(_, v)| v != "pass" && v != "skipped")
             .map(|(id, v)| {
                 assert_eq!(v, "fail", "{defects:?}: {id} is {v}, not fail\n{out_text}");
                 id.clone()
@@ -177,4 +217,95 @@ fn retry_after_accepts_seconds_and_dates() {
         .is_zero());
     assert!(parse_retry_after("-1").is_none());
     assert!(parse_retry_after("soon").is_none());
+}
+
+fn sent3() -> Vec<(String, String)> {
+    ["a", "b", "c"]
+        .iter()
+        .map(|k| (k.to_string(), format!("v{k}")))
+        .collect()
+}
+
+#[test]
+fn tracestate_judge_accepts_w3c_mutations() {
+    let s = sent3();
+    // Untouched, new key leftmost, updated key moved leftmost, OWS and empty members.
+    for ok in [
+        "a=va,b=vb,c=vc",
+        "me=1,a=va,b=vb,c=vc",
+        "b=new,a=va,c=vc",
+        " me=1 , ,a=va,b=vb,\tc=vc",
+    ] {
+        let j = tracestate::judge(&s, ok, true);
+        assert!(j.problems.is_empty(), "{ok}: {:?}", j.problems);
+    }
+    // Over the limit, dropping whole members from the right is fine.
+    let many = tracestate::sample(33);
+    let kept = format!("me=1,{}", tracestate::join(&many[..31]));
+    let j = tracestate::judge(&many, &kept, false);
+    assert!(j.problems.is_empty(), "{:?}", j.problems);
+    assert_eq!((j.members, j.forwarded, j.added.len()), (32, 31, 1));
+}
+
+#[test]
+fn tracestate_judge_names_each_broken_rule() {
+    let s = sent3();
+    let cases = [
+        ("me=1,c=vc,b=vb,a=va", "member order changed"),
+        (
+            "a=va,me=1,b=vb,c=vc",
+            "new key `me` at member #2 is not leftmost",
+        ),
+        ("a=va,b=vb,c=v", "cut-off copy of `c=vc`"),
+        ("a=va,b=vb,c", "not a whole key=value entry"),
+        (
+            "a=va,b=changed,c=vc",
+            "updated to `changed` but not moved leftmost",
+        ),
+        ("a=va,c=vc", "1 of 3 sent members dropped"),
+        ("a=va,a=va,b=vb,c=vc", "appears twice"),
+    ];
+    for (value, why) in cases {
+        let j = tracestate::judge(&s, value, true);
+        assert!(
+            j.problems.iter().any(|p| p.contains(why)),
+            "{value}: want `{why}`, got {:?}",
+            j.problems
+        );
+    }
+    let many = tracestate::sample(33);
+    let j = tracestate::judge(&many, &tracestate::join(&many), false);
+    assert_eq!(j.problems, vec!["33 members, more than 32".to_string()]);
+}
+
+#[test]
+fn tracestate_keys_and_values_follow_the_grammar() {
+    for k in ["a", "tminus-chk00", "t@sys", "0tenant@s", "a_b-c*d/e"] {
+        assert!(tracestate::is_valid_key(k), "{k}");
+    }
+    for k in ["", "A", "0a", "a b", "t@0s", "t@", &"a".repeat(257)] {
+        assert!(!tracestate::is_valid_key(k), "{k}");
+    }
+    assert!(tracestate::is_valid_value("a b"));
+    for v in ["", "a ", "a,b", "a=b", "é"] {
+        assert!(!tracestate::is_valid_value(v), "{v}");
+    }
+}
+
+/// The tracestate and version-downgrade failures quote what came back.
+#[test]
+fn new_checks_failures_quote_what_came_back() {
+    let server = RefHandle::start(&[Defect::TracestateUnbounded]);
+    let (_, out) = run_suite_against(SUITE, &server.url, &["--only", "tracestate-mutation"]);
+    let text = format!("{}{}", common::stdout(&out), common::stderr(&out));
+    assert!(text.contains("34 members, more than 32"), "{text}");
+
+    let server = RefHandle::start(&[Defect::EchoesFutureVersion]);
+    let (_, out) = run_suite_against(
+        SUITE,
+        &server.url,
+        &["--only", "traceparent-version-downgrade"],
+    );
+    let text = format!("{}{}", common::stdout(&out), common::stderr(&out));
+    assert!(text.contains("has version 01 instead of 00"), "{text}");
 }

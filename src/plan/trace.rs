@@ -11,7 +11,7 @@ use crate::jsonpath::JsonPath;
 use crate::suite::scalar::StatusSet;
 use crate::suite::trace::{
     IdFormat, TraceAsyncStatusSpec, TraceInvalidIgnoredSpec, TracePresentSpec, TracePropagatedSpec,
-    TraceRequestIdSpec, TraceSpec, TraceUniqueSpec,
+    TraceRequestIdSpec, TraceSpec, TraceTracestateSpec, TraceUniqueSpec, TraceVersionDowngradeSpec,
 };
 
 /// A planned `trace.*` check.
@@ -23,6 +23,8 @@ pub enum TracePlan {
     InvalidIgnored(InvalidIgnoredPlan),
     RequestIdHygiene(RequestIdPlan),
     AsyncStatus(AsyncStatusPlan),
+    VersionDowngrade(PropagatedPlan),
+    Tracestate(TracestatePlan),
 }
 
 /// One request of a `trace.present` sample.
@@ -160,6 +162,14 @@ pub struct AsyncStatusPlan {
     pub send_traceparent: bool,
 }
 
+#[derive(Debug, Clone)]
+pub struct TracestatePlan {
+    pub request: RequestPlan,
+    pub status: StatusSet,
+    pub header: String,
+    pub required: bool,
+}
+
 const MAX_COUNT: u64 = 100_000;
 const MAX_CONCURRENCY: u64 = 64;
 
@@ -172,6 +182,8 @@ impl PlanCtx<'_> {
             TraceSpec::InvalidIgnored(s) => TracePlan::InvalidIgnored(self.trace_invalid(s)),
             TraceSpec::RequestIdHygiene(s) => TracePlan::RequestIdHygiene(self.trace_rid(s)),
             TraceSpec::AsyncStatus(s) => TracePlan::AsyncStatus(self.trace_async(s)),
+            TraceSpec::VersionDowngrade(s) => TracePlan::VersionDowngrade(self.trace_downgrade(s)),
+            TraceSpec::Tracestate(s) => TracePlan::Tracestate(self.trace_tracestate(s)),
         }
     }
 
@@ -285,6 +297,33 @@ impl PlanCtx<'_> {
             request: self.request(&s.request, at),
             status: s.status.clone(),
             return_headers: s.return_headers.clone(),
+        }
+    }
+
+    /// TRC-004 judges like TRC-001 (same parameters), with another traceparent.
+    fn trace_downgrade(&mut self, s: &TraceVersionDowngradeSpec) -> PropagatedPlan {
+        let at = s.id.referenced;
+        if s.return_headers.is_empty() {
+            self.error(at, "return_headers must name at least one header");
+        }
+        for h in &s.return_headers {
+            self.header_name(h, at, "return_headers entry");
+        }
+        PropagatedPlan {
+            request: self.request(&s.request, at),
+            status: s.status.clone(),
+            return_headers: s.return_headers.clone(),
+        }
+    }
+
+    fn trace_tracestate(&mut self, s: &TraceTracestateSpec) -> TracestatePlan {
+        let at = s.id.referenced;
+        self.header_name(&s.header, at, "header");
+        TracestatePlan {
+            request: self.request(&s.request, at),
+            status: s.status.clone(),
+            header: s.header.clone(),
+            required: s.required,
         }
     }
 

@@ -103,6 +103,18 @@ defects! {
     /// extra fields) is continued instead of restarting the trace.
     AcceptsInvalidTraceparent => "accepts-invalid-traceparent",
         "an invalid traceparent's trace-id is reused instead of starting a new trace";
+    /// A higher-version traceparent (`01-…-xyz`) is treated as invalid.
+    RejectsFutureVersion => "rejects-future-version",
+        "a higher-version traceparent (01-T-P-01-xyz) starts a new trace instead of being continued";
+    /// traceresponse repeats the caller's traceparent version instead of 00.
+    EchoesFutureVersion => "echoes-future-version",
+        "traceresponse answers a version-01 traceparent with version 01 instead of 00";
+    /// The outgoing tracestate lists the caller's members in reverse order.
+    TracestateReordered => "tracestate-reordered",
+        "the outgoing tracestate reverses the order of the caller's members";
+    /// The outgoing tracestate is never truncated to 32 members.
+    TracestateUnbounded => "tracestate-unbounded",
+        "the outgoing tracestate keeps every member, beyond the 32-member limit";
 
     // family: webhook
     /// The receiver never compares the signature (headers and timestamp still checked).

@@ -64,6 +64,9 @@ fn max_len() -> usize {
 fn long_len() -> usize {
     10 * 1024
 }
+fn tracestate_header() -> String {
+    "tracestate".into()
+}
 fn sanitized_pattern() -> String {
     "^[A-Za-z0-9._:-]+$".into()
 }
@@ -189,6 +192,36 @@ check_spec!(
     }
 );
 
+check_spec!(
+    /// `trace.version_downgrade`: a higher-version traceparent (`01-T-P-01-xyz`,
+    /// an extra field) is continued with the same trace-id, and any
+    /// traceparent-shaped header coming back is version `00` (TRC-004).
+    TraceVersionDowngradeSpec {
+        pub request: RequestSpec,
+        #[serde(default = "two_xx")]
+        pub status: StatusSet,
+        /// Headers the trace-id may come back in; each one present must carry it.
+        #[serde(default = "default_return_headers")]
+        pub return_headers: Vec<String>,
+    }
+);
+
+check_spec!(
+    /// `trace.tracestate`: a forwarded/returned tracestate keeps member order, puts
+    /// new keys leftmost, holds at most 32 whole members (TRC-006).
+    TraceTracestateSpec {
+        pub request: RequestSpec,
+        #[serde(default = "two_xx")]
+        pub status: StatusSet,
+        /// The response header carrying the target's outgoing tracestate.
+        #[serde(default = "tracestate_header")]
+        pub header: String,
+        /// Whether a target returning no tracestate at all fails (else: skipped).
+        #[serde(default)]
+        pub required: bool,
+    }
+);
+
 /// Where the async status resource carries the trace id.
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
@@ -231,6 +264,8 @@ pub enum TraceSpec {
     InvalidIgnored(TraceInvalidIgnoredSpec),
     RequestIdHygiene(TraceRequestIdSpec),
     AsyncStatus(TraceAsyncStatusSpec),
+    VersionDowngrade(TraceVersionDowngradeSpec),
+    Tracestate(TraceTracestateSpec),
 }
 
 impl TraceSpec {
@@ -242,6 +277,8 @@ impl TraceSpec {
             TraceSpec::InvalidIgnored(_) => "trace.invalid_ignored",
             TraceSpec::RequestIdHygiene(_) => "trace.request_id_hygiene",
             TraceSpec::AsyncStatus(_) => "trace.async_status",
+            TraceSpec::VersionDowngrade(_) => "trace.version_downgrade",
+            TraceSpec::Tracestate(_) => "trace.tracestate",
         }
     }
 
@@ -253,6 +290,8 @@ impl TraceSpec {
             TraceSpec::InvalidIgnored(s) => s,
             TraceSpec::RequestIdHygiene(s) => s,
             TraceSpec::AsyncStatus(s) => s,
+            TraceSpec::VersionDowngrade(s) => s,
+            TraceSpec::Tracestate(s) => s,
         }
     }
 
@@ -274,6 +313,10 @@ impl TraceSpec {
             "trace.async_status" => {
                 TraceAsyncStatusSpec::deserialize(d).map(TraceSpec::AsyncStatus)
             }
+            "trace.version_downgrade" => {
+                TraceVersionDowngradeSpec::deserialize(d).map(TraceSpec::VersionDowngrade)
+            }
+            "trace.tracestate" => TraceTracestateSpec::deserialize(d).map(TraceSpec::Tracestate),
             other => Err(serde::de::Error::custom(format!(
                 "unknown trace kind `{other}`"
             ))),
@@ -357,6 +400,25 @@ pub const TRACE_KINDS: &[KindInfo] = &[
             ("poll_status", "2xx", "status the status URL must answer"),
             ("status_trace", "{json: $.trace_id}", "where the status resource carries the id: {json: PATH} or {header: NAME}"),
             ("send_traceparent", "false", "send the GET with a traceparent continuing the started trace"),
+        ],
+    },
+    KindInfo {
+        name: "trace.version_downgrade",
+        summary: "a higher-version traceparent (01-T-P-01-xyz) is continued with the same trace-id and answered as version 00 (TRC-004)",
+        params: &[
+            ("request", "required", "the request sent with a version-01 traceparent"),
+            ("status", "2xx", "status it must get"),
+            ("return_headers", "[Trace-Id, traceresponse]", "headers the id may come back in; each present must carry it"),
+        ],
+    },
+    KindInfo {
+        name: "trace.tracestate",
+        summary: "a returned tracestate keeps member order, new keys leftmost, at most 32 whole members (TRC-006)",
+        params: &[
+            ("request", "required", "the request sent with a traceparent and a 3- and a 33-member tracestate"),
+            ("status", "2xx", "status each must get"),
+            ("header", "tracestate", "response header carrying the target's outgoing tracestate"),
+            ("required", "false", "a target returning no tracestate fails (else the check is skipped)"),
         ],
     },
 ];

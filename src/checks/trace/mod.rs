@@ -1,11 +1,13 @@
 //! The trace-correlation family (`trace.*`, catalogue §4): request/trace ids on
 //! every response, uniqueness, W3C traceparent propagation, invalid traceparents
-//! ignored, X-Request-Id hygiene and async status resources joined by trace id.
+//! ignored, higher versions continued, tracestate mutated by the rules,
+//! X-Request-Id hygiene and async status resources joined by trace id.
 //! Every failure names the responses' request/trace ids (`describe`), so a
 //! partner can attach them to a ticket.
 
 pub mod probes;
 pub mod traceparent;
+pub mod tracestate;
 pub mod unique;
 
 use super::{CheckContext, Outcome};
@@ -21,6 +23,8 @@ pub async fn run(plan: &TracePlan, ctx: &CheckContext) -> Outcome {
         TracePlan::InvalidIgnored(p) => probes::invalid_ignored(p, ctx).await,
         TracePlan::RequestIdHygiene(p) => probes::request_id_hygiene(p, ctx).await,
         TracePlan::AsyncStatus(p) => probes::async_status(p, ctx).await,
+        TracePlan::VersionDowngrade(p) => probes::version_downgrade(p, ctx).await,
+        TracePlan::Tracestate(p) => tracestate::run(p, ctx).await,
     }
 }
 

@@ -1,5 +1,5 @@
 //! The single-shot trace checks: each sends a handful of requests and judges
-//! the ids on their responses (TRC-001, 003, 007, 008, 009).
+//! the ids on their responses (TRC-001, 003, 004, 007, 008, 009).
 
 use super::traceparent::{self, random_parent_id, random_trace_id};
 use super::{clip, format_problem, trace_id};
@@ -154,6 +154,101 @@ pub async fn propagated(p: &PropagatedPlan, ctx: &CheckContext) -> Outcome {
     }
     Outcome::pass(format!(
         "trace-id {t} came back in {} ({})",
+        carried.join(", "),
+        describe(&ex)
+    ))
+    .with_evidence(ev)
+}
+
+/// TRC-004: a higher-version traceparent with an extra field is continued (same
+/// trace-id), and whatever traceparent-shaped header comes back speaks version
+/// `00`, the only version this server can produce (W3C Trace Context §Versioning).
+pub async fn version_downgrade(p: &PropagatedPlan, ctx: &CheckContext) -> Outcome {
+    let (t, parent) = (random_trace_id(), random_parent_id());
+    let sent = format!("01-{t}-{parent}-01-xyz");
+    let mut r = render(ctx, &p.request);
+    r.remove_header("tracestate");
+    r.set_header("traceparent", &sent);
+    let ex = match send(ctx, &r, "version 01").await {
+        Ok(ex) => ex,
+        Err(o) => return o,
+    };
+    let ev = vec![ev_of("version 01", &ex)];
+    if !p.status.matches(ex.status()) {
+        return Outcome::error(format!(
+            "the request answered {} instead of {}, so the version downgrade cannot be judged",
+            describe(&ex),
+            p.status
+        ))
+        .with_evidence(ev);
+    }
+    // The W3C headers are judged for their version even when not listed in
+    // `return_headers`: a response traceparent/traceresponse must be version 00.
+    let mut judged: Vec<String> = p.return_headers.clone();
+    for w3c in ["traceparent", "traceresponse"] {
+        if !judged.iter().any(|h| h.eq_ignore_ascii_case(w3c)) {
+            judged.push(w3c.into());
+        }
+    }
+    let mut problems = Vec::new();
+    let mut carried = Vec::new();
+    for h in &judged {
+        let Some(v) = ex.response.header(h) else {
+            continue;
+        };
+        let listed = p.return_headers.iter().any(|r| r.eq_ignore_ascii_case(h));
+        match traceparent::fields(v) {
+            Some((rt, rp)) => {
+                let version = v.trim_matches([' ', '\t']).get(..2).unwrap_or_default();
+                if rt != t {
+                    problems.push(format!(
+                        "{h}: {} carries trace-id {rt} (a new trace)",
+                        clip(v)
+                    ));
+                } else if version != "00" {
+                    problems.push(format!(
+                        "{h}: {} has version {version} instead of 00",
+                        clip(v)
+                    ));
+                } else if rp == parent || rp.bytes().all(|b| b == b'0') {
+                    problems.push(format!(
+                        "{h}: {} keeps parent-id {rp} instead of a new one",
+                        clip(v)
+                    ));
+                } else if listed {
+                    carried.push(h.clone());
+                }
+            }
+            None if v.trim() == t => {
+                if listed {
+                    carried.push(h.clone());
+                }
+            }
+            None if listed => problems.push(format!("{h}: {} (a new trace)", clip(v))),
+            None => problems.push(format!("{h}: {} is not traceparent-shaped", clip(v))),
+        }
+    }
+    if !problems.is_empty() || carried.is_empty() {
+        let actual = if problems.is_empty() {
+            format!("none of {} in the response", p.return_headers.join(", "))
+        } else {
+            problems.join("; ")
+        };
+        return Outcome::fail(
+            format!(
+                "sent higher-version traceparent {sent}, response {}: {actual}",
+                describe(&ex)
+            ),
+            format!(
+                "trace-id {t} continued in {} (version 00, a new parent-id where the header has one)",
+                p.return_headers.join(" / ")
+            ),
+            actual,
+        )
+        .with_evidence(ev);
+    }
+    Outcome::pass(format!(
+        "version-01 trace {t} continued in {} ({})",
         carried.join(", "),
         describe(&ex)
     ))
