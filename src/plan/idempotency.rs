@@ -83,7 +83,7 @@ pub enum Mode {
         reject: StatusSet,
     },
     EndpointScope {
-        other: RequestPlan,
+        other: Box<RequestPlan>,
         other_effects: Option<CounterPlan>,
         policy: EndpointPolicy,
         reject: StatusSet,
@@ -297,7 +297,7 @@ impl PlanCtx<'_> {
                 },
             ),
             E::IdemEndpointScope(s) => {
-                let other = self.request(&s.other_request, s.id.referenced);
+                let other = Box::new(self.request(&s.other_request, s.id.referenced));
                 let other_effects = s.other_effects.as_ref().map(|c| self.counter(c));
                 let policy = match &s.policy {
                     None => EndpointPolicy::Either,

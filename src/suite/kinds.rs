@@ -145,7 +145,7 @@ pub enum CheckEntry {
     IdemMissingKey(super::idempotency::MissingKeySpec),
     IdemKeyScope(super::idempotency::KeyScopeSpec),
     IdemKeySyntax(super::idempotency::KeySyntaxSpec),
-    IdemEndpointScope(super::idempotency::EndpointScopeSpec),
+    IdemEndpointScope(Box<super::idempotency::EndpointScopeSpec>),
     IdemExpiry(super::idempotency::ExpirySpec),
 
     // family: rate_limit
@@ -227,7 +227,7 @@ impl CheckEntry {
             CheckEntry::IdemMissingKey(s) => s,
             CheckEntry::IdemKeyScope(s) => s,
             CheckEntry::IdemKeySyntax(s) => s,
-            CheckEntry::IdemEndpointScope(s) => s,
+            CheckEntry::IdemEndpointScope(s) => s.as_ref(),
             CheckEntry::IdemExpiry(s) => s,
 
             // family: rate_limit
@@ -302,7 +302,7 @@ impl<'de> Deserialize<'de> for CheckEntry {
                 super::idempotency::KeySyntaxSpec::deserialize(d).map(CheckEntry::IdemKeySyntax)
             }
             "idempotency.endpoint_scope" => super::idempotency::EndpointScopeSpec::deserialize(d)
-                .map(CheckEntry::IdemEndpointScope),
+                .map(|s| CheckEntry::IdemEndpointScope(Box::new(s))),
             "idempotency.expiry" => {
                 super::idempotency::ExpirySpec::deserialize(d).map(CheckEntry::IdemExpiry)
             }
