@@ -24,6 +24,9 @@ const ALL: &[&str] = &[
     "idem-errors-not-cached",
     "idem-in-flight",
     "idem-lost-response",
+    "idem-key-syntax",
+    "idem-endpoint-scope",
+    "idem-expiry",
 ];
 
 /// (defect, checks it must fail). `None` defect: the healthy reference.
@@ -39,14 +42,27 @@ fn table() -> Vec<(Option<Defect>, &'static [&'static str])> {
                 "idem-concurrent",
                 "idem-in-flight",
                 "idem-lost-response",
+                "idem-key-syntax",
+                "idem-expiry",
             ],
         ),
         (
+            // Key syntax and expiry judge replays too (quoted = bare, before the TTL).
             Some(Defect::ReplayReexecutes),
-            &["idem-replay", "idem-in-flight", "idem-lost-response"],
+            &[
+                "idem-replay",
+                "idem-in-flight",
+                "idem-lost-response",
+                "idem-key-syntax",
+                "idem-expiry",
+            ],
         ),
         (Some(Defect::ReplayWithoutMarker), &["idem-replay"]),
-        (Some(Defect::MismatchReplayed), &["idem-mismatch"]),
+        // Another endpoint is a different fingerprint: replayed as well.
+        (
+            Some(Defect::MismatchReplayed),
+            &["idem-mismatch", "idem-endpoint-scope"],
+        ),
         (
             Some(Defect::RaceExecutesTwice),
             &["idem-concurrent", "idem-in-flight", "idem-lost-response"],
@@ -54,6 +70,10 @@ fn table() -> Vec<(Option<Defect>, &'static [&'static str])> {
         (Some(Defect::ErrorsCached), &["idem-errors-not-cached"]),
         (Some(Defect::KeysGlobal), &["idem-key-scope"]),
         (Some(Defect::DedupeByBody), &["idem-distinct-keys"]),
+        (Some(Defect::QuotedKeyDistinct), &["idem-key-syntax"]),
+        (Some(Defect::AcceptsMalformedKeys), &["idem-key-syntax"]),
+        (Some(Defect::KeysIgnoreEndpoint), &["idem-endpoint-scope"]),
+        (Some(Defect::KeysNeverExpire), &["idem-expiry"]),
     ]
 }
 
@@ -113,6 +133,10 @@ fn every_idempotency_defect_has_a_row() {
         "errors-cached",
         "keys-global",
         "dedupe-by-body",
+        "quoted-key-distinct",
+        "accepts-malformed-keys",
+        "keys-ignore-endpoint",
+        "keys-never-expire",
     ] {
         assert!(rows.contains(name), "{name} has no row");
         assert!(name.parse::<Defect>().is_ok(), "{name} is not a defect");

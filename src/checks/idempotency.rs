@@ -16,8 +16,10 @@ use super::outcome::{Evidence, Outcome};
 use super::CheckContext;
 use crate::http::{Exchange, Rendered, Target};
 use crate::jsonpath::JsonPath;
-use crate::plan::idempotency::{IdemPlan, MarkerPolicy, Mode};
+use crate::plan::idempotency::{EndpointPolicy, IdemPlan, MarkerPolicy, Mode};
+use crate::plan::{CounterPlan, RequestPlan};
 use crate::plan::{Scope, Template};
+use crate::suite::scalar::StatusSet;
 
 /// How long the lost-response check waits after writing the request before it
 /// drops the connection (never reading the answer): enough for the target to
@@ -195,6 +197,14 @@ pub async fn run(plan: &IdemPlan, ctx: &CheckContext) -> Outcome {
         } => in_flight(r, slow, conflict, *retry_after, *retry_within).await,
         Mode::MissingKey { required, reject } => missing_key(r, *required, reject).await,
         Mode::KeyScope { id_path } => key_scope(r, id_path.as_ref()).await,
+        Mode::KeySyntax { reject } => key_syntax(r, reject).await,
+        Mode::EndpointScope {
+            other,
+            other_effects,
+            policy,
+            reject,
+        } => endpoint_scope(r, other, other_effects.as_ref(), *policy, reject).await,
+        Mode::Expiry { ttl, margin } => expiry(r, *ttl, *margin).await,
     };
     result.unwrap_or_else(|o| o)
 }
@@ -842,6 +852,349 @@ async fn key_scope(mut r: Run<'_>, id_path: Option<&JsonPath>) -> Res {
     )))
 }
 
+/// The malformed variants of a key (IDEM-006): empty, one character over
+/// the 255 limit, and a control character inside. A tab is the control
+/// character because HTTP field values may carry it (other C0 controls cannot
+/// be sent at all).
+pub fn malformed_keys(key: &str) -> Vec<(&'static str, String)> {
+    let mut long: String = key.chars().filter(|c| !c.is_control()).collect();
+    if long.is_empty() {
+        long.push('k');
+    }
+    while long.chars().count() < 256 {
+        long.push('k');
+    }
+    let long: String = long.chars().take(256).collect();
+    let half = key.len() / 2;
+    let cut = (0..=half)
+        .rev()
+        .find(|i| key.is_char_boundary(*i))
+        .unwrap_or(0);
+    let control = format!("{}\t{}", &key[..cut].trim(), &key[cut..].trim());
+    let control = if control.trim().len() == control.len() {
+        control
+    } else {
+        // A key that is too short to hold the tab inside gets padding.
+        format!("k\t{}k", control.trim())
+    };
+    vec![
+        ("empty", String::new()),
+        ("256 characters", long),
+        ("a control character (tab) inside", control),
+    ]
+}
+
+async fn key_syntax(mut r: Run<'_>, reject: &StatusSet) -> Res {
+    let base = r.new_key();
+    // Malformed keys: rejected, never executed.
+    let before = r.counter("counter before").await?;
+    for (what, bad) in malformed_keys(&base) {
+        let req = r.render(&r.ctx.target, Some(&bad));
+        let label = format!("malformed key: {what}");
+        let ex = r.send(&req, &label).await?;
+        if !reject.matches(ex.status()) {
+            r.problem(
+                format!(
+                    "a malformed {} ({what}) got {}",
+                    r.plan.key_header,
+                    describe(&ex)
+                ),
+                format!("status {reject}"),
+                format!("status {}", ex.status()),
+            );
+        }
+    }
+    let mid = r.counter("counter after malformed").await?;
+    r.delta(before, mid, 0, "three malformed keys");
+
+    // The same key as a structured-field string and as a bare token.
+    let key = r.new_key();
+    let quoted_req = r.render(&r.ctx.target, Some(&format!("\"{key}\"")));
+    let mut bare_req = quoted_req.clone();
+    bare_req.set_header(&r.plan.key_header, key.clone());
+    let quoted = r.send(&quoted_req, "quoted key \"K\"").await?;
+    let bare = r.send(&bare_req, "bare key K").await?;
+    let after = r.counter("counter after").await?;
+    let (q_ok, b_ok) = (
+        r.plan.success.matches(quoted.status()),
+        r.plan.success.matches(bare.status()),
+    );
+    let summary;
+    match (q_ok, b_ok) {
+        (true, true) => {
+            // Both accepted: they must be one key, so the bare one replays.
+            if after - mid >= 2 {
+                r.props
+                    .push(("executions".into(), (after - mid).to_string()));
+                r.problem(
+                    format!(
+                        "the quoted key \"K\" and the bare key K are two different keys: both executed (quoted {}, bare {}; the side-effect counter {} went from {mid} to {after})",
+                        describe(&quoted),
+                        describe(&bare),
+                        r.plan.effects.value
+                    ),
+                    "the bare K replays the quoted \"K\" (1 execution)",
+                    format!("{} execution(s)", after - mid),
+                );
+            } else {
+                r.delta(mid, after, 1, "one key sent quoted then bare");
+            }
+            summary = format!(
+                "quoted and bare are one key: {} then {}",
+                describe(&quoted),
+                describe(&bare)
+            );
+        }
+        (false, true) => {
+            if !(400..500).contains(&quoted.status()) {
+                r.problem(
+                    format!("the quoted key \"K\" got {}", describe(&quoted)),
+                    "a success or a 4xx",
+                    format!("status {}", quoted.status()),
+                );
+            }
+            r.delta(mid, after, 1, "a rejected quoted key then the bare key");
+            summary = format!(
+                "the quoted form is rejected ({}), the bare form executes ({})",
+                describe(&quoted),
+                describe(&bare)
+            );
+        }
+        (true, false) => {
+            r.delta(mid, after, 1, "a quoted key then the bare key");
+            // The bare form must then be rejected always, not only after the
+            // quoted one: probe it alone with a new key.
+            let probe_key = r.new_key();
+            let probe_req = r.render(&r.ctx.target, Some(&probe_key));
+            let probe = r.send(&probe_req, "bare key alone").await?;
+            if r.plan.success.matches(probe.status()) {
+                r.problem(
+                    format!(
+                        "the bare key K got {} after the quoted \"K\" {}, yet a bare key alone is accepted ({}): the two forms are neither one key nor one of them always rejected",
+                        describe(&bare),
+                        describe(&quoted),
+                        describe(&probe)
+                    ),
+                    "the bare K replays \"K\", or bare keys are always rejected",
+                    format!("status {}", bare.status()),
+                );
+            }
+            summary = format!(
+                "the bare form is rejected ({}), the quoted form executes ({})",
+                describe(&bare),
+                describe(&quoted)
+            );
+        }
+        (false, false) => {
+            return Err(Outcome::error(format!(
+                "neither the quoted key ({}) nor the bare key ({}) was accepted: the request itself does not fit the target (body: {})",
+                describe(&quoted),
+                describe(&bare),
+                snippet(&bare.response.text())
+            ))
+            .with_evidence(r.evidence));
+        }
+    }
+    Ok(r.finish(format!("malformed keys rejected ({reject}); {summary}")))
+}
+
+async fn endpoint_scope(
+    mut r: Run<'_>,
+    other: &RequestPlan,
+    other_effects: Option<&CounterPlan>,
+    policy: EndpointPolicy,
+    reject: &StatusSet,
+) -> Res {
+    let key = r.new_key();
+    let req_a = r.render(&r.ctx.target, Some(&key));
+    let mut req_b = r.ctx.target.render(other, &r.scope);
+    req_b.set_header(&r.plan.key_header, key.clone());
+    if req_b.body.is_empty() {
+        // Without its own body, B gets A's very bytes: only the endpoint
+        // differs, so a fingerprint that ignores the path is caught.
+        req_b.body = req_a.body.clone();
+        if let Some((_, ct)) = req_a
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
+            let ct = ct.clone();
+            if !req_b
+                .headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            {
+                req_b.set_header("Content-Type", ct);
+            }
+        }
+    }
+    let before = r.counter("counter before").await?;
+    let other_before = match other_effects {
+        Some(c) => Some(
+            read_counter(r.ctx, c, &r.scope, "B counter before")
+                .await?
+                .0,
+        ),
+        None => None,
+    };
+    let a = r.send(&req_a, "endpoint A").await?;
+    r.require_success(&a, "endpoint A")?;
+    let b = r.send(&req_b, "endpoint B, same key").await?;
+    let after = r.counter("counter after").await?;
+    let b_ok = r.plan.success.matches(b.status());
+    let leaked = r.marked(&b)
+        || (b.status() == a.status()
+            && !b.response.body.is_empty()
+            && b.response.body == a.response.body);
+    if leaked {
+        let why = r.marker_text(&b);
+        r.problem(
+            format!(
+                "endpoint B {} {} received endpoint A's stored response for the same {} ({why}, B {}, A {} {} {})",
+                other.method,
+                req_path(&req_b.url),
+                r.plan.key_header,
+                describe(&b),
+                req_a.method,
+                req_path(&req_a.url),
+                describe(&a)
+            ),
+            "a 4xx or an independent execution",
+            "A's stored response",
+        );
+    } else {
+        let (ok, want) = match policy {
+            EndpointPolicy::Either => (
+                b_ok || reject.matches(b.status()),
+                format!("{} or {reject}", r.plan.success),
+            ),
+            EndpointPolicy::Reject => (reject.matches(b.status()), reject.to_string()),
+            EndpointPolicy::Execute => (b_ok, r.plan.success.to_string()),
+        };
+        if !ok {
+            r.problem(
+                format!(
+                    "endpoint B got {} for a key first used on endpoint A (A {})",
+                    describe(&b),
+                    describe(&a)
+                ),
+                format!("status {want}"),
+                format!("status {}", b.status()),
+            );
+        }
+    }
+    r.delta(before, after, 1, "A's counter, one key on two endpoints");
+    if let (Some(c), Some(ob)) = (other_effects, other_before) {
+        let (oa, _) = read_counter(r.ctx, c, &r.scope, "B counter after").await?;
+        let want = i64::from(b_ok && !leaked);
+        r.props
+            .push(("other_executions".into(), (oa - ob).to_string()));
+        if oa - ob != want {
+            r.problem(
+                format!(
+                    "endpoint B's side-effect counter {} went from {ob} to {oa} ({} execution(s), expected {want} for B {})",
+                    c.value,
+                    oa - ob,
+                    describe(&b)
+                ),
+                format!("{want} execution(s) of B"),
+                format!("{} execution(s) of B", oa - ob),
+            );
+        }
+    }
+    Ok(r.finish(format!(
+        "the key is scoped per endpoint: A {}, B {}",
+        describe(&a),
+        describe(&b)
+    )))
+}
+
+/// The path of a URL, for messages.
+fn req_path(url: &str) -> &str {
+    url.split_once("://")
+        .and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..]))
+        .unwrap_or(url)
+}
+
+async fn expiry(mut r: Run<'_>, ttl: Duration, margin: Duration) -> Res {
+    let key = r.new_key();
+    let req = r.render(&r.ctx.target, Some(&key));
+    let before = r.counter("counter before").await?;
+    let first = r.send(&req, "first").await?;
+    // The target's clock starts when it stores the answer, at the latest when
+    // the answer arrives here.
+    let stored_at = Instant::now();
+    r.require_success(&first, "first")?;
+    r.first_not_marked(&first, "first");
+    let second = r.send(&req, "before expiry").await?;
+    let second_at = stored_at.elapsed();
+    let mid = r.counter("counter before expiry").await?;
+    if mid - before != 1 || second.status() != first.status() {
+        if second_at >= ttl {
+            return Err(Outcome::error(format!(
+                "the replay before expiry was answered {:.2} s after the first, not within ttl {ttl:?}: the TTL is too short to judge on this target",
+                second_at.as_secs_f64()
+            ))
+            .with_evidence(r.evidence));
+        }
+        r.problem(
+            format!(
+                "before expiry ({:.2} s after the first, ttl {ttl:?}) the key did not replay: {} (first {}); the side-effect counter {} went from {before} to {mid}",
+                second_at.as_secs_f64(),
+                describe(&second),
+                describe(&first),
+                r.plan.effects.value
+            ),
+            format!("a replay (status {}, 1 execution)", first.status()),
+            format!("status {}, {} execution(s)", second.status(), mid - before),
+        );
+    }
+    let wait = (ttl + margin).saturating_sub(stored_at.elapsed());
+    r.ctx.note(format!(
+        "waiting {:.1} s for the key to expire (ttl {ttl:?} + margin {margin:?})",
+        wait.as_secs_f64()
+    ));
+    tokio::time::sleep(wait).await;
+    let third = r.send(&req, "after expiry").await?;
+    let third_at = stored_at.elapsed();
+    let after = r.counter("counter after").await?;
+    if !r.plan.success.matches(third.status()) {
+        r.problem(
+            format!(
+                "after expiry ({:.2} s after the first) the key got {}",
+                third_at.as_secs_f64(),
+                describe(&third)
+            ),
+            r.plan.success.to_string(),
+            third.status().to_string(),
+        );
+    }
+    if after - mid != 1 {
+        let marker = r.marker_text(&third);
+        r.props
+            .push(("executions_after_expiry".into(), (after - mid).to_string()));
+        r.problem(
+            format!(
+                "the key did not expire: {:.2} s after the first (ttl {ttl:?}) it got {} ({marker}) and the side-effect counter {} went from {mid} to {after} ({} execution(s), expected 1)",
+                third_at.as_secs_f64(),
+                describe(&third),
+                r.plan.effects.value,
+                after - mid
+            ),
+            "a fresh execution after the TTL",
+            format!("{} execution(s)", after - mid),
+        );
+    } else {
+        r.first_not_marked(&third, "the request after expiry");
+    }
+    Ok(r.finish(format!(
+        "replayed before expiry ({}), executed fresh {:.1} s after the first ({})",
+        describe(&second),
+        third_at.as_secs_f64(),
+        describe(&third)
+    )))
+}
+
 fn select(ex: &Exchange, p: &JsonPath) -> Option<String> {
     ex.response
         .json()
@@ -922,6 +1275,17 @@ fn diff_at(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn malformed_keys_are_empty_long_and_control() {
+        let k = malformed_keys("0b6c1f7e-2d4b-4c1e-9a55-7c3e1d2f4a10");
+        assert_eq!(k[0].1, "");
+        assert_eq!(k[1].1.chars().count(), 256);
+        assert!(k[2].1.contains('\t'));
+        assert_eq!(k[2].1.trim(), k[2].1, "the tab is inside, not trimmable");
+        let short = malformed_keys("a");
+        assert!(short[2].1.contains('\t') && short[2].1.trim() == short[2].1);
+    }
 
     #[test]
     fn diff_names_paths() {

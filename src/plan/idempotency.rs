@@ -79,6 +79,28 @@ pub enum Mode {
     KeyScope {
         id_path: Option<JsonPath>,
     },
+    KeySyntax {
+        reject: StatusSet,
+    },
+    EndpointScope {
+        other: Box<RequestPlan>,
+        other_effects: Option<CounterPlan>,
+        policy: EndpointPolicy,
+        reject: StatusSet,
+    },
+    Expiry {
+        ttl: Duration,
+        margin: Duration,
+    },
+}
+
+/// What endpoint B must answer to a key first used on endpoint A (IDEM-010).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndpointPolicy {
+    /// A rejection or an independent execution.
+    Either,
+    Reject,
+    Execute,
 }
 
 #[derive(Debug, Clone)]
@@ -96,6 +118,8 @@ pub const DEFAULT_KEY_HEADER: &str = "Idempotency-Key";
 pub const DEFAULT_MARKER_HEADER: &str = "Idempotent-Replayed";
 pub const DEFAULT_CONCURRENCY: u32 = 10;
 pub const MAX_CONCURRENCY: u32 = 100;
+pub const DEFAULT_EXPIRY_MARGIN: Duration = Duration::from_millis(500);
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(10);
 
 /// Parses a policy word against its allowed spellings.
 pub fn parse_policy<'a>(text: &str, allowed: &[&'a str]) -> Result<&'a str, String> {
@@ -266,6 +290,61 @@ impl PlanCtx<'_> {
                     Mode::KeyScope { id_path },
                 )
             }
+            E::IdemKeySyntax(s) => (
+                common!(s, s.key.as_ref(), None),
+                Mode::KeySyntax {
+                    reject: s.reject_status.clone().unwrap_or(StatusSet::single(400)),
+                },
+            ),
+            E::IdemEndpointScope(s) => {
+                let other = Box::new(self.request(&s.other_request, s.id.referenced));
+                let other_effects = s.other_effects.as_ref().map(|c| self.counter(c));
+                let policy = match &s.policy {
+                    None => EndpointPolicy::Either,
+                    Some(p) => match parse_policy(&p.value, &["either", "reject", "execute"]) {
+                        Ok("reject") => EndpointPolicy::Reject,
+                        Ok("execute") => EndpointPolicy::Execute,
+                        Ok(_) => EndpointPolicy::Either,
+                        Err(e) => {
+                            self.error(p.referenced, e);
+                            EndpointPolicy::Either
+                        }
+                    },
+                };
+                (
+                    common!(s, s.key.as_ref(), s.marker.as_ref()),
+                    Mode::EndpointScope {
+                        other,
+                        other_effects,
+                        policy,
+                        reject: s
+                            .reject_status
+                            .clone()
+                            .unwrap_or(StatusSet(vec![StatusPattern::Class(4)])),
+                    },
+                )
+            }
+            E::IdemExpiry(s) => {
+                let ttl = s.ttl.value.0;
+                let margin = dur(&s.margin, DEFAULT_EXPIRY_MARGIN);
+                let max_wait = dur(&s.max_wait, DEFAULT_MAX_WAIT);
+                if ttl.is_zero() {
+                    self.error(s.ttl.referenced, "ttl must be longer than zero");
+                } else if ttl + margin > max_wait {
+                    // A bound, not a hang: a 24 h TTL is not waited for; the
+                    // target needs a test override of its TTL.
+                    self.error(
+                        s.ttl.referenced,
+                        format!(
+                            "ttl {ttl:?} + margin {margin:?} exceeds max_wait {max_wait:?}: give the target a short test TTL, or raise max_wait"
+                        ),
+                    );
+                }
+                (
+                    common!(s, s.key.as_ref(), s.marker.as_ref()),
+                    Mode::Expiry { ttl, margin },
+                )
+            }
             // The caller only passes idempotency entries.
             _ => unreachable!("not an idempotency check"),
         };
@@ -405,6 +484,42 @@ mod tests {
                 assert_eq!(n, 4);
                 assert!(conflict.matches(425));
                 assert!(!allow_replay);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn new_kinds_plan_with_defaults() {
+        let p = plan_one(
+            "  - id: k\n    kind: idempotency.key_syntax\n    request: { method: POST, path: /m }\n    effects: { request: { path: /c }, value: $.count }\n",
+        );
+        assert!(
+            matches!(p.mode, Mode::KeySyntax { ref reject } if reject.matches(400) && !reject.matches(422))
+        );
+        let p = plan_one(
+            "  - id: e\n    kind: idempotency.endpoint_scope\n    request: { method: POST, path: /a }\n    other_request: { method: POST, path: /b }\n    effects: { request: { path: /c }, value: $.count }\n",
+        );
+        match p.mode {
+            Mode::EndpointScope {
+                policy,
+                reject,
+                other_effects,
+                ..
+            } => {
+                assert_eq!(policy, EndpointPolicy::Either);
+                assert!(reject.matches(409) && !reject.matches(500));
+                assert!(other_effects.is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        let p = plan_one(
+            "  - id: x\n    kind: idempotency.expiry\n    request: { method: POST, path: /a }\n    effects: { request: { path: /c }, value: $.count }\n    ttl: 1s\n",
+        );
+        match p.mode {
+            Mode::Expiry { ttl, margin } => {
+                assert_eq!(ttl, Duration::from_secs(1));
+                assert_eq!(margin, DEFAULT_EXPIRY_MARGIN);
             }
             other => panic!("{other:?}"),
         }

@@ -314,7 +314,10 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             | CheckEntry::IdemErrorsNotCached(_)
             | CheckEntry::IdemInFlight(_)
             | CheckEntry::IdemMissingKey(_)
-            | CheckEntry::IdemKeyScope(_)) => CheckPlan::Idempotency(Box::new(ctx.idempotency(c))),
+            | CheckEntry::IdemKeyScope(_)
+            | CheckEntry::IdemKeySyntax(_)
+            | CheckEntry::IdemEndpointScope(_)
+            | CheckEntry::IdemExpiry(_)) => CheckPlan::Idempotency(Box::new(ctx.idempotency(c))),
 
             // family: rate_limit
             CheckEntry::RateLimitHeaders(s) => CheckPlan::RateLimitHeaders(ctx.rl_headers(s)),

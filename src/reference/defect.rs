@@ -68,6 +68,18 @@ defects! {
     /// Requests are deduplicated by body hash whatever their key.
     DedupeByBody => "dedupe-by-body",
         "two different keys with an identical body are treated as one operation (deduplicated by body hash)";
+    /// `"K"` (a structured-field string) and `K` are different keys.
+    QuotedKeyDistinct => "quoted-key-distinct",
+        "the quoted key \"K\" and the bare key K are stored as two different keys, so both execute";
+    /// Empty, over-long and control-character keys are accepted as keys.
+    AcceptsMalformedKeys => "accepts-malformed-keys",
+        "malformed Idempotency-Key values (empty, over 255 characters, control characters) are used as keys instead of 400";
+    /// The fingerprint ignores the path: another endpoint replays the stored answer.
+    KeysIgnoreEndpoint => "keys-ignore-endpoint",
+        "a key is not bound to its endpoint: the same key and body on another endpoint replays the first endpoint's response";
+    /// Keys never expire (the TTL is ignored).
+    KeysNeverExpire => "keys-never-expire",
+        "idempotency keys never expire: a request after the TTL still replays the stored result";
 
     // family: rate_limit
     /// No `X-RateLimit-*` / `RateLimit*` headers on any response.

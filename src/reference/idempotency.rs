@@ -17,9 +17,12 @@
 //!   `IDEMPOTENCY_KEY_IN_USE`; errors (4xx/5xx) are not stored, so a corrected
 //!   retry executes (IDEM-008), which is safe only because of the 409 (IDEM-009).
 //!
-//! Test hook: `X-Tminus-Test-Delay-Ms: N` (capped at [`MAX_TEST_DELAY_MS`]) slows
+//! Test hooks: `X-Tminus-Test-Delay-Ms: N` (capped at [`MAX_TEST_DELAY_MS`]) slows
 //! the handler AFTER the key is reserved, so races and in-flight retries are
-//! deterministic. The handler runs in its own task: a client that drops the
+//! deterministic; `X-Tminus-Test-Idempotency-Ttl-Ms: N` on the executing request
+//! stores its answer for N ms instead of the TTL (never longer than the
+//! configured TTL), so expiry (IDEM-007) is testable in a second while the
+//! default stays 24 h. The handler runs in its own task: a client that drops the
 //! connection (a lost response) does not cancel the execution or leave the key
 //! reserved forever.
 
@@ -46,6 +49,8 @@ pub const KEY_HEADER: &str = "idempotency-key";
 pub const REPLAY_HEADER: &str = "idempotent-replayed";
 /// The test hook header: milliseconds to wait after the key is reserved.
 pub const TEST_DELAY_HEADER: &str = "x-tminus-test-delay-ms";
+/// The test hook header shortening the stored answer's TTL (milliseconds).
+pub const TEST_TTL_HEADER: &str = "x-tminus-test-idempotency-ttl-ms";
 /// Upper bound of the test hook, so a suite cannot park a handler for long.
 pub const MAX_TEST_DELAY_MS: u64 = 5_000;
 /// Longest accepted key (Stripe's limit, IDEM-006).
@@ -171,6 +176,15 @@ pub(crate) async fn guard(State(idem): State<Idempotency>, req: Request, next: N
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(|ms| Duration::from_millis(ms.min(MAX_TEST_DELAY_MS)));
+    // The test TTL can only shorten the configured one.
+    let ttl = req
+        .headers()
+        .get(TEST_TTL_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(app.config().idempotency_ttl)
+        .min(app.config().idempotency_ttl);
     if app.has(Defect::NoIdempotency) {
         // The defect: no key handling at all (the test hook still applies).
         return execute(next, req, delay).await;
@@ -185,7 +199,15 @@ pub(crate) async fn guard(State(idem): State<Idempotency>, req: Request, next: N
         }
         None => return execute(next, req, delay).await,
         Some(v) => match parse_key(v.as_bytes()) {
+            // The defect: the quotes stay part of the key.
+            Ok(_) if app.has(Defect::QuotedKeyDistinct) => {
+                String::from_utf8_lossy(v.as_bytes()).trim().to_owned()
+            }
             Ok(k) => k,
+            // The defect: whatever was sent is the key.
+            Err(_) if app.has(Defect::AcceptsMalformedKeys) => {
+                String::from_utf8_lossy(v.as_bytes()).into_owned()
+            }
             Err(why) => {
                 return error(
                     StatusCode::BAD_REQUEST,
@@ -211,7 +233,14 @@ pub(crate) async fn guard(State(idem): State<Idempotency>, req: Request, next: N
             )
         }
     };
-    let fp = fingerprint(&parts.method, &path, &bytes);
+    // The defect: the fingerprint leaves the path out, so the same key and body
+    // on another endpoint looks like the same request.
+    let fp_path = if app.has(Defect::KeysIgnoreEndpoint) {
+        ""
+    } else {
+        path.as_str()
+    };
+    let fp = fingerprint(&parts.method, fp_path, &bytes);
     let req = Request::from_parts(parts, Body::from(bytes));
     // The scope of a key: the API key that sent it (IDEM-005), unless broken.
     let scope = if app.has(Defect::KeysGlobal) {
@@ -228,8 +257,9 @@ pub(crate) async fn guard(State(idem): State<Idempotency>, req: Request, next: N
             store.retain(|_, e| !matches!(e, Entry::Done { expires, .. } if *expires <= now));
         }
         let mut current = store.get(&slot).cloned();
+        let never_expire = app.has(Defect::KeysNeverExpire);
         if let Some(Entry::Done { expires, .. }) = &current {
-            if *expires <= now {
+            if *expires <= now && !never_expire {
                 store.remove(&slot);
                 current = None;
             }
@@ -302,7 +332,7 @@ pub(crate) async fn guard(State(idem): State<Idempotency>, req: Request, next: N
                 Entry::Done {
                     fingerprint: fp,
                     stored,
-                    expires: Instant::now() + app2.config().idempotency_ttl,
+                    expires: Instant::now() + ttl,
                 },
             );
         } else if matches!(store.get(&slot), Some(Entry::InFlight)) {

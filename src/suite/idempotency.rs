@@ -212,6 +212,72 @@ check_spec!(
     }
 );
 
+check_spec!(
+    /// `idempotency.key_syntax` (IDEM-006).
+    KeySyntaxSpec {
+        pub request: RequestSpec,
+        pub effects: CounterSpec,
+        #[serde(default)]
+        pub key_header: Option<String>,
+        #[serde(default)]
+        pub key: Option<Spanned<String>>,
+        #[serde(default)]
+        pub success: Option<StatusSet>,
+        /// Statuses accepted for a malformed key; default 400.
+        #[serde(default)]
+        pub reject_status: Option<StatusSet>,
+    }
+);
+
+check_spec!(
+    /// `idempotency.endpoint_scope` (IDEM-010).
+    EndpointScopeSpec {
+        pub request: RequestSpec,
+        pub effects: CounterSpec,
+        #[serde(default)]
+        pub key_header: Option<String>,
+        #[serde(default)]
+        pub key: Option<Spanned<String>>,
+        #[serde(default)]
+        pub success: Option<StatusSet>,
+        #[serde(default)]
+        pub marker: Option<MarkerSpec>,
+        /// Endpoint B; without a body it is sent with A's body bytes.
+        pub other_request: RequestSpec,
+        /// B's own side-effect counter (optional).
+        #[serde(default)]
+        pub other_effects: Option<CounterSpec>,
+        /// `either` (default), `reject` or `execute`.
+        #[serde(default)]
+        pub policy: Option<Spanned<String>>,
+        /// Statuses accepted as B's rejection; default 4xx.
+        #[serde(default)]
+        pub reject_status: Option<StatusSet>,
+    }
+);
+
+check_spec!(
+    /// `idempotency.expiry` (IDEM-007).
+    ExpirySpec {
+        pub request: RequestSpec,
+        pub effects: CounterSpec,
+        #[serde(default)]
+        pub key_header: Option<String>,
+        #[serde(default)]
+        pub key: Option<Spanned<String>>,
+        #[serde(default)]
+        pub success: Option<StatusSet>,
+        #[serde(default)]
+        pub marker: Option<MarkerSpec>,
+        /// The target's key lifetime (a short test TTL).
+        pub ttl: Spanned<DurationValue>,
+        #[serde(default)]
+        pub margin: Option<Spanned<DurationValue>>,
+        #[serde(default)]
+        pub max_wait: Option<Spanned<DurationValue>>,
+    }
+);
+
 const REQ: (&str, &str, &str) = (
     "request",
     "required",
@@ -378,6 +444,53 @@ pub const KINDS: &[KindInfo] = &[
             SUCCESS,
             MARKER,
             ("id_path", "none", "A's and B's resource ids must differ"),
+        ],
+    },
+    KindInfo {
+        name: "idempotency.key_syntax",
+        summary: "malformed keys (empty, 256 characters, control characters) get 400 and do not execute; the quoted SF string \"K\" and bare K are one key, or one form is always rejected (IDEM-006)",
+        params: &[
+            REQ,
+            EFFECTS,
+            KEY_HEADER,
+            KEY,
+            SUCCESS,
+            ("reject_status", "400", "statuses accepted for a malformed key"),
+        ],
+    },
+    KindInfo {
+        name: "idempotency.endpoint_scope",
+        summary: "a key used on endpoint A, then on endpoint B: B never gets A's stored answer (4xx or an independent execution) (IDEM-010)",
+        params: &[
+            REQ,
+            EFFECTS,
+            KEY_HEADER,
+            KEY,
+            SUCCESS,
+            MARKER,
+            (
+                "other_request",
+                "required",
+                "endpoint B; without a body, A's body bytes are sent",
+            ),
+            ("other_effects", "none", "B's side-effect counter: +1 if B executed, +0 if rejected"),
+            ("policy", "either", "either | reject | execute: what B must get"),
+            ("reject_status", "4xx", "statuses accepted as B's rejection"),
+        ],
+    },
+    KindInfo {
+        name: "idempotency.expiry",
+        summary: "a key replays before its TTL and executes fresh after it (needs a short test TTL) (IDEM-007)",
+        params: &[
+            REQ,
+            EFFECTS,
+            KEY_HEADER,
+            KEY,
+            SUCCESS,
+            MARKER,
+            ("ttl", "required", "the target's key lifetime (a test TTL)"),
+            ("margin", "500ms", "waited beyond ttl before the fresh request"),
+            ("max_wait", "10s", "upper bound of ttl + margin"),
         ],
     },
 ];

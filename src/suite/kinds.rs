@@ -144,6 +144,9 @@ pub enum CheckEntry {
     IdemInFlight(super::idempotency::InFlightSpec),
     IdemMissingKey(super::idempotency::MissingKeySpec),
     IdemKeyScope(super::idempotency::KeyScopeSpec),
+    IdemKeySyntax(super::idempotency::KeySyntaxSpec),
+    IdemEndpointScope(Box<super::idempotency::EndpointScopeSpec>),
+    IdemExpiry(super::idempotency::ExpirySpec),
 
     // family: rate_limit
     RateLimitHeaders(super::rate_limit::RateLimitHeadersSpec),
@@ -183,6 +186,9 @@ impl CheckEntry {
             CheckEntry::IdemInFlight(_) => "idempotency.in_flight",
             CheckEntry::IdemMissingKey(_) => "idempotency.missing_key",
             CheckEntry::IdemKeyScope(_) => "idempotency.key_scope",
+            CheckEntry::IdemKeySyntax(_) => "idempotency.key_syntax",
+            CheckEntry::IdemEndpointScope(_) => "idempotency.endpoint_scope",
+            CheckEntry::IdemExpiry(_) => "idempotency.expiry",
 
             // family: rate_limit
             CheckEntry::RateLimitHeaders(_) => "rate_limit.headers",
@@ -220,6 +226,9 @@ impl CheckEntry {
             CheckEntry::IdemInFlight(s) => s,
             CheckEntry::IdemMissingKey(s) => s,
             CheckEntry::IdemKeyScope(s) => s,
+            CheckEntry::IdemKeySyntax(s) => s,
+            CheckEntry::IdemEndpointScope(s) => s.as_ref(),
+            CheckEntry::IdemExpiry(s) => s,
 
             // family: rate_limit
             CheckEntry::RateLimitHeaders(s) => s,
@@ -288,6 +297,14 @@ impl<'de> Deserialize<'de> for CheckEntry {
             }
             "idempotency.key_scope" => {
                 super::idempotency::KeyScopeSpec::deserialize(d).map(CheckEntry::IdemKeyScope)
+            }
+            "idempotency.key_syntax" => {
+                super::idempotency::KeySyntaxSpec::deserialize(d).map(CheckEntry::IdemKeySyntax)
+            }
+            "idempotency.endpoint_scope" => super::idempotency::EndpointScopeSpec::deserialize(d)
+                .map(|s| CheckEntry::IdemEndpointScope(Box::new(s))),
+            "idempotency.expiry" => {
+                super::idempotency::ExpirySpec::deserialize(d).map(CheckEntry::IdemExpiry)
             }
 
             // family: rate_limit
