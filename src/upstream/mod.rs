@@ -248,6 +248,9 @@ impl Attempt {
     }
 }
 
+/// Requests counted for an inject pattern, and when the current hold ends.
+type InjectState = (u64, Option<Instant>);
+
 struct Inner {
     script: Script,
     started: Instant,
@@ -257,7 +260,7 @@ struct Inner {
     /// (client, route) -> (window start, requests used).
     windows: Mutex<HashMap<(usize, usize), (Instant, u32)>>,
     /// (client, route) -> (requests counted for the inject pattern, hold end).
-    injects: Mutex<HashMap<(usize, usize), (u64, Option<Instant>)>>,
+    injects: Mutex<HashMap<(usize, usize), InjectState>>,
 }
 
 /// A running mock upstream on 127.0.0.1.
