@@ -32,6 +32,8 @@ const TABLE: &[(&str, &[&str])] = &[
     ("client-fixed-backoff", &["exponential-backoff"]),
     ("client-retries-503-blindly", &["retry-503-policy"]),
     ("client-ignores-remaining", &["slows-before-limit"]),
+    ("client-retry-storm", &["retry-amplification"]),
+    ("client-rejects-replay", &["replay-is-success"]),
 ];
 
 /// Runs the suite with the reference client switched into `defect` (the
@@ -76,7 +78,7 @@ fn reference_client_passes_and_each_defect_fails_only_its_check() {
             .collect();
         for h in handles {
             let (defect, failing, v) = h.join().expect("suite run");
-            assert_eq!(v.len(), 10, "{defect}: {v:?}");
+            assert_eq!(v.len(), 12, "{defect}: {v:?}");
             for (id, verdict) in &v {
                 let check = id.rsplit('/').next().unwrap();
                 let want = if failing.contains(&check) {

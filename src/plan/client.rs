@@ -10,7 +10,9 @@ use serde_saphyr::Location;
 
 use super::PlanCtx;
 use crate::suite::client::*;
-use crate::upstream::{Action, RateWindow, Reply, RetryAfterForm, RouteScript, Script, Step};
+use crate::upstream::{
+    Action, Inject, RateWindow, Reply, RetryAfterForm, RouteScript, Script, Step,
+};
 
 /// Default kill timeout of a client command.
 pub const DEFAULT_CLIENT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -85,6 +87,16 @@ pub enum Judge {
         window: Duration,
         min_requests: usize,
     },
+    Amplification {
+        /// Logical operations; `None`: distinct Idempotency-Keys.
+        operations: Option<usize>,
+        max: f64,
+    },
+    Replay {
+        header: String,
+        value: String,
+        operations: usize,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -106,6 +118,7 @@ fn route(steps: Vec<Step>, then: Step) -> Script {
             steps,
             then,
             rate_limit: None,
+            inject: None,
         }],
         hang_cap: None,
     }
@@ -274,6 +287,7 @@ impl PlanCtx<'_> {
                     limit: l.limit,
                     window: l.window.0,
                 }),
+                inject: None,
             });
         }
         Script {
@@ -537,5 +551,112 @@ impl PlanCtx<'_> {
             min_requests,
         };
         self.client_plan(cmd, one("rate-limited", script), judge)
+    }
+
+    pub fn client_retry_amplification(&mut self, s: &RetryAmplificationSpec) -> ClientPlan {
+        let cmd = self.command(&s.client, s.id.referenced);
+        let share = s.failure_share.unwrap_or(0.05);
+        if !(share > 0.0 && share < 1.0) {
+            self.error(
+                s.id.referenced,
+                "`failure_share` must be above 0 and below 1",
+            );
+        }
+        let status = s.status.unwrap_or(503);
+        if !(400..=599).contains(&status) {
+            self.error(s.id.referenced, "`status` must be a 4xx or 5xx code");
+        }
+        let mut reply = Reply::status(status);
+        match s
+            .retry_after
+            .as_ref()
+            .map(|r| (r.value.0.trim(), r.referenced))
+        {
+            None => reply = reply.retry_after(Duration::from_secs(1), RetryAfterForm::Seconds),
+            Some(("none", _)) => {}
+            Some((v, at)) => match crate::suite::scalar::parse_duration(v) {
+                Ok(d) => reply = reply.retry_after(d, RetryAfterForm::Seconds),
+                Err(e) => self.error(at, format!("`retry_after`: {e} (or `none`)")),
+            },
+        }
+        let inject = Inject {
+            share: share.clamp(0.0001, 0.9999),
+            step: Step::reply(reply),
+            hold: dur(&s.hold, Duration::from_millis(100)),
+        };
+        let mut script = self.script(&s.upstream, route(Vec::new(), created()));
+        // The injected failures run over every scripted route.
+        for r in &mut script.routes {
+            r.inject = Some(inject.clone());
+        }
+        let max = s.max_amplification.unwrap_or(1.1);
+        if !(max.is_finite() && max >= 1.0) {
+            self.error(
+                s.id.referenced,
+                "`max_amplification` must be a number of at least 1",
+            );
+        }
+        if s.operations == Some(0) {
+            self.error(s.id.referenced, "`operations` must be at least 1");
+        }
+        let judge = Judge::Amplification {
+            operations: s.operations.map(|n| n.max(1) as usize),
+            max,
+        };
+        self.client_plan(cmd, one("steady-load", script), judge)
+    }
+
+    pub fn client_replay_is_success(&mut self, s: &ReplayIsSuccessSpec) -> ClientPlan {
+        let cmd = self.command(&s.client, s.id.referenced);
+        let header = s
+            .replay_header
+            .clone()
+            .unwrap_or_else(|| "Idempotent-Replayed".into());
+        let value = s.replay_value.clone().unwrap_or_else(|| "1".into());
+        if axum::http::HeaderName::try_from(header.as_str()).is_err()
+            || axum::http::HeaderValue::try_from(value.as_str()).is_err()
+        {
+            self.error(
+                s.id.referenced,
+                format!(
+                    "`replay_header: {header}` / `replay_value: {value}` is not a valid header"
+                ),
+            );
+        }
+        let first = match s.first.as_ref().map(|f| (f.value.0.trim(), f.referenced)) {
+            None | Some(("close", _)) => Step::fault(Action::Close),
+            Some(("503", _)) => Step::reply(Reply::status(503).retry_after(
+                dur(&s.retry_after, Duration::from_secs(1)),
+                RetryAfterForm::Seconds,
+            )),
+            Some((other, at)) => {
+                self.error(at, format!("unknown first `{other}`: use `close` or `503`"));
+                Step::fault(Action::Close)
+            }
+        };
+        // The retry finds the operation done: the stored 201, marked as a replay.
+        let replay = Step::reply(Reply {
+            headers: vec![(header.clone(), value.clone())],
+            ..match created().action {
+                Action::Reply(r) => r,
+                _ => Reply::status(201),
+            }
+        });
+        // Later operations (and a client that sends the operation again) get a fresh 201.
+        let default = route(vec![first, replay], created());
+        let script = self.script(&s.upstream, default);
+        let operations = s.operations.unwrap_or(1).max(1) as usize;
+        let mut p = self.client_plan(
+            cmd,
+            one("replayed", script),
+            Judge::Replay {
+                header,
+                value,
+                operations,
+            },
+        );
+        // Two attempts per operation, and a few more show the defect.
+        p.stop_after_attempts = Some(2 * operations + 3);
+        p
     }
 }

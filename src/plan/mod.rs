@@ -348,6 +348,12 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             }
             CheckEntry::ClientSlowsBeforeLimit(s) => {
                 CheckPlan::Client(ctx.client_slows_before_limit(s))
+            }
+            CheckEntry::ClientRetryAmplification(s) => {
+                CheckPlan::Client(ctx.client_retry_amplification(s))
+            }
+            CheckEntry::ClientReplayIsSuccess(s) => {
+                CheckPlan::Client(ctx.client_replay_is_success(s))
             } // family: end
         };
         if !selected(&suite_name, &id.value, c.tags(), opts) {

@@ -6,7 +6,8 @@
 //! `POST /public/v1/messages` with its own `Idempotency-Key` (UUIDv4) and a
 //! JSON body serialized once, so every retry is byte-identical. Per attempt:
 //! 2xx ends the operation; 400/401/403/404/422 (any 4xx but 409 and 429) give
-//! up at once; 429 and 409 are retried; 503 only with `Retry-After`; 500, 502,
+//! up at once; a replayed 2xx (`Idempotent-Replayed`) is a success like any
+//! other; 429 and 409 are retried; 503 only with `Retry-After`; 500, 502,
 //! 504 and transport failures with backoff. The wait is `Retry-After` (delta
 //! seconds or HTTP-date) plus full jitter, or full jitter alone
 //! (`random(0, min(max_delay, base * 2^n))`). Attempts, the longest single
@@ -78,6 +79,8 @@ pub fn is_client_defect(d: Defect) -> bool {
             | Defect::ClientFixedBackoff
             | Defect::ClientRetries503Blindly
             | Defect::ClientIgnoresRemaining
+            | Defect::ClientRetryStorm
+            | Defect::ClientRejectsReplay
     )
 }
 
@@ -88,7 +91,12 @@ enum Next {
         why: String,
     },
     GiveUp(String),
+    /// Only with `client-rejects-replay`: a replayed 2xx, taken as a failure.
+    Replayed,
 }
+
+/// How many times the `client-retry-storm` inner layer re-sends a 503 at once.
+const STORM_RESENDS: u32 = 3;
 
 /// Runs the client; returns the process exit code (0 done, 1 gave up, 2 usage).
 pub fn main(a: ClientArgs) -> i32 {
@@ -153,22 +161,44 @@ async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
             if attempt > 1 && has(Defect::ClientNewKeyPerAttempt) {
                 key = uuid::Uuid::new_v4().to_string();
             }
-            let mut req = http
-                .post(&url)
-                .header("content-type", "application/json")
-                .body(body.clone());
-            if !has(Defect::ClientNoKey) {
-                req = req.header("Idempotency-Key", &key);
-            }
-            let next = match req.send().await {
-                Ok(resp) => classify(resp.status().as_u16(), resp.headers(), &has),
-                Err(e) => Next::Retry {
-                    retry_after: None,
-                    why: format!("transport error: {e}"),
-                },
+            let send = || {
+                let mut req = http
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(body.clone());
+                if !has(Defect::ClientNoKey) {
+                    req = req.header("Idempotency-Key", &key);
+                }
+                async {
+                    match req.send().await {
+                        Ok(resp) => classify(resp.status().as_u16(), resp.headers(), &has),
+                        Err(e) => Next::Retry {
+                            retry_after: None,
+                            why: format!("transport error: {e}"),
+                        },
+                    }
+                }
             };
+            let mut next = send().await;
+            if has(Defect::ClientRetryStorm) {
+                // The defect: an inner (SDK) layer re-sends a retryable 503 at
+                // once, and the outer layer still retries on top of it.
+                let mut resends = 0;
+                while resends < STORM_RESENDS
+                    && matches!(&next, Next::Retry { why, .. } if why == "status 503")
+                {
+                    next = send().await;
+                    resends += 1;
+                }
+            }
             let (retry_after, why) = match next {
                 Next::Done(h) => break h,
+                Next::Replayed => {
+                    // The defect: "replayed" read as "not done by this request",
+                    // so the operation is sent again under a fresh key.
+                    key = uuid::Uuid::new_v4().to_string();
+                    (None, "a replayed answer, taken as not executed".to_owned())
+                }
                 Next::GiveUp(why) => {
                     eprintln!(
                         "operation {}: giving up after attempt {attempt}: {why}",
@@ -239,7 +269,12 @@ fn classify(status: u16, h: &reqwest::header::HeaderMap, has: &dyn Fn(Defect) ->
         .and_then(|v| v.to_str().ok())
         .and_then(parse_retry_after);
     let why = format!("status {status}");
+    let replayed = h
+        .get("idempotent-replayed")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| matches!(v.trim(), "1" | "true" | "?1"));
     match status {
+        200..=299 if replayed && has(Defect::ClientRejectsReplay) => Next::Replayed,
         200..=299 => Next::Done(h.clone()),
         429 | 409 => Next::Retry {
             retry_after: ra,

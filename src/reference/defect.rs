@@ -209,6 +209,12 @@ defects! {
     /// Client: ignores X-RateLimit-Remaining until it meets a 429.
     ClientIgnoresRemaining => "client-ignores-remaining",
         "client: keeps its pace when X-RateLimit-Remaining is low instead of slowing down";
+    /// Client: a second (inner) retry layer re-sends a retryable 503 at once.
+    ClientRetryStorm => "client-retry-storm",
+        "client: an inner retry layer re-sends every retryable 503 three times at once, before the outer layer's Retry-After wait";
+    /// Client: a replayed 2xx (Idempotent-Replayed) is taken as a failure.
+    ClientRejectsReplay => "client-rejects-replay",
+        "client: treats a replayed 2xx (Idempotent-Replayed: 1) as an error and sends the operation again under a new key";
 
     // family: load
     /// Every Nth API request (`ReferenceConfig.stall_every`) stalls for `stall_for`.

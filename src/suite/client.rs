@@ -204,6 +204,48 @@ check_spec!(
     }
 );
 
+check_spec!(
+    /// `client.retry_amplification` (RETRY-007).
+    RetryAmplificationSpec {
+        pub client: CommandSpec,
+        #[serde(default)]
+        pub upstream: Option<UpstreamSpec>,
+        #[serde(default)]
+        pub failure_share: Option<f64>,
+        #[serde(default)]
+        pub status: Option<u16>,
+        /// `none` sends the failure without Retry-After.
+        #[serde(default)]
+        pub retry_after: Option<Spanned<Scalar>>,
+        #[serde(default)]
+        pub hold: Option<DurationValue>,
+        #[serde(default)]
+        pub operations: Option<u32>,
+        #[serde(default)]
+        pub max_amplification: Option<f64>,
+    }
+);
+
+check_spec!(
+    /// `client.replay_is_success` (IDEM-C04).
+    ReplayIsSuccessSpec {
+        pub client: CommandSpec,
+        #[serde(default)]
+        pub upstream: Option<UpstreamSpec>,
+        /// `close` (default) or `503`.
+        #[serde(default)]
+        pub first: Option<Spanned<Scalar>>,
+        #[serde(default)]
+        pub retry_after: Option<DurationValue>,
+        #[serde(default)]
+        pub replay_header: Option<String>,
+        #[serde(default)]
+        pub replay_value: Option<String>,
+        #[serde(default)]
+        pub operations: Option<u32>,
+    }
+);
+
 const CMD: (&str, &str, &str) = (
     "client",
     "required",
@@ -298,6 +340,33 @@ pub const CLIENT_KINDS: &[super::kinds::KindInfo] = &[
             ("limit", "4", "requests per window (the first answer says Remaining: limit - 1)"),
             ("window", "2s", "window length (X-RateLimit-Reset in delta seconds)"),
             ("min_requests", "5", "the client must send more than one window's worth"),
+        ],
+    },
+    super::kinds::KindInfo {
+        name: "client.retry_amplification",
+        summary: "requests / logical operations stays low when a share of requests fails (no retry storm, one retry layer)",
+        params: &[
+            CMD,
+            UP,
+            ("failure_share", "0.05", "share of requests answered with the failure (deterministic: every 20th)"),
+            ("status", "503", "status of the injected failure"),
+            ("retry_after", "1s", "Retry-After of the failure, or `none`"),
+            ("hold", "100ms", "requests this soon after a failure get it too (the platform is still shedding)"),
+            ("operations", "distinct keys", "logical operations the client performs"),
+            ("max_amplification", "1.1", "most requests per logical operation"),
+        ],
+    },
+    super::kinds::KindInfo {
+        name: "client.replay_is_success",
+        summary: "a replayed 201 (Idempotent-Replayed) after a failed attempt ends the operation as a success",
+        params: &[
+            CMD,
+            UP,
+            ("first", "close", "close | 503: what the first attempt gets"),
+            ("retry_after", "1s", "Retry-After of the 503 (first: 503)"),
+            ("replay_header", "Idempotent-Replayed", "header marking the replay"),
+            ("replay_value", "1", "its value"),
+            ("operations", "1", "logical operations the client performs (one key each)"),
         ],
     },
 ];

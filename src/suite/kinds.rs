@@ -168,6 +168,8 @@ pub enum CheckEntry {
     ClientRetry503Policy(super::client::Retry503PolicySpec),
     ClientIdempotencyKeys(super::client::IdempotencyKeysSpec),
     ClientSlowsBeforeLimit(super::client::SlowsBeforeLimitSpec),
+    ClientRetryAmplification(super::client::RetryAmplificationSpec),
+    ClientReplayIsSuccess(super::client::ReplayIsSuccessSpec),
     // family: end
 }
 
@@ -209,6 +211,8 @@ impl CheckEntry {
             CheckEntry::ClientRetry503Policy(_) => "client.retry_503_policy",
             CheckEntry::ClientIdempotencyKeys(_) => "client.idempotency_keys",
             CheckEntry::ClientSlowsBeforeLimit(_) => "client.slows_before_limit",
+            CheckEntry::ClientRetryAmplification(_) => "client.retry_amplification",
+            CheckEntry::ClientReplayIsSuccess(_) => "client.replay_is_success",
             // family: end
         }
     }
@@ -250,6 +254,8 @@ impl CheckEntry {
             CheckEntry::ClientRetry503Policy(s) => s,
             CheckEntry::ClientIdempotencyKeys(s) => s,
             CheckEntry::ClientSlowsBeforeLimit(s) => s,
+            CheckEntry::ClientRetryAmplification(s) => s,
+            CheckEntry::ClientReplayIsSuccess(s) => s,
             // family: end
         }
     }
@@ -348,6 +354,10 @@ impl<'de> Deserialize<'de> for CheckEntry {
                 .map(CheckEntry::ClientIdempotencyKeys),
             "client.slows_before_limit" => super::client::SlowsBeforeLimitSpec::deserialize(d)
                 .map(CheckEntry::ClientSlowsBeforeLimit),
+            "client.retry_amplification" => super::client::RetryAmplificationSpec::deserialize(d)
+                .map(CheckEntry::ClientRetryAmplification),
+            "client.replay_is_success" => super::client::ReplayIsSuccessSpec::deserialize(d)
+                .map(CheckEntry::ClientReplayIsSuccess),
 
             // family: end
             other => {

@@ -121,6 +121,29 @@ pub struct RouteScript {
     /// Used for every request after `steps` ran out.
     pub then: Step,
     pub rate_limit: Option<RateWindow>,
+    /// Failures injected into a steady stream (RETRY-007); replaces the step.
+    pub inject: Option<Inject>,
+}
+
+/// A deterministic share of failures: request n (1-based, per client and
+/// route, requests inside a hold not counted) gets `step` when
+/// `floor(n * share) > floor((n - 1) * share)`, i.e. every 20th for 5 %. For
+/// `hold` after such an answer, every request of that client on the route gets
+/// the same answer too: the platform is still shedding load, so a client that
+/// re-sends at once (a retry storm) meets more failures, while one that waits
+/// does not.
+#[derive(Debug, Clone)]
+pub struct Inject {
+    pub share: f64,
+    pub step: Step,
+    pub hold: Duration,
+}
+
+impl Inject {
+    /// True when the n-th counted request (1-based) gets the failure.
+    pub fn fails(&self, n: u64) -> bool {
+        n >= 1 && (n as f64 * self.share).floor() > ((n - 1) as f64 * self.share).floor()
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -199,13 +222,34 @@ pub struct Attempt {
     pub content_type: Option<String>,
     pub idempotency_key: Option<String>,
     pub answer: Answer,
+    /// Headers of the answer (empty for a dropped or hung one).
+    pub answer_headers: Vec<(String, String)>,
+    /// The answer was an injected failure (`held`: inside an injected hold).
+    pub injected: Option<Injected>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Injected {
+    Fresh,
+    Held,
 }
 
 impl Attempt {
+    /// The value of an answer header (name case-insensitive).
+    pub fn answer_header(&self, name: &str) -> Option<&str> {
+        self.answer_headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
     pub fn is_mutating(&self) -> bool {
         matches!(self.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE")
     }
 }
+
+/// Requests counted for an inject pattern, and when the current hold ends.
+type InjectState = (u64, Option<Instant>);
 
 struct Inner {
     script: Script,
@@ -215,6 +259,8 @@ struct Inner {
     positions: Mutex<HashMap<(usize, usize), usize>>,
     /// (client, route) -> (window start, requests used).
     windows: Mutex<HashMap<(usize, usize), (Instant, u32)>>,
+    /// (client, route) -> (requests counted for the inject pattern, hold end).
+    injects: Mutex<HashMap<(usize, usize), InjectState>>,
 }
 
 /// A running mock upstream on 127.0.0.1.
@@ -236,6 +282,7 @@ impl Upstream {
             attempts: Mutex::new(Vec::new()),
             positions: Mutex::new(HashMap::new()),
             windows: Mutex::new(HashMap::new()),
+            injects: Mutex::new(HashMap::new()),
         });
         let app = Router::new()
             .fallback(handle)
@@ -373,6 +420,26 @@ async fn handle(
             );
         }
     }
+    let mut injected = None;
+    if let Some((ri, inj)) =
+        route.and_then(|ri| inner.script.routes[ri].inject.as_ref().map(|i| (ri, i)))
+    {
+        let now = Instant::now();
+        let mut st = lock(&inner.injects);
+        let e = st.entry((client, ri)).or_insert((0, None));
+        if e.1.is_some_and(|end| now < end) {
+            step = inj.step.clone();
+            injected = Some(Injected::Held);
+        } else {
+            e.0 += 1;
+            if inj.fails(e.0) {
+                step = inj.step.clone();
+                injected = Some(Injected::Fresh);
+                // The hold runs from the answer; the step's delay is part of it.
+                e.1 = Some(now + step.delay + inj.hold);
+            }
+        }
+    }
     if !step.delay.is_zero() {
         tokio::time::sleep(step.delay).await;
     }
@@ -403,6 +470,8 @@ async fn handle(
             .map(str::to_owned),
         idempotency_key: key,
         answer: Answer::Closed,
+        answer_headers: Vec::new(),
+        injected,
     };
     let response = match step.action {
         Action::Close => {
@@ -463,6 +532,16 @@ async fn handle(
     for (k, v) in response.headers.iter().chain(extra.iter()) {
         set(h, k, v);
     }
+    record.answer_headers = out
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
     record.answer = Answer::Status {
         status: response.status,
         retry_after: ra_secs,
@@ -505,6 +584,7 @@ mod tests {
                 ],
                 then: Step::reply(Reply::status(201)),
                 rate_limit: None,
+                inject: None,
             }],
             hang_cap: Some(Duration::from_secs(1)),
         };
@@ -534,5 +614,23 @@ mod tests {
         assert_eq!(a[1].answer.retry_after(), Some(2.0));
         assert_eq!(up.attempt_count(1), 3);
         up.shutdown().await;
+    }
+
+    #[test]
+    fn inject_pattern_is_the_share() {
+        let i = Inject {
+            share: 0.05,
+            step: Step::reply(Reply::status(503)),
+            hold: Duration::ZERO,
+        };
+        let hits: Vec<u64> = (1..=100).filter(|n| i.fails(*n)).collect();
+        assert_eq!(hits, vec![20, 40, 60, 80, 100]);
+        let third = Inject {
+            share: 1.0 / 3.0,
+            ..i.clone()
+        };
+        assert_eq!((1..=9).filter(|n| third.fails(*n)).count(), 3);
+        let none = Inject { share: 0.0, ..i };
+        assert!(!(1..=1000).any(|n| none.fails(n)));
     }
 }

@@ -517,9 +517,221 @@ pub fn slows_before_limit(
     ))
 }
 
+/// `1 attempt: 38 keys, 5 attempts: 2 keys` from per-key attempt counts.
+pub fn histogram(per_key: &[(String, usize)]) -> String {
+    let mut h: std::collections::BTreeMap<usize, usize> = Default::default();
+    for (_, n) in per_key {
+        *h.entry(*n).or_default() += 1;
+    }
+    h.iter()
+        .map(|(attempts, keys)| {
+            format!(
+                "{attempts} attempt{}: {keys} key{}",
+                if *attempts == 1 { "" } else { "s" },
+                if *keys == 1 { "" } else { "s" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub fn amplification(runs: &[RunRecord], operations: Option<usize>, max: f64) -> Outcome {
+    let r = &runs[0];
+    let res = &r.results[0];
+    let a = r.of(res.client);
+    // Per key, in order of first use.
+    let mut per_key: Vec<(String, usize)> = Vec::new();
+    for x in &a {
+        let k = x.idempotency_key.clone().unwrap_or_default();
+        match per_key.iter_mut().find(|(key, _)| *key == k) {
+            Some(e) => e.1 += 1,
+            None => per_key.push((k, 1)),
+        }
+    }
+    let keyless = a.iter().filter(|x| x.idempotency_key.is_none()).count();
+    let ops = match operations {
+        Some(n) => n,
+        None if keyless > 0 => {
+            return Outcome::error(format!(
+                "cannot count logical operations: {keyless} of {} requests carry no Idempotency-Key; set `operations` to the number the client performs (it {}){}",
+                a.len(),
+                res.describe(),
+                stderr_note(res)
+            ))
+        }
+        None => per_key.len(),
+    };
+    let injected = a
+        .iter()
+        .filter(|x| x.injected == Some(crate::upstream::Injected::Fresh))
+        .count();
+    let held = a
+        .iter()
+        .filter(|x| x.injected == Some(crate::upstream::Injected::Held))
+        .count();
+    let amp = a.len() as f64 / ops as f64;
+    let hist = histogram(&per_key);
+    let props = vec![
+        ("requests".into(), a.len().to_string()),
+        ("logical_operations".into(), ops.to_string()),
+        ("amplification".into(), format!("{amp:.3}")),
+        ("injected_failures".into(), injected.to_string()),
+        ("attempts_per_key".into(), hist.clone()),
+    ];
+    let counts = format!(
+        "{} requests for {ops} logical operations{} ({injected} injected failures, {held} more requests inside a failure's hold); attempts per key: {hist}",
+        a.len(),
+        if operations.is_some() { "" } else { " (distinct Idempotency-Keys)" }
+    );
+    if amp > max {
+        // The keys that cost most, with what each attempt got.
+        let mut worst: Vec<&(String, usize)> = per_key.iter().filter(|(_, n)| *n > 1).collect();
+        worst.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+        let detail: Vec<String> = worst
+            .iter()
+            .take(3)
+            .map(|(k, n)| {
+                let seq: Vec<&&Attempt> = a
+                    .iter()
+                    .filter(|x| x.idempotency_key.as_deref().unwrap_or("") == k)
+                    .collect();
+                let first = seq.first().map(|x| x.at).unwrap_or_default();
+                let steps: Vec<String> = seq
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "+{:.3}s {}",
+                            secs(x.at.saturating_sub(first)),
+                            x.answer.short()
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{} {n} attempts [{}]",
+                    short_key(&Some(k.clone()).filter(|k| !k.is_empty())),
+                    steps.join(", ")
+                )
+            })
+            .collect();
+        return Outcome::fail(
+            format!(
+                "retry amplification {amp:.2}: {counts}; worst keys: {}",
+                detail.join(" | ")
+            ),
+            format!("at most {max} requests per logical operation"),
+            format!("{amp:.2} ({} / {ops})", a.len()),
+        )
+        .with_properties(props);
+    }
+    if injected == 0 {
+        return Outcome::error(format!(
+            "no failure was injected in {} requests, so retries could not be judged; give the client more operations (it {}){}",
+            a.len(),
+            res.describe(),
+            stderr_note(res)
+        ));
+    }
+    if res.ended != super::Ended::Exited(Some(0)) {
+        return Outcome::error(format!(
+            "the client did not finish its operations (it {}), so {counts} is not a judgeable amplification; {}{}",
+            res.describe(),
+            timeline(&a),
+            stderr_note(res)
+        ))
+        .with_properties(props);
+    }
+    Outcome::pass(format!("retry amplification {amp:.3}: {counts}")).with_properties(props)
+}
+
+pub fn replay(runs: &[RunRecord], header: &str, value: &str, operations: usize) -> Outcome {
+    let r = &runs[0];
+    let res = &r.results[0];
+    let a: Vec<&Attempt> = r
+        .of(res.client)
+        .into_iter()
+        .filter(|x| x.is_mutating())
+        .collect();
+    let is_replay = |x: &Attempt| {
+        x.answer.is_success() && x.answer_header(header).is_some_and(|v| v.trim() == value)
+    };
+    let Some(first_replay) = a.iter().position(|x| is_replay(x)) else {
+        return Outcome::error(format!(
+            "the client never received the replayed answer (it did not retry after the first failure; it {}); {}{}",
+            res.describe(),
+            timeline(&a),
+            stderr_note(res)
+        ));
+    };
+    let mut problems = Vec::new();
+    for (i, x) in a.iter().enumerate().filter(|(_, x)| is_replay(x)) {
+        let again = a[i + 1..]
+            .iter()
+            .filter(|y| y.idempotency_key == x.idempotency_key)
+            .count();
+        if again > 0 {
+            problems.push(format!(
+                "{again} more request(s) with {} after its replayed {}",
+                short_key(&x.idempotency_key),
+                x.answer.short()
+            ));
+        }
+    }
+    let mut keys: Vec<&Option<String>> = Vec::new();
+    let mut new_after = 0;
+    for (i, x) in a.iter().enumerate() {
+        if !keys.contains(&&x.idempotency_key) {
+            keys.push(&x.idempotency_key);
+            if i > first_replay {
+                new_after += 1;
+            }
+        }
+    }
+    // Keys first used after the replay: only the operations still to come may
+    // bring one (a new key per retry before it is `client.idempotency_keys`'s
+    // business).
+    if new_after > operations.saturating_sub(1) {
+        problems.push(format!(
+            "{new_after} new Idempotency-Key(s) after the replay with {operations} operation(s) to perform: the operation was sent again under a new key, a duplicate side effect"
+        ));
+    }
+    if res.ended != super::Ended::Exited(Some(0)) {
+        problems.push(format!("the client {}", res.describe()));
+    }
+    if !problems.is_empty() {
+        return Outcome::fail(
+            format!(
+                "the client did not take the replayed answer (`{header}: {value}`) as a success: {}; {}{}",
+                problems.join("; "),
+                timeline(&a),
+                stderr_note(res)
+            ),
+            "exit 0, no further request for the replayed key, no new key for the same operation",
+            problems[0].clone(),
+        );
+    }
+    Outcome::pass(format!(
+        "the replayed {} (`{header}: {value}`, attempt {}) ended the operation: {} request(s), {} key(s), exit 0",
+        a[first_replay].answer.short(),
+        first_replay + 1,
+        a.len(),
+        keys.len()
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn histogram_groups_keys_by_attempts() {
+        let per_key = vec![
+            ("a".to_string(), 1),
+            ("b".to_string(), 5),
+            ("c".to_string(), 1),
+        ];
+        assert_eq!(histogram(&per_key), "1 attempt: 2 keys, 5 attempts: 1 key");
+        assert_eq!(histogram(&[]), "");
+    }
 
     #[test]
     fn key_formats() {

@@ -3,7 +3,8 @@
 //! it (once, or K at once for a herd) and judges the recorded attempt
 //! timeline: Retry-After respected, backoff growing, jitter, bounded retries,
 //! no retry on 4xx, the 503 policy, Idempotency-Key reuse, and slowing down
-//! before the limit. Every failure shows the timeline (offsets, answers, keys).
+//! before the limit, retry amplification under a share of failures, and a
+//! replayed success taken as a success. Every failure shows the timeline (offsets, answers, keys).
 //!
 //! Error, not Fail, when the client could not be judged: the command could not
 //! start, sent nothing, or never reached the situation the check is about.
@@ -111,6 +112,12 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
             window,
             min_requests,
         } => judge::slows_before_limit(&runs, *limit, *window, *min_requests),
+        Judge::Amplification { operations, max } => judge::amplification(&runs, *operations, *max),
+        Judge::Replay {
+            header,
+            value,
+            operations,
+        } => judge::replay(&runs, header, value, *operations),
     };
     let total: usize = runs.iter().map(|r| r.attempts.len()).sum();
     out.with_properties(vec![
