@@ -162,7 +162,7 @@ fn cmd_run(a: RunArgs) -> i32 {
     // Before anything can start goose: tminus's logger owns `log` (goose's
     // own cannot take stdout), and ONE SIGINT handler serves the runner and
     // goose's killswitch alike (see load/signal.rs).
-    crate::load::logging::install();
+    crate::load::logging::install(plan.redactor.clone());
     let cancel_rx = crate::load::signal::install();
     let opts = RunOptions {
         fail_fast: a.fail_fast,

@@ -6,11 +6,16 @@
 //! fails quietly. Records go to stderr: errors always, warnings too when
 //! `TMINUS_LOG` is set (`TMINUS_LOG=debug` shows everything). The engine
 //! restores `log::max_level()` after each run, since goose changes it.
+//! Every record passes through the run's `Redactor`: a library's error can
+//! quote a URL or header that carries a secret.
 
 use log::{Level, LevelFilter, Log, Metadata, Record};
 
+use crate::redact::Redactor;
+
 struct StderrLogger {
     level: Level,
+    redactor: Redactor,
 }
 
 impl Log for StderrLogger {
@@ -19,14 +24,16 @@ impl Log for StderrLogger {
     }
     fn log(&self, r: &Record<'_>) {
         if self.enabled(r.metadata()) {
-            eprintln!("{} [{}] {}", r.level(), r.target(), r.args());
+            let text = self.redactor.redact(&r.args().to_string());
+            eprintln!("{} [{}] {}", r.level(), r.target(), text);
         }
     }
     fn flush(&self) {}
 }
 
-/// Installs the logger once; later calls (and tests) are harmless.
-pub fn install() {
+/// Installs the logger once; later calls (and tests) are harmless. The
+/// redactor is shared, so secrets registered later are masked too.
+pub fn install(redactor: Redactor) {
     let level = match std::env::var("TMINUS_LOG").ok().as_deref() {
         Some("trace") => Level::Trace,
         Some("debug") => Level::Debug,
@@ -34,7 +41,7 @@ pub fn install() {
         Some(_) => Level::Warn,
         None => Level::Error,
     };
-    if log::set_boxed_logger(Box::new(StderrLogger { level })).is_ok() {
+    if log::set_boxed_logger(Box::new(StderrLogger { level, redactor })).is_ok() {
         log::set_max_level(level.to_level_filter());
     }
 }

@@ -286,33 +286,31 @@ impl PlanCtx<'_> {
     }
 
     fn trace_propagated(&mut self, s: &TracePropagatedSpec) -> PropagatedPlan {
-        let at = s.id.referenced;
-        if s.return_headers.is_empty() {
-            self.error(at, "return_headers must name at least one header");
-        }
-        for h in &s.return_headers {
-            self.header_name(h, at, "return_headers entry");
-        }
-        PropagatedPlan {
-            request: self.request(&s.request, at),
-            status: s.status.clone(),
-            return_headers: s.return_headers.clone(),
-        }
+        self.propagated_plan(s.id.referenced, &s.request, &s.status, &s.return_headers)
     }
 
     /// TRC-004 judges like TRC-001 (same parameters), with another traceparent.
     fn trace_downgrade(&mut self, s: &TraceVersionDowngradeSpec) -> PropagatedPlan {
-        let at = s.id.referenced;
-        if s.return_headers.is_empty() {
+        self.propagated_plan(s.id.referenced, &s.request, &s.status, &s.return_headers)
+    }
+
+    fn propagated_plan(
+        &mut self,
+        at: serde_saphyr::Location,
+        request: &crate::suite::steps::RequestSpec,
+        status: &StatusSet,
+        return_headers: &[String],
+    ) -> PropagatedPlan {
+        if return_headers.is_empty() {
             self.error(at, "return_headers must name at least one header");
         }
-        for h in &s.return_headers {
+        for h in return_headers {
             self.header_name(h, at, "return_headers entry");
         }
         PropagatedPlan {
-            request: self.request(&s.request, at),
-            status: s.status.clone(),
-            return_headers: s.return_headers.clone(),
+            request: self.request(request, at),
+            status: status.clone(),
+            return_headers: return_headers.to_vec(),
         }
     }
 

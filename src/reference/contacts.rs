@@ -13,7 +13,7 @@ use super::auth::Tenant;
 use super::clock::now_rfc3339;
 use super::effects::Effect;
 use super::errors::ApiError;
-use super::pagination::{paginate, PageRequest};
+use super::pagination::{page_body, paginate, PageRequest};
 use super::state::{AppState, Contact};
 use super::validate;
 
@@ -106,8 +106,5 @@ pub(crate) async fn list(
     let (page, next) = state.with_tenant(&tenant, |t| {
         paginate(&state, "contacts", &t.contacts, |c| c.seq, &page_req)
     })?;
-    Ok(Json(json!({
-        "data": page.iter().map(to_json).collect::<Vec<_>>(),
-        "meta": {"next_cursor": next},
-    })))
+    Ok(Json(page_body(&page, next, to_json)))
 }

@@ -110,3 +110,15 @@ pub(crate) fn paginate<T: Clone>(
     };
     Ok((page, next))
 }
+
+/// The list body every paginated route answers: `{data, meta: {next_cursor}}`.
+pub(crate) fn page_body<T>(
+    page: &[T],
+    next: Option<String>,
+    to_json: impl Fn(&T) -> serde_json::Value,
+) -> serde_json::Value {
+    serde_json::json!({
+        "data": page.iter().map(to_json).collect::<Vec<_>>(),
+        "meta": {"next_cursor": next},
+    })
+}

@@ -91,25 +91,38 @@ pub async fn present(p: &PresentPlan, ctx: &CheckContext) -> Outcome {
         .with_properties(props)
 }
 
+/// Sends `r` and insists on the planned status: a probe that got another
+/// answer cannot judge `what`, which is an error rather than a verdict.
+async fn send_judgeable(
+    ctx: &CheckContext,
+    p: &PropagatedPlan,
+    r: &Rendered,
+    label: &str,
+    what: &str,
+) -> Result<(Exchange, Vec<Evidence>), Outcome> {
+    let ex = send(ctx, r, label).await?;
+    let ev = vec![ev_of(label, &ex)];
+    if !p.status.matches(ex.status()) {
+        return Err(Outcome::error(format!(
+            "the request answered {} instead of {}, so {what} cannot be judged",
+            describe(&ex),
+            p.status
+        ))
+        .with_evidence(ev));
+    }
+    Ok((ex, ev))
+}
+
 /// TRC-001: a fresh traceparent's trace-id comes back with a new parent id.
 pub async fn propagated(p: &PropagatedPlan, ctx: &CheckContext) -> Outcome {
     let (t, parent) = (random_trace_id(), random_parent_id());
     let sent = traceparent::format(&t, &parent);
     let mut r = render(ctx, &p.request);
     r.set_header("traceparent", &sent);
-    let ex = match send(ctx, &r, "with traceparent").await {
-        Ok(ex) => ex,
+    let (ex, ev) = match send_judgeable(ctx, p, &r, "with traceparent", "propagation").await {
+        Ok(x) => x,
         Err(o) => return o,
     };
-    let ev = vec![ev_of("with traceparent", &ex)];
-    if !p.status.matches(ex.status()) {
-        return Outcome::error(format!(
-            "the request answered {} instead of {}, so propagation cannot be judged",
-            describe(&ex),
-            p.status
-        ))
-        .with_evidence(ev);
-    }
     let mut problems = Vec::new();
     let mut carried = Vec::new();
     for h in &p.return_headers {
@@ -169,19 +182,10 @@ pub async fn version_downgrade(p: &PropagatedPlan, ctx: &CheckContext) -> Outcom
     let mut r = render(ctx, &p.request);
     r.remove_header("tracestate");
     r.set_header("traceparent", &sent);
-    let ex = match send(ctx, &r, "version 01").await {
-        Ok(ex) => ex,
+    let (ex, ev) = match send_judgeable(ctx, p, &r, "version 01", "the version downgrade").await {
+        Ok(x) => x,
         Err(o) => return o,
     };
-    let ev = vec![ev_of("version 01", &ex)];
-    if !p.status.matches(ex.status()) {
-        return Outcome::error(format!(
-            "the request answered {} instead of {}, so the version downgrade cannot be judged",
-            describe(&ex),
-            p.status
-        ))
-        .with_evidence(ev);
-    }
     // The W3C headers are judged for their version even when not listed in
     // `return_headers`: a response traceparent/traceresponse must be version 00.
     let mut judged: Vec<String> = p.return_headers.clone();
