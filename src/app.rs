@@ -113,7 +113,7 @@ fn cmd_run(a: RunArgs) -> i32 {
     let timeout = match a
         .timeout
         .as_deref()
-        .map(suite::scalar::parse_duration)
+        .map(crate::model::scalar::parse_duration)
         .transpose()
     {
         Ok(t) => t,
@@ -162,8 +162,8 @@ fn cmd_run(a: RunArgs) -> i32 {
     // Before anything can start goose: tminus's logger owns `log` (goose's
     // own cannot take stdout), and ONE SIGINT handler serves the runner and
     // goose's killswitch alike (see load/signal.rs).
-    crate::load::logging::install(plan.redactor.clone());
-    let cancel_rx = crate::load::signal::install();
+    crate::families::load::logging::install(plan.redactor.clone());
+    let cancel_rx = crate::families::load::signal::install();
     let opts = RunOptions {
         fail_fast: a.fail_fast,
         default_base_url: None,
@@ -275,7 +275,7 @@ fn cmd_checks() -> i32 {
 /// The reference's knobs beyond defects: rate limit, stall, webhook schedule.
 fn apply_reference_tuning(a: &ReferenceArgs, config: &mut ReferenceConfig) -> Result<(), String> {
     let dur = |flag: &str, text: &str| {
-        suite::scalar::parse_duration(text).map_err(|e| format!("{flag}: {e}"))
+        crate::model::scalar::parse_duration(text).map_err(|e| format!("{flag}: {e}"))
     };
     if let Some(rl) = &a.rate_limit {
         if rl.trim() == "off" {
@@ -349,7 +349,7 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
     let latency = match a
         .latency
         .as_deref()
-        .map(suite::scalar::parse_duration)
+        .map(crate::model::scalar::parse_duration)
         .transpose()
     {
         Ok(l) => l.unwrap_or(Duration::ZERO),
@@ -424,7 +424,9 @@ fn cmd_sign(a: crate::cli::SignArgs) -> i32 {
     };
     let d = Delivery {
         id: a.id.unwrap_or_else(|| format!("msg_{}", ulid::Ulid::new())),
-        timestamp: a.timestamp.unwrap_or_else(crate::checks::webhook::unix_now),
+        timestamp: a
+            .timestamp
+            .unwrap_or_else(crate::families::webhook::exec::unix_now),
         body,
     };
     for (k, v) in scheme.headers(&key, &d, Some(&a.event)) {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use crate::checks::{Outcome, Verdict};
+use crate::families::{Outcome, Verdict};
 
 #[derive(Debug, Clone)]
 pub struct SuiteInfo {

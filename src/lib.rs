@@ -7,8 +7,7 @@
 //! embedded reference integration: the default target and every test's fixture.
 
 pub mod http;
-pub mod jsonpath;
-pub mod load;
+pub mod model;
 pub mod plan;
 pub mod redact;
 pub mod reference;
@@ -30,10 +29,11 @@ pub fn fmt_duration(d: std::time::Duration) -> String {
     }
 }
 pub mod app;
-pub mod checks;
 pub mod cli;
 pub mod events;
 pub mod exit;
+pub mod families;
+pub mod outcome;
 pub mod report;
 pub mod run;
 pub mod signing;

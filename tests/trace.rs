@@ -7,10 +7,10 @@ mod common;
 use std::time::Instant;
 
 use common::{not_passing, run_suite_against, RefHandle};
-use tminus::checks::trace::traceparent::{self, Invalid};
-use tminus::checks::trace::tracestate;
-use tminus::checks::trace::unique::parse_retry_after;
-use tminus::plan::trace::InvalidCase;
+use tminus::families::trace::plan::InvalidCase;
+use tminus::families::trace::traceparent::{self, Invalid};
+use tminus::families::trace::tracestate;
+use tminus::families::trace::unique::parse_retry_after;
 use tminus::reference::Defect;
 
 const SUITE: &str = "suites/trace.yaml";

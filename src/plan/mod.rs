@@ -3,26 +3,14 @@
 //! `tminus validate` and `tminus run` report every problem before sending a
 //! single request.
 
-pub mod load;
 pub mod request;
-pub mod template;
 
-// family: idempotency
-pub mod idempotency;
-
-// family: rate_limit
-pub mod rate_limit;
-
-// family: trace
-pub mod trace;
-
-// family: webhook
-pub mod webhook;
-
-// family: client
-pub mod client;
-
-// family: end
+use crate::families::client::plan as client;
+use crate::families::idempotency::plan as idempotency;
+use crate::families::load::plan as load;
+use crate::families::rate_limit::plan as rate_limit;
+use crate::families::trace::plan as trace;
+use crate::families::webhook::plan as webhook;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -30,6 +18,7 @@ use std::time::Duration;
 
 use serde_saphyr::Location;
 
+pub use crate::model::template::{Resolver, Scope, Template};
 use crate::redact::Redactor;
 use crate::suite::kinds::{CheckEntry, StepsCheckSpec};
 use crate::suite::{Diagnostic, Diagnostics, LoadedSuite};
@@ -37,7 +26,6 @@ pub use request::{
     BodyPlan, CapturePlan, CaptureSource, CounterPlan, ExpectPlan, HeaderCheck, JsonCheck,
     JsonTemplate, RequestPlan, UrlPlan,
 };
-pub use template::{Resolver, Scope, Template};
 
 /// Default per-request timeout when neither the suite nor the CLI sets one.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -477,7 +465,7 @@ mod tests {
     fn collects_every_missing_variable() {
         let src = "suite: s\ntarget:\n  headers: { Authorization: \"Bearer ${secret.NOPE_A}\" }\nchecks:\n  - id: a\n    steps:\n      - request: { path: \"/x/${var.nope}\", headers: { X: \"${env.NOPE_B}\" } }\n";
         let path = Path::new("s.yaml");
-        let file = crate::suite::load::parse_str(path, src).unwrap();
+        let file = crate::suite::read::parse_str(path, src).unwrap();
         let loaded = vec![LoadedSuite {
             path: path.into(),
             source: src.into(),

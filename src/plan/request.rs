@@ -6,11 +6,11 @@ use std::time::Duration;
 use regex::Regex;
 use serde_saphyr::Spanned;
 
-use super::template::Template;
 use super::PlanCtx;
-use crate::jsonpath::JsonPath;
-use crate::suite::scalar::StatusSet;
-use crate::suite::steps::{
+use crate::model::jsonpath::JsonPath;
+use crate::model::scalar::StatusSet;
+use crate::model::template::Template;
+use crate::suite::request::{
     CaptureSpec, CounterSpec, ExpectSpec, HeaderExpect, JsonExpect, RequestSpec,
 };
 
@@ -32,7 +32,7 @@ pub enum JsonTemplate {
 }
 
 impl JsonTemplate {
-    pub fn render(&self, scope: &super::template::Scope) -> serde_json::Value {
+    pub fn render(&self, scope: &crate::model::template::Scope) -> serde_json::Value {
         use serde_json::Value;
         match self {
             JsonTemplate::Null => Value::Null,

@@ -21,7 +21,7 @@ use clap::Args;
 use rand::Rng;
 
 use super::Defect;
-use crate::suite::scalar::parse_duration;
+use crate::model::scalar::parse_duration;
 
 /// `tminus reference client` flags.
 #[derive(Args, Debug, Clone)]

@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use super::Reporter;
-use crate::checks::Verdict;
 use crate::events::{CheckResult, Event};
+use crate::families::Verdict;
 use crate::fmt_duration;
 use crate::redact::Redactor;
 

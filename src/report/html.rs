@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use super::{prepare, Reporter};
-use crate::checks::Verdict;
 use crate::events::{CheckResult, Event, SuiteInfo, Summary};
+use crate::families::Verdict;
 use crate::fmt_duration;
 use crate::redact::Redactor;
 

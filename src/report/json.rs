@@ -7,8 +7,8 @@ use std::time::SystemTime;
 use serde::Serialize;
 
 use super::{prepare, Reporter};
-use crate::checks::{Evidence, Verdict};
 use crate::events::{Event, Summary};
+use crate::families::{Evidence, Verdict};
 use crate::redact::Redactor;
 
 pub const FORMAT_VERSION: u32 = 1;

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::{prepare, Reporter};
-use crate::checks::Verdict;
 use crate::events::{CheckResult, Event};
+use crate::families::Verdict;
 use crate::redact::Redactor;
 
 pub struct Junit {

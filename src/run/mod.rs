@@ -5,8 +5,8 @@ use std::time::{Instant, SystemTime};
 
 use tokio::sync::mpsc;
 
-use crate::checks::{self, CheckContext, Outcome};
 use crate::events::{CheckResult, Event, SuiteInfo, Summary};
+use crate::families::{self, CheckContext, Outcome};
 use crate::http::{Client, Target};
 use crate::plan::Plan;
 
@@ -45,7 +45,10 @@ pub fn suite_infos(plan: &Plan, opts: &RunOptions) -> Vec<SuiteInfo> {
                 .clone()
                 .or_else(|| opts.default_base_url.clone())
                 .unwrap_or_default(),
-            checks: s.checks.len() + s.load.as_ref().map_or(0, crate::load::result_count),
+            checks: s.checks.len()
+                + s.load
+                    .as_ref()
+                    .map_or(0, crate::families::load::exec::result_count),
         })
         .collect()
 }
@@ -97,7 +100,7 @@ pub async fn run(
                     notes: tx,
                     redactor: plan.redactor.clone(),
                 };
-                let mut fut = std::pin::pin!(checks::execute(&check.body, &ctx));
+                let mut fut = std::pin::pin!(families::execute(&check.body, &ctx));
                 let mut cancel = cancel.clone();
                 loop {
                     tokio::select! {
@@ -121,7 +124,7 @@ pub async fn run(
                 && stop.is_none()
                 && matches!(
                     outcome.verdict,
-                    checks::Verdict::Fail | checks::Verdict::Error
+                    families::Verdict::Fail | families::Verdict::Error
                 )
             {
                 stop = Some(format!(
@@ -148,7 +151,7 @@ pub async fn run(
                     .borrow()
                     .then(|| "not run: the run was cancelled".to_owned())
             });
-            crate::load::run_suite_load(
+            crate::families::load::exec::run_suite_load(
                 load,
                 &suite.name,
                 &target,

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use super::diagnostic::suggest;
-use super::steps::StepSpec;
+use super::request::StepSpec;
 
 /// What `tminus checks` prints for a kind.
 pub struct KindInfo {
@@ -59,16 +59,16 @@ pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
     let families: &[&[KindInfo]] = &[
         STEPS_KINDS,
         // family: idempotency
-        super::idempotency::KINDS,
+        crate::families::idempotency::spec::KINDS,
         // family: rate_limit
-        super::rate_limit::RATE_LIMIT_KINDS,
+        crate::families::rate_limit::spec::RATE_LIMIT_KINDS,
         // family: trace
-        crate::suite::trace::TRACE_KINDS,
+        crate::families::trace::spec::TRACE_KINDS,
         // family: webhook
-        super::webhook::SENDER_INFO,
-        super::webhook::SINK_INFO,
+        crate::families::webhook::spec::SENDER_INFO,
+        crate::families::webhook::spec::SINK_INFO,
         // family: client
-        super::client::CLIENT_KINDS,
+        crate::families::client::spec::CLIENT_KINDS,
         // family: end
     ];
     families.iter().flat_map(|f| f.iter())
@@ -135,41 +135,47 @@ check_spec!(
 pub enum CheckEntry {
     Steps(StepsCheckSpec),
     // family: idempotency
-    IdemReplay(super::idempotency::ReplaySpec),
-    IdemDistinctKeys(super::idempotency::DistinctKeysSpec),
-    IdemMismatch(super::idempotency::MismatchSpec),
-    IdemConcurrent(super::idempotency::ConcurrentSpec),
-    IdemLostResponse(super::idempotency::LostResponseSpec),
-    IdemErrorsNotCached(super::idempotency::ErrorsSpec),
-    IdemInFlight(super::idempotency::InFlightSpec),
-    IdemMissingKey(super::idempotency::MissingKeySpec),
-    IdemKeyScope(super::idempotency::KeyScopeSpec),
-    IdemKeySyntax(super::idempotency::KeySyntaxSpec),
-    IdemEndpointScope(Box<super::idempotency::EndpointScopeSpec>),
-    IdemExpiry(super::idempotency::ExpirySpec),
+    IdemReplay(crate::families::idempotency::spec::ReplaySpec),
+    IdemDistinctKeys(crate::families::idempotency::spec::DistinctKeysSpec),
+    IdemMismatch(crate::families::idempotency::spec::MismatchSpec),
+    IdemConcurrent(crate::families::idempotency::spec::ConcurrentSpec),
+    IdemLostResponse(crate::families::idempotency::spec::LostResponseSpec),
+    IdemErrorsNotCached(crate::families::idempotency::spec::ErrorsSpec),
+    IdemInFlight(crate::families::idempotency::spec::InFlightSpec),
+    IdemMissingKey(crate::families::idempotency::spec::MissingKeySpec),
+    IdemKeyScope(crate::families::idempotency::spec::KeyScopeSpec),
+    IdemKeySyntax(crate::families::idempotency::spec::KeySyntaxSpec),
+    IdemEndpointScope(Box<crate::families::idempotency::spec::EndpointScopeSpec>),
+    IdemExpiry(crate::families::idempotency::spec::ExpirySpec),
 
     // family: rate_limit
-    RateLimitHeaders(super::rate_limit::RateLimitHeadersSpec),
-    RateLimitStorm(super::rate_limit::RateLimitStormSpec),
-    RateLimitRecovery(super::rate_limit::RateLimitRecoverySpec),
-    RateLimitPartition(super::rate_limit::RateLimitPartitionSpec),
+    RateLimitHeaders(crate::families::rate_limit::spec::RateLimitHeadersSpec),
+    RateLimitStorm(crate::families::rate_limit::spec::RateLimitStormSpec),
+    RateLimitRecovery(crate::families::rate_limit::spec::RateLimitRecoverySpec),
+    RateLimitPartition(crate::families::rate_limit::spec::RateLimitPartitionSpec),
 
     // family: trace
-    Trace(Box<crate::suite::trace::TraceSpec>),
+    Trace(Box<crate::families::trace::spec::TraceSpec>),
     // family: webhook
-    WebhookSender(&'static str, Box<super::webhook::WebhookSenderSpec>),
-    WebhookSink(&'static str, Box<super::webhook::WebhookSinkSpec>),
+    WebhookSender(
+        &'static str,
+        Box<crate::families::webhook::spec::WebhookSenderSpec>,
+    ),
+    WebhookSink(
+        &'static str,
+        Box<crate::families::webhook::spec::WebhookSinkSpec>,
+    ),
     // family: client
-    ClientRespectsRetryAfter(super::client::RespectsRetryAfterSpec),
-    ClientExponentialBackoff(super::client::ExponentialBackoffSpec),
-    ClientJitter(super::client::JitterSpec),
-    ClientBounded(super::client::BoundedSpec),
-    ClientNoRetryOn4xx(super::client::NoRetryOn4xxSpec),
-    ClientRetry503Policy(super::client::Retry503PolicySpec),
-    ClientIdempotencyKeys(super::client::IdempotencyKeysSpec),
-    ClientSlowsBeforeLimit(super::client::SlowsBeforeLimitSpec),
-    ClientRetryAmplification(super::client::RetryAmplificationSpec),
-    ClientReplayIsSuccess(super::client::ReplayIsSuccessSpec),
+    ClientRespectsRetryAfter(crate::families::client::spec::RespectsRetryAfterSpec),
+    ClientExponentialBackoff(crate::families::client::spec::ExponentialBackoffSpec),
+    ClientJitter(crate::families::client::spec::JitterSpec),
+    ClientBounded(crate::families::client::spec::BoundedSpec),
+    ClientNoRetryOn4xx(crate::families::client::spec::NoRetryOn4xxSpec),
+    ClientRetry503Policy(crate::families::client::spec::Retry503PolicySpec),
+    ClientIdempotencyKeys(crate::families::client::spec::IdempotencyKeysSpec),
+    ClientSlowsBeforeLimit(crate::families::client::spec::SlowsBeforeLimitSpec),
+    ClientRetryAmplification(crate::families::client::spec::RetryAmplificationSpec),
+    ClientReplayIsSuccess(crate::families::client::spec::ReplayIsSuccessSpec),
     // family: end
 }
 
@@ -279,85 +285,117 @@ impl<'de> Deserialize<'de> for CheckEntry {
         match kind.as_str() {
             "steps" => StepsCheckSpec::deserialize(d).map(CheckEntry::Steps),
             // family: idempotency
-            "idempotency.replay" => {
-                super::idempotency::ReplaySpec::deserialize(d).map(CheckEntry::IdemReplay)
+            "idempotency.replay" => crate::families::idempotency::spec::ReplaySpec::deserialize(d)
+                .map(CheckEntry::IdemReplay),
+            "idempotency.distinct_keys" => {
+                crate::families::idempotency::spec::DistinctKeysSpec::deserialize(d)
+                    .map(CheckEntry::IdemDistinctKeys)
             }
-            "idempotency.distinct_keys" => super::idempotency::DistinctKeysSpec::deserialize(d)
-                .map(CheckEntry::IdemDistinctKeys),
             "idempotency.mismatch" => {
-                super::idempotency::MismatchSpec::deserialize(d).map(CheckEntry::IdemMismatch)
+                crate::families::idempotency::spec::MismatchSpec::deserialize(d)
+                    .map(CheckEntry::IdemMismatch)
             }
             "idempotency.concurrent" => {
-                super::idempotency::ConcurrentSpec::deserialize(d).map(CheckEntry::IdemConcurrent)
+                crate::families::idempotency::spec::ConcurrentSpec::deserialize(d)
+                    .map(CheckEntry::IdemConcurrent)
             }
-            "idempotency.lost_response" => super::idempotency::LostResponseSpec::deserialize(d)
-                .map(CheckEntry::IdemLostResponse),
+            "idempotency.lost_response" => {
+                crate::families::idempotency::spec::LostResponseSpec::deserialize(d)
+                    .map(CheckEntry::IdemLostResponse)
+            }
             "idempotency.errors_not_cached" => {
-                super::idempotency::ErrorsSpec::deserialize(d).map(CheckEntry::IdemErrorsNotCached)
+                crate::families::idempotency::spec::ErrorsSpec::deserialize(d)
+                    .map(CheckEntry::IdemErrorsNotCached)
             }
             "idempotency.in_flight" => {
-                super::idempotency::InFlightSpec::deserialize(d).map(CheckEntry::IdemInFlight)
+                crate::families::idempotency::spec::InFlightSpec::deserialize(d)
+                    .map(CheckEntry::IdemInFlight)
             }
             "idempotency.missing_key" => {
-                super::idempotency::MissingKeySpec::deserialize(d).map(CheckEntry::IdemMissingKey)
+                crate::families::idempotency::spec::MissingKeySpec::deserialize(d)
+                    .map(CheckEntry::IdemMissingKey)
             }
             "idempotency.key_scope" => {
-                super::idempotency::KeyScopeSpec::deserialize(d).map(CheckEntry::IdemKeyScope)
+                crate::families::idempotency::spec::KeyScopeSpec::deserialize(d)
+                    .map(CheckEntry::IdemKeyScope)
             }
             "idempotency.key_syntax" => {
-                super::idempotency::KeySyntaxSpec::deserialize(d).map(CheckEntry::IdemKeySyntax)
+                crate::families::idempotency::spec::KeySyntaxSpec::deserialize(d)
+                    .map(CheckEntry::IdemKeySyntax)
             }
-            "idempotency.endpoint_scope" => super::idempotency::EndpointScopeSpec::deserialize(d)
-                .map(|s| CheckEntry::IdemEndpointScope(Box::new(s))),
-            "idempotency.expiry" => {
-                super::idempotency::ExpirySpec::deserialize(d).map(CheckEntry::IdemExpiry)
+            "idempotency.endpoint_scope" => {
+                crate::families::idempotency::spec::EndpointScopeSpec::deserialize(d)
+                    .map(|s| CheckEntry::IdemEndpointScope(Box::new(s)))
             }
+            "idempotency.expiry" => crate::families::idempotency::spec::ExpirySpec::deserialize(d)
+                .map(CheckEntry::IdemExpiry),
 
             // family: rate_limit
-            "rate_limit.headers" => super::rate_limit::RateLimitHeadersSpec::deserialize(d)
-                .map(CheckEntry::RateLimitHeaders),
-            "rate_limit.storm" => super::rate_limit::RateLimitStormSpec::deserialize(d)
-                .map(CheckEntry::RateLimitStorm),
-            "rate_limit.recovery" => super::rate_limit::RateLimitRecoverySpec::deserialize(d)
-                .map(CheckEntry::RateLimitRecovery),
-            "rate_limit.partition" => super::rate_limit::RateLimitPartitionSpec::deserialize(d)
-                .map(CheckEntry::RateLimitPartition),
+            "rate_limit.headers" => {
+                crate::families::rate_limit::spec::RateLimitHeadersSpec::deserialize(d)
+                    .map(CheckEntry::RateLimitHeaders)
+            }
+            "rate_limit.storm" => {
+                crate::families::rate_limit::spec::RateLimitStormSpec::deserialize(d)
+                    .map(CheckEntry::RateLimitStorm)
+            }
+            "rate_limit.recovery" => {
+                crate::families::rate_limit::spec::RateLimitRecoverySpec::deserialize(d)
+                    .map(CheckEntry::RateLimitRecovery)
+            }
+            "rate_limit.partition" => {
+                crate::families::rate_limit::spec::RateLimitPartitionSpec::deserialize(d)
+                    .map(CheckEntry::RateLimitPartition)
+            }
 
             // family: trace
-            k if crate::suite::trace::is_trace_kind(k) => {
-                crate::suite::trace::TraceSpec::deserialize_kind(k, d)
+            k if crate::families::trace::spec::is_trace_kind(k) => {
+                crate::families::trace::spec::TraceSpec::deserialize_kind(k, d)
                     .map(|t| CheckEntry::Trace(Box::new(t)))
             }
 
             // family: webhook
-            k if super::webhook::static_kind(k).is_some() => {
-                super::webhook::deserialize_entry(k, d)
+            k if crate::families::webhook::spec::static_kind(k).is_some() => {
+                crate::families::webhook::spec::deserialize_entry(k, d)
             }
 
             // family: client
-            "client.respects_retry_after" => super::client::RespectsRetryAfterSpec::deserialize(d)
-                .map(CheckEntry::ClientRespectsRetryAfter),
-            "client.exponential_backoff" => super::client::ExponentialBackoffSpec::deserialize(d)
-                .map(CheckEntry::ClientExponentialBackoff),
-            "client.jitter" => {
-                super::client::JitterSpec::deserialize(d).map(CheckEntry::ClientJitter)
+            "client.respects_retry_after" => {
+                crate::families::client::spec::RespectsRetryAfterSpec::deserialize(d)
+                    .map(CheckEntry::ClientRespectsRetryAfter)
             }
-            "client.bounded" => {
-                super::client::BoundedSpec::deserialize(d).map(CheckEntry::ClientBounded)
+            "client.exponential_backoff" => {
+                crate::families::client::spec::ExponentialBackoffSpec::deserialize(d)
+                    .map(CheckEntry::ClientExponentialBackoff)
             }
+            "client.jitter" => crate::families::client::spec::JitterSpec::deserialize(d)
+                .map(CheckEntry::ClientJitter),
+            "client.bounded" => crate::families::client::spec::BoundedSpec::deserialize(d)
+                .map(CheckEntry::ClientBounded),
             "client.no_retry_on_4xx" => {
-                super::client::NoRetryOn4xxSpec::deserialize(d).map(CheckEntry::ClientNoRetryOn4xx)
+                crate::families::client::spec::NoRetryOn4xxSpec::deserialize(d)
+                    .map(CheckEntry::ClientNoRetryOn4xx)
             }
-            "client.retry_503_policy" => super::client::Retry503PolicySpec::deserialize(d)
-                .map(CheckEntry::ClientRetry503Policy),
-            "client.idempotency_keys" => super::client::IdempotencyKeysSpec::deserialize(d)
-                .map(CheckEntry::ClientIdempotencyKeys),
-            "client.slows_before_limit" => super::client::SlowsBeforeLimitSpec::deserialize(d)
-                .map(CheckEntry::ClientSlowsBeforeLimit),
-            "client.retry_amplification" => super::client::RetryAmplificationSpec::deserialize(d)
-                .map(CheckEntry::ClientRetryAmplification),
-            "client.replay_is_success" => super::client::ReplayIsSuccessSpec::deserialize(d)
-                .map(CheckEntry::ClientReplayIsSuccess),
+            "client.retry_503_policy" => {
+                crate::families::client::spec::Retry503PolicySpec::deserialize(d)
+                    .map(CheckEntry::ClientRetry503Policy)
+            }
+            "client.idempotency_keys" => {
+                crate::families::client::spec::IdempotencyKeysSpec::deserialize(d)
+                    .map(CheckEntry::ClientIdempotencyKeys)
+            }
+            "client.slows_before_limit" => {
+                crate::families::client::spec::SlowsBeforeLimitSpec::deserialize(d)
+                    .map(CheckEntry::ClientSlowsBeforeLimit)
+            }
+            "client.retry_amplification" => {
+                crate::families::client::spec::RetryAmplificationSpec::deserialize(d)
+                    .map(CheckEntry::ClientRetryAmplification)
+            }
+            "client.replay_is_success" => {
+                crate::families::client::spec::ReplayIsSuccessSpec::deserialize(d)
+                    .map(CheckEntry::ClientReplayIsSuccess)
+            }
 
             // family: end
             other => {

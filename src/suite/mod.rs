@@ -6,29 +6,10 @@
 
 pub mod diagnostic;
 pub mod kinds;
-pub mod load;
-pub mod load_spec;
 pub mod model;
-pub mod scalar;
-pub mod steps;
-
-// family: idempotency
-pub mod idempotency;
-
-// family: rate_limit
-pub mod rate_limit;
-
-// family: trace
-pub mod trace;
-
-// family: webhook
-pub mod webhook;
-
-// family: client
-pub mod client;
-
-// family: end
+pub mod read;
+pub mod request;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
-pub use load::{discover, load_file, LoadedSuite};
 pub use model::{CheckEntry, SuiteFile, TargetSpec};
+pub use read::{discover, load_file, LoadedSuite};

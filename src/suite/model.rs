@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use super::kinds::CheckEntry as KindEntry;
-use super::scalar::{DurationValue, Scalar};
+use crate::model::scalar::{DurationValue, Scalar};
 
 pub use super::kinds::CheckEntry;
 
@@ -35,7 +35,7 @@ pub struct SuiteFile {
     pub checks: Vec<Spanned<KindEntry>>,
     /// The burst rehearsal, run after the checks (see `load_spec.rs`).
     #[serde(default)]
-    pub load: Option<super::load_spec::LoadSpec>,
+    pub load: Option<crate::families::load::spec::LoadSpec>,
 }
 
 /// Where requests go and what every request carries.

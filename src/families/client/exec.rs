@@ -1,0 +1,135 @@
+//! Client certification (`client.*` kinds): tminus serves a scripted mock of
+//! the platform (`upstream`), runs the integration's client command against
+//! it (once, or K at once for a herd) and judges the recorded attempt
+//! timeline: Retry-After respected, backoff growing, jitter, bounded retries,
+//! no retry on 4xx, the 503 policy, Idempotency-Key reuse, and slowing down
+//! before the limit, retry amplification under a share of failures, and a
+//! replayed success taken as a success. Every failure shows the timeline (offsets, answers, keys).
+//!
+//! Error, not Fail, when the client could not be judged: the command could not
+//! start, sent nothing, or never reached the situation the check is about.
+
+use super::{judge, process};
+use futures::future::join_all;
+
+use crate::families::client::plan::{ClientPlan, Judge};
+use crate::families::{CheckContext, Outcome};
+use crate::upstream::{Attempt, Upstream};
+use process::{run_client, ClientRunResult, Ended, StopRule};
+
+/// One scenario's results.
+pub struct RunRecord {
+    pub label: String,
+    pub results: Vec<ClientRunResult>,
+    pub attempts: Vec<Attempt>,
+}
+
+impl RunRecord {
+    pub fn of(&self, client: usize) -> Vec<&Attempt> {
+        self.attempts
+            .iter()
+            .filter(|a| a.client == client)
+            .collect()
+    }
+}
+
+pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
+    let stop = StopRule {
+        after_attempts: p.stop_after_attempts,
+        after_time: p.stop_after_time,
+    };
+    let clients: usize = p.runs.iter().map(|r| r.clients).sum();
+    ctx.note(format!(
+        "running `{}` {} time(s) against the mock upstream",
+        p.command.argv.join(" "),
+        clients
+    ));
+    // Scenarios are independent: run them all at once to keep the check short.
+    let records = join_all(p.runs.iter().map(|r| async move {
+        let up = match Upstream::start(r.script.clone()).await {
+            Ok(u) => u,
+            Err(e) => return Err(format!("cannot start the mock upstream on 127.0.0.1: {e}")),
+        };
+        let results = join_all((0..r.clients).map(|n| run_client(&p.command, &up, n, stop))).await;
+        let attempts = up.attempts();
+        up.shutdown().await;
+        Ok(RunRecord {
+            label: r.label.clone(),
+            results,
+            attempts,
+        })
+    }))
+    .await;
+    let mut runs = Vec::new();
+    for r in records {
+        match r {
+            Ok(r) => runs.push(r),
+            Err(e) => return Outcome::error(e),
+        }
+    }
+    // Could the client be judged at all?
+    for r in &runs {
+        for res in &r.results {
+            if let Ended::SpawnFailed(e) = &res.ended {
+                return Outcome::error(format!("cannot start the client command {e}"));
+            }
+            if r.of(res.client).is_empty() {
+                return Outcome::error(format!(
+                    "the client sent no request to the mock upstream ({}: it {}){}",
+                    r.label,
+                    res.describe(),
+                    stderr_note(res)
+                ));
+            }
+        }
+    }
+    let out = match &p.judge {
+        Judge::RetryAfter { tolerance } => judge::retry_after(&runs, *tolerance),
+        Judge::Exponential {
+            growth,
+            max_gap,
+            min_gaps,
+        } => judge::exponential(&runs, *growth, *max_gap, *min_gaps),
+        Judge::Jitter {
+            min_stdev,
+            bucket,
+            max_share,
+        } => judge::jitter(&runs, *min_stdev, *bucket, *max_share),
+        Judge::Bounded {
+            max_attempts,
+            max_total,
+        } => judge::bounded(&runs, *max_attempts, *max_total),
+        Judge::NoRetry4xx => judge::no_retry_4xx(&runs),
+        Judge::Retry503 { policy } => judge::retry_503(&runs, *policy),
+        Judge::IdempotencyKeys {
+            format,
+            min_operations,
+        } => judge::idempotency_keys(&runs, *format, *min_operations),
+        Judge::SlowsBeforeLimit {
+            limit,
+            window,
+            min_requests,
+        } => judge::slows_before_limit(&runs, *limit, *window, *min_requests),
+        Judge::Amplification { operations, max } => judge::amplification(&runs, *operations, *max),
+        Judge::Replay {
+            header,
+            value,
+            operations,
+        } => judge::replay(&runs, header, value, *operations),
+    };
+    let total: usize = runs.iter().map(|r| r.attempts.len()).sum();
+    out.with_properties(vec![
+        ("clients".into(), clients.to_string()),
+        ("attempts".into(), total.to_string()),
+    ])
+}
+
+pub(crate) fn stderr_note(r: &ClientRunResult) -> String {
+    if r.stderr_tail.is_empty() {
+        String::new()
+    } else {
+        let last: Vec<&str> = r.stderr_tail.lines().rev().take(3).collect();
+        let last: Vec<&str> = last.into_iter().rev().collect();
+        format!("; stderr: {}", last.join(" | "))
+    }
+}

@@ -1,0 +1,662 @@
+//! Plans of the client-certification kinds: the command to run, the upstream
+//! scenario(s) to serve it (a kind's default, or the suite's `upstream:`
+//! script), how many clients run at once, when to stop a client early, and
+//! the judge with its parameters.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_saphyr::Location;
+
+use crate::families::client::spec::*;
+use crate::plan::PlanCtx;
+use crate::upstream::{
+    Action, Inject, RateWindow, Reply, RetryAfterForm, RouteScript, Script, Step,
+};
+
+/// Default kill timeout of a client command.
+pub const DEFAULT_CLIENT_TIMEOUT: Duration = Duration::from_secs(20);
+/// Default name of the variable carrying the upstream URL.
+pub const DEFAULT_URL_ENV: &str = "TMINUS_UPSTREAM_URL";
+/// The suite variable holding the path of the running tminus executable.
+pub const TMINUS_EXE_VAR: &str = "tminus_exe";
+/// Where the default scenarios put the logical operation.
+pub const OPERATION_PATH: &str = "/public/v1/messages";
+
+#[derive(Debug, Clone)]
+pub struct CommandPlan {
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<PathBuf>,
+    pub timeout: Duration,
+    pub url_env: String,
+}
+
+/// One scenario: an upstream with `clients` clients run against it at once.
+#[derive(Debug, Clone)]
+pub struct ClientRun {
+    pub label: String,
+    pub script: Script,
+    pub clients: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy503 {
+    RetryAfterOnly,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyFormat {
+    UuidV4OrUlid,
+    UuidV4,
+    Ulid,
+    Any,
+}
+
+#[derive(Debug, Clone)]
+pub enum Judge {
+    RetryAfter {
+        tolerance: Duration,
+    },
+    Exponential {
+        growth: f64,
+        max_gap: Duration,
+        min_gaps: usize,
+    },
+    Jitter {
+        min_stdev: Duration,
+        bucket: Duration,
+        max_share: f64,
+    },
+    Bounded {
+        max_attempts: usize,
+        max_total: Duration,
+    },
+    NoRetry4xx,
+    Retry503 {
+        policy: Policy503,
+    },
+    IdempotencyKeys {
+        format: KeyFormat,
+        min_operations: usize,
+    },
+    SlowsBeforeLimit {
+        limit: u32,
+        window: Duration,
+        min_requests: usize,
+    },
+    Amplification {
+        /// Logical operations; `None`: distinct Idempotency-Keys.
+        operations: Option<usize>,
+        max: f64,
+    },
+    Replay {
+        header: String,
+        value: String,
+        operations: usize,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct ClientPlan {
+    pub command: CommandPlan,
+    pub runs: Vec<ClientRun>,
+    pub judge: Judge,
+    /// Kill a client once it has made more than this many attempts (the verdict is known).
+    pub stop_after_attempts: Option<usize>,
+    /// Kill a client after this long (the verdict is known).
+    pub stop_after_time: Option<Duration>,
+}
+
+fn route(steps: Vec<Step>, then: Step) -> Script {
+    Script {
+        routes: vec![RouteScript {
+            method: "POST".into(),
+            path: OPERATION_PATH.into(),
+            steps,
+            then,
+            rate_limit: None,
+            inject: None,
+        }],
+        hang_cap: None,
+    }
+}
+
+fn created() -> Step {
+    Step::reply(Reply {
+        body: r#"{"id":"msg_1","status":"queued"}"#.into(),
+        ..Reply::status(201)
+    })
+}
+
+fn one(label: &str, script: Script) -> Vec<ClientRun> {
+    vec![ClientRun {
+        label: label.into(),
+        script,
+        clients: 1,
+    }]
+}
+
+fn dur(d: &Option<crate::model::scalar::DurationValue>, default: Duration) -> Duration {
+    d.map(|d| d.0).unwrap_or(default)
+}
+
+impl PlanCtx<'_> {
+    fn command(&mut self, c: &CommandSpec, at: Location) -> CommandPlan {
+        // `${var.tminus_exe}` is this binary unless the suite or --var sets it.
+        let injected = !self.vars.contains_key(TMINUS_EXE_VAR);
+        if injected {
+            let exe = std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| "tminus".into());
+            self.vars.insert(TMINUS_EXE_VAR.into(), exe);
+        }
+        let scope = crate::plan::Scope::new();
+        let argv: Vec<String> = c
+            .argv
+            .iter()
+            .map(|a| self.template_at(&a.value.0, a.referenced).render(&scope))
+            .collect();
+        let env = c
+            .env
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    self.template_at(&v.value.0, v.referenced).render(&scope),
+                )
+            })
+            .collect();
+        let cwd = c
+            .cwd
+            .as_ref()
+            .map(|d| PathBuf::from(self.template(d).render(&scope)));
+        if injected {
+            self.vars.remove(TMINUS_EXE_VAR);
+        }
+        if argv.first().is_none_or(|a| a.trim().is_empty()) {
+            self.error(at, "`client.argv` needs at least the program to run");
+        }
+        let url_env = c.url_env.clone().unwrap_or_else(|| DEFAULT_URL_ENV.into());
+        if url_env.is_empty() || url_env.contains('=') {
+            self.error(
+                at,
+                format!("`client.url_env` `{url_env}` is not a valid variable name"),
+            );
+        }
+        let timeout = dur(&c.timeout, DEFAULT_CLIENT_TIMEOUT);
+        if timeout.is_zero() {
+            self.error(at, "`client.timeout` must be above zero");
+        }
+        CommandPlan {
+            argv,
+            env,
+            cwd,
+            timeout,
+            url_env,
+        }
+    }
+
+    fn step(&mut self, s: &StepSpec, at: Location) -> Step {
+        let action = match s.fault.as_deref() {
+            Some("close") => Action::Close,
+            Some("hang") => Action::Hang,
+            Some(other) => {
+                self.error(
+                    at,
+                    format!("unknown fault `{other}`: use `close` or `hang`"),
+                );
+                Action::Close
+            }
+            None => {
+                let status = s.status.unwrap_or(200);
+                if !(100..=599).contains(&status) {
+                    self.error(at, format!("status {status} is not between 100 and 599"));
+                }
+                let (body, ct) = match (&s.json, &s.body) {
+                    (Some(_), Some(_)) => {
+                        self.error(at, "give `json` or `body`, not both");
+                        (String::new(), "application/json".to_owned())
+                    }
+                    (Some(j), None) => (j.to_string(), "application/json".to_owned()),
+                    (None, Some(b)) => (b.clone(), "text/plain".to_owned()),
+                    (None, None) => (
+                        format!("{{\"status\":{status}}}"),
+                        "application/json".to_owned(),
+                    ),
+                };
+                let form = match s.retry_after_form.as_deref() {
+                    None | Some("seconds") => RetryAfterForm::Seconds,
+                    Some("http-date") => RetryAfterForm::HttpDate,
+                    Some(other) => {
+                        self.error(
+                            at,
+                            format!(
+                                "unknown retry_after_form `{other}`: use `seconds` or `http-date`"
+                            ),
+                        );
+                        RetryAfterForm::Seconds
+                    }
+                };
+                Action::Reply(Reply {
+                    status,
+                    headers: s
+                        .headers
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.0.clone()))
+                        .collect(),
+                    body,
+                    content_type: s.content_type.clone().unwrap_or(ct),
+                    retry_after: s.retry_after.map(|d| (d.0, form)),
+                })
+            }
+        };
+        Step {
+            action,
+            delay: dur(&s.delay, Duration::ZERO),
+        }
+    }
+
+    fn script(&mut self, u: &Option<UpstreamSpec>, default: Script) -> Script {
+        let Some(u) = u else { return default };
+        let mut routes = Vec::new();
+        for r in &u.routes {
+            let mut steps = Vec::new();
+            for s in &r.responses {
+                let step = self.step(&s.value, s.referenced);
+                for _ in 0..s.value.repeat.unwrap_or(1).min(10_000) {
+                    steps.push(step.clone());
+                }
+            }
+            let then = match &r.then {
+                Some(t) => self.step(&t.value, t.referenced),
+                None => created(),
+            };
+            routes.push(RouteScript {
+                method: r
+                    .method
+                    .clone()
+                    .unwrap_or_else(|| "POST".into())
+                    .to_uppercase(),
+                path: r.path.clone(),
+                steps,
+                then,
+                rate_limit: r.rate_limit.as_ref().map(|l| RateWindow {
+                    limit: l.limit,
+                    window: l.window.0,
+                }),
+                inject: None,
+            });
+        }
+        Script {
+            routes,
+            hang_cap: u.hang_cap.map(|d| d.0),
+        }
+    }
+
+    fn client_plan(
+        &mut self,
+        command: CommandPlan,
+        runs: Vec<ClientRun>,
+        judge: Judge,
+    ) -> ClientPlan {
+        ClientPlan {
+            command,
+            runs,
+            judge,
+            stop_after_attempts: None,
+            stop_after_time: None,
+        }
+    }
+
+    pub fn client_respects_retry_after(&mut self, s: &RespectsRetryAfterSpec) -> ClientPlan {
+        let cmd = self.command(&s.client, s.id.referenced);
+        let form = match s.form.as_ref().map(|f| (f.value.as_str(), f.referenced)) {
+            None | Some(("seconds", _)) => RetryAfterForm::Seconds,
+            Some(("http-date", _)) => RetryAfterForm::HttpDate,
+            Some((other, at)) => {
+                self.error(
+                    at,
+                    format!("unknown form `{other}`: use `seconds` or `http-date`"),
+                );
+                RetryAfterForm::Seconds
+            }
+        };
+        let ra = dur(&s.retry_after, Duration::from_secs(1));
+        let default = route(
+            vec![Step::reply(
+                Reply::status(s.status.unwrap_or(429)).retry_after(ra, form),
+            )],
+            created(),
+        );
+        let script = self.script(&s.upstream, default);
+        let judge = Judge::RetryAfter {
+            tolerance: dur(&s.tolerance, Duration::from_millis(50)),
+        };
+        let mut p = self.client_plan(cmd, one("retry-after", script), judge);
+        // Two attempts decide it.
+        p.stop_after_attempts = Some(2);
+        p
+    }
+
+    pub fn client_exponential_backoff(&mut self, s: &ExponentialBackoffSpec) -> ClientPlan {
+        let cmd = self.command(&s.client, s.id.referenced);
+        let n = s.failures.unwrap_or(8).clamp(1, 1000) as usize;
+        let default = route(vec![Step::reply(Reply::status(429)); n], created());
+        let script = self.script(&s.upstream, default);
+        let growth = s.growth.unwrap_or(2.0);
+        if !(growth.is_finite() && growth >= 1.0) {
+            self.error(s.id.referenced, "`growth` must be a number of at least 1");
+        }
+        let judge = Judge::Exponential {
+            growth,
+            max_gap: dur(&s.max_gap, Duration::from_secs(60)),
+            min_gaps: s.min_gaps.unwrap_or(3).max(2) as usize,
+        };
+        self.client_plan(cmd, one("backoff", script), judge)
+    }
+
+    pub fn client_jitter(&mut self, s: &JitterSpec) -> ClientPlan {
+        let cmd = self.command(&s.client, s.id.referenced);
+        let k = s.clients.unwrap_or(50) as usize;
+        if !(2..=500).contains(&k) {
+            self.error(s.id.referenced, "`clients` must be between 2 and 500");
+        }
+        let ra = dur(&s.retry_after, Duration::from_secs(1));
+        let default = route(
+            vec![Step::reply(
+                Reply::status(429).retry_after(ra, RetryAfterForm::Seconds),
+            )],
+            created(),
+        );
+        let script = self.script(&s.upstream, default);
+        let share = s.max_bucket_share.unwrap_or(0.2);
+        if !(share > 0.0 && share <= 1.0) {
+            self.error(
+                s.id.referenced,
+                "`max_bucket_share` must be above 0 and at most 1",
+            );
+        }
+        let bucket = dur(&s.bucket, Duration::from_millis(100));
+        if bucket.is_zero() {
+            self.error(s.id.referenced, "`bucket` must be above zero");
+        }
+        let judge = Judge::Jitter {
+            min_stdev: dur(&s.min_stdev, Duration::from_millis(200)),
+            bucket,
+            max_share: share,
+        };
+        let mut p = self.client_plan(
+            cmd,
+            vec![ClientRun {
+                label: "herd".into(),
+                script,
+                clients: k.clamp(2, 500),
+            }],
+            judge,
+        );
+        p.stop_after_attempts = Some(2);
+        p
+    }
+
+    pub fn client_bounded(&mut self, s: &BoundedSpec) -> ClientPlan {
+        let cmd = self.command(&s.client, s.id.referenced);
+        let mut reply = Reply::status(s.status.unwrap_or(429));
+        if let Some(ra) = s.retry_after {
+            reply = reply.retry_after(ra.0, RetryAfterForm::Seconds);
+        }
+        let step = Step::reply(reply);
+        let default = route(Vec::new(), step);
+        let script = self.script(&s.upstream, default);
+        let max_attempts = s.max_attempts.unwrap_or(10).max(1) as usize;
+        let max_total = dur(&s.max_total, Duration::from_secs(60));
+        if max_total >= cmd.timeout {
+            self.error(
+                s.id.referenced,
+                format!(
+                    "`max_total` ({}) must be below `client.timeout` ({}) to tell a bounded client from a killed one",
+                    crate::fmt_duration(max_total),
+                    crate::fmt_duration(cmd.timeout)
+                ),
+            );
+        }
+        let mut p = self.client_plan(
+            cmd,
+            one("always-failing", script),
+            Judge::Bounded {
+                max_attempts,
+                max_total,
+            },
+        );
+        p.stop_after_attempts = Some(max_attempts);
+        p.stop_after_time = Some(max_total);
+        p
+    }
+
+    pub fn client_no_retry_on_4xx(&mut self, s: &NoRetryOn4xxSpec) -> ClientPlan {
+        let cmd = self.command(&s.client, s.id.referenced);
+        let statuses = s
+            .statuses
+            .clone()
+            .unwrap_or_else(|| vec![400, 401, 403, 404, 422]);
+        if statuses.is_empty() || statuses.iter().any(|s| !(400..=499).contains(s)) {
+            self.error(s.id.referenced, "`statuses` must list 4xx codes");
+        }
+        let runs = statuses
+            .iter()
+            .map(|st| ClientRun {
+                label: st.to_string(),
+                script: route(vec![Step::reply(Reply::status(*st))], created()),
+                clients: 1,
+            })
+            .collect();
+        let mut p = self.client_plan(cmd, runs, Judge::NoRetry4xx);
+        p.stop_after_attempts = Some(1);
+        p
+    }
+
+    pub fn client_retry_503_policy(&mut self, s: &Retry503PolicySpec) -> ClientPlan {
+        let cmd = self.command(&s.client, s.id.referenced);
+        let policy = match s.policy.as_ref().map(|p| (p.value.as_str(), p.referenced)) {
+            None | Some(("retry-after-only", _)) => Policy503::RetryAfterOnly,
+            Some(("always", _)) => Policy503::Always,
+            Some(("never", _)) => Policy503::Never,
+            Some((other, at)) => {
+                self.error(
+                    at,
+                    format!("unknown policy `{other}`: use retry-after-only, always or never"),
+                );
+                Policy503::RetryAfterOnly
+            }
+        };
+        let ra = dur(&s.retry_after, Duration::from_secs(1));
+        let runs = vec![
+            ClientRun {
+                label: "503 without Retry-After".into(),
+                script: route(vec![Step::reply(Reply::status(503))], created()),
+                clients: 1,
+            },
+            ClientRun {
+                label: "503 with Retry-After".into(),
+                script: route(
+                    vec![Step::reply(
+                        Reply::status(503).retry_after(ra, RetryAfterForm::Seconds),
+                    )],
+                    created(),
+                ),
+                clients: 1,
+            },
+        ];
+        let mut p = self.client_plan(cmd, runs, Judge::Retry503 { policy });
+        p.stop_after_attempts = Some(2);
+        p
+    }
+
+    pub fn client_idempotency_keys(&mut self, s: &IdempotencyKeysSpec) -> ClientPlan {
+        let cmd = self.command(&s.client, s.id.referenced);
+        let format = match s
+            .key_format
+            .as_ref()
+            .map(|p| (p.value.as_str(), p.referenced))
+        {
+            None | Some(("uuidv4-or-ulid", _)) => KeyFormat::UuidV4OrUlid,
+            Some(("uuidv4", _)) => KeyFormat::UuidV4,
+            Some(("ulid", _)) => KeyFormat::Ulid,
+            Some(("any", _)) => KeyFormat::Any,
+            Some((other, at)) => {
+                self.error(
+                    at,
+                    format!(
+                        "unknown key_format `{other}`: use uuidv4-or-ulid, uuidv4, ulid or any"
+                    ),
+                );
+                KeyFormat::Any
+            }
+        };
+        // IDEM-C02 (dropped connection, 503 + Retry-After) and IDEM-C03 (409 in progress).
+        let default = route(
+            vec![
+                Step::fault(Action::Close),
+                Step::reply(Reply {
+                    body: r#"{"error":{"code":"IDEMPOTENCY_IN_PROGRESS","message":"a request with this key is in progress"}}"#.into(),
+                    ..Reply::status(409)
+                }),
+                Step::reply(Reply::status(503).retry_after(Duration::from_secs(1), RetryAfterForm::Seconds)),
+            ],
+            created(),
+        );
+        let script = self.script(&s.upstream, default);
+        let judge = Judge::IdempotencyKeys {
+            format,
+            min_operations: s.min_operations.unwrap_or(2).max(1) as usize,
+        };
+        self.client_plan(cmd, one("operations", script), judge)
+    }
+
+    pub fn client_slows_before_limit(&mut self, s: &SlowsBeforeLimitSpec) -> ClientPlan {
+        let cmd = self.command(&s.client, s.id.referenced);
+        let limit = s.limit.unwrap_or(4).max(1);
+        let window = dur(&s.window, Duration::from_secs(2));
+        if window < Duration::from_millis(500) {
+            self.error(s.id.referenced, "`window` must be at least 500ms");
+        }
+        let mut script = route(Vec::new(), created());
+        script.routes[0].rate_limit = Some(RateWindow { limit, window });
+        let min_requests = s.min_requests.unwrap_or(limit + 1) as usize;
+        let judge = Judge::SlowsBeforeLimit {
+            limit,
+            window,
+            min_requests,
+        };
+        self.client_plan(cmd, one("rate-limited", script), judge)
+    }
+
+    pub fn client_retry_amplification(&mut self, s: &RetryAmplificationSpec) -> ClientPlan {
+        let cmd = self.command(&s.client, s.id.referenced);
+        let share = s.failure_share.unwrap_or(0.05);
+        if !(share > 0.0 && share < 1.0) {
+            self.error(
+                s.id.referenced,
+                "`failure_share` must be above 0 and below 1",
+            );
+        }
+        let status = s.status.unwrap_or(503);
+        if !(400..=599).contains(&status) {
+            self.error(s.id.referenced, "`status` must be a 4xx or 5xx code");
+        }
+        let mut reply = Reply::status(status);
+        match s
+            .retry_after
+            .as_ref()
+            .map(|r| (r.value.0.trim(), r.referenced))
+        {
+            None => reply = reply.retry_after(Duration::from_secs(1), RetryAfterForm::Seconds),
+            Some(("none", _)) => {}
+            Some((v, at)) => match crate::model::scalar::parse_duration(v) {
+                Ok(d) => reply = reply.retry_after(d, RetryAfterForm::Seconds),
+                Err(e) => self.error(at, format!("`retry_after`: {e} (or `none`)")),
+            },
+        }
+        let inject = Inject {
+            share: share.clamp(0.0001, 0.9999),
+            step: Step::reply(reply),
+            hold: dur(&s.hold, Duration::from_millis(100)),
+        };
+        let mut script = self.script(&s.upstream, route(Vec::new(), created()));
+        // The injected failures run over every scripted route.
+        for r in &mut script.routes {
+            r.inject = Some(inject.clone());
+        }
+        let max = s.max_amplification.unwrap_or(1.1);
+        if !(max.is_finite() && max >= 1.0) {
+            self.error(
+                s.id.referenced,
+                "`max_amplification` must be a number of at least 1",
+            );
+        }
+        if s.operations == Some(0) {
+            self.error(s.id.referenced, "`operations` must be at least 1");
+        }
+        let judge = Judge::Amplification {
+            operations: s.operations.map(|n| n.max(1) as usize),
+            max,
+        };
+        self.client_plan(cmd, one("steady-load", script), judge)
+    }
+
+    pub fn client_replay_is_success(&mut self, s: &ReplayIsSuccessSpec) -> ClientPlan {
+        let cmd = self.command(&s.client, s.id.referenced);
+        let header = s
+            .replay_header
+            .clone()
+            .unwrap_or_else(|| "Idempotent-Replayed".into());
+        let value = s.replay_value.clone().unwrap_or_else(|| "1".into());
+        if axum::http::HeaderName::try_from(header.as_str()).is_err()
+            || axum::http::HeaderValue::try_from(value.as_str()).is_err()
+        {
+            self.error(
+                s.id.referenced,
+                format!(
+                    "`replay_header: {header}` / `replay_value: {value}` is not a valid header"
+                ),
+            );
+        }
+        let first = match s.first.as_ref().map(|f| (f.value.0.trim(), f.referenced)) {
+            None | Some(("close", _)) => Step::fault(Action::Close),
+            Some(("503", _)) => Step::reply(Reply::status(503).retry_after(
+                dur(&s.retry_after, Duration::from_secs(1)),
+                RetryAfterForm::Seconds,
+            )),
+            Some((other, at)) => {
+                self.error(at, format!("unknown first `{other}`: use `close` or `503`"));
+                Step::fault(Action::Close)
+            }
+        };
+        // The retry finds the operation done: the stored 201, marked as a replay.
+        let replay = Step::reply(Reply {
+            headers: vec![(header.clone(), value.clone())],
+            ..match created().action {
+                Action::Reply(r) => r,
+                _ => Reply::status(201),
+            }
+        });
+        // Later operations (and a client that sends the operation again) get a fresh 201.
+        let default = route(vec![first, replay], created());
+        let script = self.script(&s.upstream, default);
+        let operations = s.operations.unwrap_or(1).max(1) as usize;
+        let mut p = self.client_plan(
+            cmd,
+            one("replayed", script),
+            Judge::Replay {
+                header,
+                value,
+                operations,
+            },
+        );
+        // Two attempts per operation, and a few more show the defect.
+        p.stop_after_attempts = Some(2 * operations + 3);
+        p
+    }
+}

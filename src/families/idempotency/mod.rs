@@ -1,0 +1,5 @@
+//! Idempotency (checklist point 1, catalogue §1): the probe side of Idempotency-Key: replay, mismatch, races, lost responses, key scope, syntax and expiry.
+
+pub mod exec;
+pub mod plan;
+pub mod spec;

@@ -1,0 +1,550 @@
+//! Planning the idempotency family: one `IdemPlan` with the shared pieces
+//! (request, counter, key, marker dialect) and a `Mode` per kind holding what
+//! only that kind needs. Defaults follow the checklist and the IETF draft.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_saphyr::Spanned;
+
+use crate::families::idempotency::spec::MarkerSpec;
+use crate::model::jsonpath::JsonPath;
+use crate::model::scalar::{DurationValue, Scalar, StatusPattern, StatusSet};
+use crate::plan::{CounterPlan, PlanCtx, RequestPlan, Template};
+use crate::suite::kinds::CheckEntry;
+use crate::suite::request::{CounterSpec, RequestSpec};
+
+/// What the replay marker must look like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerPolicy {
+    Required,
+    Optional,
+    Forbidden,
+}
+
+#[derive(Debug, Clone)]
+pub struct MarkerPlan {
+    pub header: String,
+    /// Lower-cased accepted values.
+    pub values: Vec<String>,
+    pub policy: MarkerPolicy,
+}
+
+impl MarkerPlan {
+    /// Is a response with this header value marked as a replay?
+    pub fn is_marked(&self, value: Option<&str>) -> bool {
+        value.is_some_and(|v| self.values.contains(&v.trim().to_ascii_lowercase()))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Mode {
+    Replay {
+        ignore: Vec<JsonPath>,
+        id_path: Option<JsonPath>,
+    },
+    DistinctKeys {
+        id_path: Option<JsonPath>,
+    },
+    Mismatch {
+        changed: Option<RequestPlan>,
+        reject: StatusSet,
+    },
+    Concurrent {
+        n: usize,
+        conflict: StatusSet,
+        allow_replay: bool,
+        slow: Vec<(String, Template)>,
+    },
+    LostResponse {
+        slow: Vec<(String, Template)>,
+        in_progress: StatusSet,
+        retry_within: Duration,
+        settle: Duration,
+    },
+    Errors {
+        invalid: RequestPlan,
+        cached: bool,
+    },
+    InFlight {
+        slow: Vec<(String, Template)>,
+        conflict: StatusSet,
+        retry_after: Duration,
+        retry_within: Duration,
+    },
+    MissingKey {
+        required: bool,
+        reject: StatusSet,
+    },
+    KeyScope {
+        id_path: Option<JsonPath>,
+    },
+    KeySyntax {
+        reject: StatusSet,
+    },
+    EndpointScope {
+        other: Box<RequestPlan>,
+        other_effects: Option<CounterPlan>,
+        policy: EndpointPolicy,
+        reject: StatusSet,
+    },
+    Expiry {
+        ttl: Duration,
+        margin: Duration,
+    },
+}
+
+/// What endpoint B must answer to a key first used on endpoint A (IDEM-010).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndpointPolicy {
+    /// A rejection or an independent execution.
+    Either,
+    Reject,
+    Execute,
+}
+
+#[derive(Debug, Clone)]
+pub struct IdemPlan {
+    pub mode: Mode,
+    pub request: RequestPlan,
+    pub effects: CounterPlan,
+    pub key_header: String,
+    pub key: Template,
+    pub success: StatusSet,
+    pub marker: MarkerPlan,
+}
+
+pub const DEFAULT_KEY_HEADER: &str = "Idempotency-Key";
+pub const DEFAULT_MARKER_HEADER: &str = "Idempotent-Replayed";
+pub const DEFAULT_CONCURRENCY: u32 = 10;
+pub const MAX_CONCURRENCY: u32 = 100;
+pub const DEFAULT_EXPIRY_MARGIN: Duration = Duration::from_millis(500);
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(10);
+
+/// Parses a policy word against its allowed spellings.
+pub fn parse_policy<'a>(text: &str, allowed: &[&'a str]) -> Result<&'a str, String> {
+    let t = text.trim().to_ascii_lowercase().replace('-', "_");
+    allowed.iter().find(|a| **a == t).copied().ok_or_else(|| {
+        format!(
+            "unknown policy `{text}`: use one of {}",
+            allowed
+                .iter()
+                .map(|a| format!("`{a}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+/// The shared fields, borrowed from whichever spec is planned.
+struct Common<'s> {
+    id: &'s Spanned<String>,
+    request: &'s RequestSpec,
+    effects: &'s CounterSpec,
+    key_header: &'s Option<String>,
+    key: Option<&'s Spanned<String>>,
+    success: &'s Option<StatusSet>,
+    marker: Option<&'s MarkerSpec>,
+}
+
+impl PlanCtx<'_> {
+    /// Plans any idempotency check entry (the caller matched the variants).
+    pub fn idempotency(&mut self, c: &CheckEntry) -> IdemPlan {
+        use CheckEntry as E;
+        macro_rules! common {
+            ($s:expr, $key:expr, $marker:expr) => {
+                Common {
+                    id: &$s.id,
+                    request: &$s.request,
+                    effects: &$s.effects,
+                    key_header: &$s.key_header,
+                    key: $key,
+                    success: &$s.success,
+                    marker: $marker,
+                }
+            };
+        }
+        let (common, mode) = match c {
+            E::IdemReplay(s) => {
+                let ignore = s
+                    .ignore
+                    .iter()
+                    .map(|p| self.json_path(&p.value, p.referenced))
+                    .collect();
+                let id_path = self.opt_path(&s.id_path);
+                (
+                    common!(s, s.key.as_ref(), s.marker.as_ref()),
+                    Mode::Replay { ignore, id_path },
+                )
+            }
+            E::IdemDistinctKeys(s) => {
+                let id_path = self.opt_path(&s.id_path);
+                (
+                    common!(s, s.key.as_ref(), s.marker.as_ref()),
+                    Mode::DistinctKeys { id_path },
+                )
+            }
+            E::IdemMismatch(s) => {
+                let changed = s.changed.as_ref().map(|r| self.request(r, s.id.referenced));
+                (
+                    common!(s, s.key.as_ref(), s.marker.as_ref()),
+                    Mode::Mismatch {
+                        changed,
+                        reject: s.reject_status.clone().unwrap_or(StatusSet::single(422)),
+                    },
+                )
+            }
+            E::IdemConcurrent(s) => {
+                let n = match &s.concurrency {
+                    None => DEFAULT_CONCURRENCY,
+                    Some(c) if (2..=MAX_CONCURRENCY).contains(&c.value) => c.value,
+                    Some(c) => {
+                        self.error(
+                            c.referenced,
+                            format!(
+                                "concurrency {} is out of range: use 2 to {MAX_CONCURRENCY}",
+                                c.value
+                            ),
+                        );
+                        DEFAULT_CONCURRENCY
+                    }
+                } as usize;
+                let slow = self.headers(&s.slow_headers);
+                (
+                    common!(s, s.key.as_ref(), s.marker.as_ref()),
+                    Mode::Concurrent {
+                        n,
+                        conflict: s.conflict_status.clone().unwrap_or(StatusSet::single(409)),
+                        allow_replay: s.allow_replay.unwrap_or(true),
+                        slow,
+                    },
+                )
+            }
+            E::IdemLostResponse(s) => {
+                let slow = self.headers(&s.slow_headers);
+                (
+                    common!(s, s.key.as_ref(), s.marker.as_ref()),
+                    Mode::LostResponse {
+                        slow,
+                        in_progress: s
+                            .in_progress_status
+                            .clone()
+                            .unwrap_or(StatusSet::single(409)),
+                        retry_within: dur(&s.retry_within, Duration::from_secs(5)),
+                        settle: dur(&s.settle, Duration::from_secs(1)),
+                    },
+                )
+            }
+            E::IdemErrorsNotCached(s) => {
+                let invalid = self.request(&s.invalid, s.id.referenced);
+                let cached = match &s.policy {
+                    None => false,
+                    Some(p) => match parse_policy(&p.value, &["not_cached", "cached"]) {
+                        Ok(w) => w == "cached",
+                        Err(e) => {
+                            self.error(p.referenced, e);
+                            false
+                        }
+                    },
+                };
+                (
+                    common!(s, s.key.as_ref(), None),
+                    Mode::Errors { invalid, cached },
+                )
+            }
+            E::IdemInFlight(s) => {
+                let slow = self.headers(&s.slow_headers);
+                (
+                    common!(s, s.key.as_ref(), s.marker.as_ref()),
+                    Mode::InFlight {
+                        slow,
+                        conflict: s.conflict_status.clone().unwrap_or(StatusSet::single(409)),
+                        retry_after: dur(&s.retry_after, Duration::from_millis(150)),
+                        retry_within: dur(&s.retry_within, Duration::from_secs(10)),
+                    },
+                )
+            }
+            E::IdemMissingKey(s) => {
+                let required = match &s.policy {
+                    None => true,
+                    Some(p) => match parse_policy(&p.value, &["required", "optional"]) {
+                        Ok(w) => w == "required",
+                        Err(e) => {
+                            self.error(p.referenced, e);
+                            true
+                        }
+                    },
+                };
+                (
+                    common!(s, None, None),
+                    Mode::MissingKey {
+                        required,
+                        reject: s.reject_status.clone().unwrap_or(StatusSet::single(400)),
+                    },
+                )
+            }
+            E::IdemKeyScope(s) => {
+                let id_path = self.opt_path(&s.id_path);
+                (
+                    common!(s, s.key.as_ref(), s.marker.as_ref()),
+                    Mode::KeyScope { id_path },
+                )
+            }
+            E::IdemKeySyntax(s) => (
+                common!(s, s.key.as_ref(), None),
+                Mode::KeySyntax {
+                    reject: s.reject_status.clone().unwrap_or(StatusSet::single(400)),
+                },
+            ),
+            E::IdemEndpointScope(s) => {
+                let other = Box::new(self.request(&s.other_request, s.id.referenced));
+                let other_effects = s.other_effects.as_ref().map(|c| self.counter(c));
+                let policy = match &s.policy {
+                    None => EndpointPolicy::Either,
+                    Some(p) => match parse_policy(&p.value, &["either", "reject", "execute"]) {
+                        Ok("reject") => EndpointPolicy::Reject,
+                        Ok("execute") => EndpointPolicy::Execute,
+                        Ok(_) => EndpointPolicy::Either,
+                        Err(e) => {
+                            self.error(p.referenced, e);
+                            EndpointPolicy::Either
+                        }
+                    },
+                };
+                (
+                    common!(s, s.key.as_ref(), s.marker.as_ref()),
+                    Mode::EndpointScope {
+                        other,
+                        other_effects,
+                        policy,
+                        reject: s
+                            .reject_status
+                            .clone()
+                            .unwrap_or(StatusSet(vec![StatusPattern::Class(4)])),
+                    },
+                )
+            }
+            E::IdemExpiry(s) => {
+                let ttl = s.ttl.value.0;
+                let margin = dur(&s.margin, DEFAULT_EXPIRY_MARGIN);
+                let max_wait = dur(&s.max_wait, DEFAULT_MAX_WAIT);
+                if ttl.is_zero() {
+                    self.error(s.ttl.referenced, "ttl must be longer than zero");
+                } else if ttl + margin > max_wait {
+                    // A bound, not a hang: a 24 h TTL is not waited for; the
+                    // target needs a test override of its TTL.
+                    self.error(
+                        s.ttl.referenced,
+                        format!(
+                            "ttl {ttl:?} + margin {margin:?} exceeds max_wait {max_wait:?}: give the target a short test TTL, or raise max_wait"
+                        ),
+                    );
+                }
+                (
+                    common!(s, s.key.as_ref(), s.marker.as_ref()),
+                    Mode::Expiry { ttl, margin },
+                )
+            }
+            // The caller only passes idempotency entries.
+            _ => unreachable!("not an idempotency check"),
+        };
+        self.idem_common(common, mode)
+    }
+
+    fn idem_common(&mut self, c: Common<'_>, mode: Mode) -> IdemPlan {
+        let request = self.request(c.request, c.id.referenced);
+        let effects = self.counter(c.effects);
+        let key = match c.key {
+            Some(k) => self.template(k),
+            None => Template::compile("${uuid}", &self.resolver()).unwrap_or_default(),
+        };
+        let marker = self.marker(c.marker);
+        IdemPlan {
+            mode,
+            request,
+            effects,
+            key_header: c
+                .key_header
+                .clone()
+                .unwrap_or_else(|| DEFAULT_KEY_HEADER.into()),
+            key,
+            success: c
+                .success
+                .clone()
+                .unwrap_or(StatusSet(vec![StatusPattern::Class(2)])),
+            marker,
+        }
+    }
+
+    fn marker(&mut self, m: Option<&MarkerSpec>) -> MarkerPlan {
+        let default = MarkerSpec::default();
+        let m = m.unwrap_or(&default);
+        let policy = match &m.policy {
+            None => MarkerPolicy::Required,
+            Some(p) => match parse_policy(&p.value, &["required", "optional", "forbidden"]) {
+                Ok("optional") => MarkerPolicy::Optional,
+                Ok("forbidden") => MarkerPolicy::Forbidden,
+                Ok(_) => MarkerPolicy::Required,
+                Err(e) => {
+                    self.error(p.referenced, e);
+                    MarkerPolicy::Required
+                }
+            },
+        };
+        MarkerPlan {
+            header: m
+                .header
+                .clone()
+                .unwrap_or_else(|| DEFAULT_MARKER_HEADER.into()),
+            values: m
+                .values
+                .as_ref()
+                .map(|v| v.iter().map(|s| s.0.trim().to_ascii_lowercase()).collect())
+                .unwrap_or_else(|| vec!["1".into()]),
+            policy,
+        }
+    }
+
+    fn opt_path(&mut self, p: &Option<Spanned<String>>) -> Option<JsonPath> {
+        p.as_ref().map(|p| self.json_path(&p.value, p.referenced))
+    }
+
+    fn headers(&mut self, h: &BTreeMap<String, Spanned<Scalar>>) -> Vec<(String, Template)> {
+        h.iter()
+            .map(|(k, v)| (k.clone(), self.template_at(&v.value.0, v.referenced)))
+            .collect()
+    }
+}
+
+fn dur(d: &Option<Spanned<DurationValue>>, default: Duration) -> Duration {
+    d.as_ref().map(|d| d.value.0).unwrap_or(default)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{build_with_env, CheckPlan, PlanOptions};
+    use crate::suite::LoadedSuite;
+
+    fn plan_one(check: &str) -> IdemPlan {
+        let src =
+            format!("suite: s\ntarget: {{ base_url: \"http://127.0.0.1:1\" }}\nchecks:\n{check}");
+        let path = std::path::Path::new("s.yaml");
+        let file = crate::suite::read::parse_str(path, &src).expect("parses");
+        let loaded = vec![LoadedSuite {
+            path: path.into(),
+            source: src.clone(),
+            file,
+        }];
+        let mut plan = build_with_env(&loaded, &PlanOptions::default(), &|_| None)
+            .unwrap_or_else(|d| panic!("{d}"));
+        match plan.suites.remove(0).checks.remove(0).body {
+            CheckPlan::Idempotency(p) => *p,
+            other => panic!("not an idempotency plan: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn replay_defaults_follow_the_checklist() {
+        let p = plan_one(
+            "  - id: r\n    kind: idempotency.replay\n    request: { method: POST, path: /m }\n    effects: { request: { path: /c }, value: $.count }\n",
+        );
+        assert_eq!(p.key_header, "Idempotency-Key");
+        assert_eq!(p.marker.header, "Idempotent-Replayed");
+        assert_eq!(p.marker.values, vec!["1"]);
+        assert_eq!(p.marker.policy, MarkerPolicy::Required);
+        assert!(p.success.matches(201) && !p.success.matches(409));
+        let (a, b) = (
+            p.key.render(&Default::default()),
+            p.key.render(&Default::default()),
+        );
+        assert_ne!(a, b, "a fresh key per render");
+        assert!(
+            uuid::Uuid::parse_str(&a).is_ok_and(|u| u.get_version_num() == 4),
+            "{a}"
+        );
+    }
+
+    #[test]
+    fn dialect_parameters_are_taken_as_written() {
+        let p = plan_one(
+            "  - id: c\n    kind: idempotency.concurrent\n    request: { method: POST, path: /m }\n    effects: { request: { path: /c }, value: $.items }\n    key_header: X-Idem\n    key: \"order-${uuid}\"\n    marker: { header: X-Replayed, values: [true, 1], policy: forbidden }\n    concurrency: 4\n    conflict_status: [409, 425]\n    allow_replay: false\n",
+        );
+        assert_eq!(p.key_header, "X-Idem");
+        assert!(p.key.render(&Default::default()).starts_with("order-"));
+        assert_eq!(p.marker.values, vec!["true", "1"]);
+        assert_eq!(p.marker.policy, MarkerPolicy::Forbidden);
+        match p.mode {
+            Mode::Concurrent {
+                n,
+                conflict,
+                allow_replay,
+                ..
+            } => {
+                assert_eq!(n, 4);
+                assert!(conflict.matches(425));
+                assert!(!allow_replay);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn new_kinds_plan_with_defaults() {
+        let p = plan_one(
+            "  - id: k\n    kind: idempotency.key_syntax\n    request: { method: POST, path: /m }\n    effects: { request: { path: /c }, value: $.count }\n",
+        );
+        assert!(
+            matches!(p.mode, Mode::KeySyntax { ref reject } if reject.matches(400) && !reject.matches(422))
+        );
+        let p = plan_one(
+            "  - id: e\n    kind: idempotency.endpoint_scope\n    request: { method: POST, path: /a }\n    other_request: { method: POST, path: /b }\n    effects: { request: { path: /c }, value: $.count }\n",
+        );
+        match p.mode {
+            Mode::EndpointScope {
+                policy,
+                reject,
+                other_effects,
+                ..
+            } => {
+                assert_eq!(policy, EndpointPolicy::Either);
+                assert!(reject.matches(409) && !reject.matches(500));
+                assert!(other_effects.is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        let p = plan_one(
+            "  - id: x\n    kind: idempotency.expiry\n    request: { method: POST, path: /a }\n    effects: { request: { path: /c }, value: $.count }\n    ttl: 1s\n",
+        );
+        match p.mode {
+            Mode::Expiry { ttl, margin } => {
+                assert_eq!(ttl, Duration::from_secs(1));
+                assert_eq!(margin, DEFAULT_EXPIRY_MARGIN);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn policies_parse_with_spelling_variants() {
+        assert_eq!(
+            parse_policy("Not-Cached", &["not_cached", "cached"]),
+            Ok("not_cached")
+        );
+        let e = parse_policy("sometimes", &["required", "optional"]).unwrap_err();
+        assert!(e.contains("`required`, `optional`"), "{e}");
+    }
+
+    #[test]
+    fn marker_values_match_case_insensitively() {
+        let m = MarkerPlan {
+            header: DEFAULT_MARKER_HEADER.into(),
+            values: vec!["1".into(), "true".into()],
+            policy: MarkerPolicy::Required,
+        };
+        assert!(m.is_marked(Some("TRUE")));
+        assert!(m.is_marked(Some(" 1")));
+        assert!(!m.is_marked(Some("0")));
+        assert!(!m.is_marked(None));
+    }
+}

@@ -1,0 +1,9 @@
+//! The burst rehearsal (catalogue LOAD-*): goose-driven load, HDR histograms with coordinated omission corrected, thresholds.
+
+pub mod engine;
+pub mod exec;
+pub mod logging;
+pub mod plan;
+pub mod signal;
+pub mod spec;
+pub mod stats;

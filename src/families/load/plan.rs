@@ -1,0 +1,574 @@
+//! Planning the `load:` section: the profile resolved to a goose test plan
+//! (or iterations), the mix compiled with the shared request grammar, rates
+//! and shares parsed, and every threshold parsed, all with positioned errors.
+
+use std::time::Duration;
+
+use serde_saphyr::Location;
+
+use crate::families::load::spec::LoadSpec;
+use crate::model::scalar::{StatusPattern, StatusSet};
+use crate::plan::{CounterPlan, PlanCtx, RequestPlan};
+
+/// Hard cap on any burst unless the suite sets `max_duration`.
+pub const DEFAULT_MAX_DURATION: Duration = Duration::from_secs(600);
+/// Share of the scheduled requests that must be sent for the load to count as delivered.
+pub const DEFAULT_MIN_DELIVERED: f64 = 0.9;
+
+#[derive(Debug, Clone)]
+pub struct LoadPlan {
+    pub id: String,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    pub profile: Profile,
+    pub max_users: usize,
+    /// Requests per second for all users together at full load.
+    pub max_rate: f64,
+    pub max_duration: Duration,
+    pub allow_remote: bool,
+    pub mix: Vec<MixPlan>,
+    pub duplicate_share: f64,
+    pub idempotency_header: String,
+    pub effects: Option<CounterPlan>,
+    pub thresholds: Vec<Threshold>,
+    pub min_delivered: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Profile {
+    /// Goose test plan steps: (users, whole seconds to reach them).
+    Stages(Vec<(usize, u64)>),
+    /// `users` started at `hatch_rate`/s, each sending `iterations` requests.
+    Iterations {
+        users: usize,
+        hatch_rate: f64,
+        iterations: u64,
+    },
+}
+
+impl Profile {
+    /// `"8,2s;8,5s;0,0s"`, the goose test plan string.
+    pub fn test_plan(&self) -> Option<String> {
+        match self {
+            Profile::Stages(s) => Some(
+                s.iter()
+                    .map(|(u, t)| format!("{u},{t}s"))
+                    .collect::<Vec<_>>()
+                    .join(";"),
+            ),
+            Profile::Iterations { .. } => None,
+        }
+    }
+    /// Planned wall time (stages only).
+    pub fn planned_duration(&self) -> Option<Duration> {
+        match self {
+            Profile::Stages(s) => Some(Duration::from_secs(s.iter().map(|(_, t)| t).sum())),
+            Profile::Iterations { .. } => None,
+        }
+    }
+    /// User-seconds under the profile (users ramp linearly within a stage).
+    pub fn user_seconds(&self) -> f64 {
+        match self {
+            Profile::Stages(s) => {
+                let mut prev = 0.0;
+                let mut area = 0.0;
+                for (u, t) in s {
+                    let u = *u as f64;
+                    area += (prev + u) / 2.0 * *t as f64;
+                    prev = u;
+                }
+                area
+            }
+            Profile::Iterations { .. } => 0.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct MixPlan {
+    pub name: String,
+    pub weight: u32,
+    pub idempotency: bool,
+    pub request: RequestPlan,
+    pub success: StatusSet,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Metric {
+    /// A latency percentile (0..100) in µs; `raw` judges uncorrected figures.
+    Percentile {
+        q: f64,
+        raw: bool,
+    },
+    Mean {
+        raw: bool,
+    },
+    Max {
+        raw: bool,
+    },
+    /// Failed requests (not 429) over all requests.
+    ErrorRate,
+    /// 429 responses over all requests.
+    Rate429,
+    /// Requests per second.
+    Throughput,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Op {
+    pub fn holds(self, measured: f64, limit: f64) -> bool {
+        match self {
+            Op::Lt => measured < limit,
+            Op::Le => measured <= limit,
+            Op::Gt => measured > limit,
+            Op::Ge => measured >= limit,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Threshold {
+    /// As written, for messages.
+    pub text: String,
+    /// A request kind of the mix; `None` is all requests.
+    pub scope: Option<String>,
+    pub metric: Metric,
+    pub op: Op,
+    /// µs for latencies, a fraction for rates, req/s for throughput.
+    pub limit: f64,
+}
+
+impl Threshold {
+    /// A stable id fragment: `p95`, `create.p99`, `error_rate`.
+    pub fn slug(&self) -> String {
+        let m = match self.metric {
+            Metric::Percentile { q, raw } => {
+                format!("{}p{}", if raw { "raw_" } else { "" }, fmt_q(q))
+            }
+            Metric::Mean { raw } => format!("{}mean", if raw { "raw_" } else { "" }),
+            Metric::Max { raw } => format!("{}max", if raw { "raw_" } else { "" }),
+            Metric::ErrorRate => "error_rate".into(),
+            Metric::Rate429 => "rate_429".into(),
+            Metric::Throughput => "throughput".into(),
+        };
+        match &self.scope {
+            Some(s) => format!("{s}.{m}"),
+            None => m,
+        }
+    }
+}
+
+fn fmt_q(q: f64) -> String {
+    let s = format!("{q}");
+    s.replace('.', "_")
+}
+
+/// Parses `[KIND:] METRIC OP VALUE`.
+pub fn parse_threshold(text: &str) -> Result<Threshold, String> {
+    let t = text.trim();
+    let (scope, rest) = match t.split_once(':') {
+        Some((k, r)) if !k.contains(['<', '>']) => (Some(k.trim().to_owned()), r.trim()),
+        _ => (None, t),
+    };
+    let ops = [("<=", Op::Le), (">=", Op::Ge), ("<", Op::Lt), (">", Op::Gt)];
+    let (pos, op_s, op) = ops
+        .iter()
+        .filter_map(|(s, o)| rest.find(s).map(|p| (p, *s, *o)))
+        .min_by_key(|(p, s, _)| (*p, std::cmp::Reverse(s.len())))
+        .ok_or_else(|| {
+            format!("threshold `{t}` needs a comparison: e.g. `p95 < 400ms`, `error_rate < 1%`, `throughput > 100/s`")
+        })?;
+    let name = rest[..pos].trim();
+    let value = rest[pos + op_s.len()..].trim();
+    let (raw, base) = match name.strip_prefix("raw_") {
+        Some(b) => (true, b),
+        None => (false, name),
+    };
+    let metric = match base {
+        "error_rate" | "rate_429" | "throughput" if raw => {
+            return Err(format!("`raw_` applies to latencies only, not `{base}`"))
+        }
+        "error_rate" => Metric::ErrorRate,
+        "rate_429" => Metric::Rate429,
+        "throughput" => Metric::Throughput,
+        "mean" | "avg" => Metric::Mean { raw },
+        "max" => Metric::Max { raw },
+        "median" => Metric::Percentile { q: 50.0, raw },
+        p if p.starts_with('p') => {
+            let q: f64 = p[1..]
+                .replace('_', ".")
+                .parse()
+                .map_err(|_| format!("unknown metric `{name}`: use p50, p95, p99, p99.9, mean, max, error_rate, rate_429 or throughput"))?;
+            if !(0.0..=100.0).contains(&q) {
+                return Err(format!("percentile `{name}` must be within p0..p100"));
+            }
+            Metric::Percentile { q, raw }
+        }
+        _ => {
+            return Err(format!(
+                "unknown metric `{name}`: use p50, p95, p99, p99.9, mean, max, error_rate, rate_429 or throughput"
+            ))
+        }
+    };
+    let limit = match metric {
+        Metric::Percentile { .. } | Metric::Mean { .. } | Metric::Max { .. } => {
+            let d = crate::model::scalar::parse_duration(value)?;
+            d.as_secs_f64() * 1e6
+        }
+        Metric::ErrorRate | Metric::Rate429 => parse_share(value)?,
+        Metric::Throughput => parse_rate(value)?,
+    };
+    Ok(Threshold {
+        text: t.to_owned(),
+        scope,
+        metric,
+        op,
+        limit,
+    })
+}
+
+/// `5%` or `0.05` -> 0.05.
+pub fn parse_share(v: &str) -> Result<f64, String> {
+    let v = v.trim();
+    let x = match v.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => v.parse::<f64>(),
+    }
+    .map_err(|_| format!("`{v}` is not a share: write `5%` or `0.05`"))?;
+    if (0.0..=1.0).contains(&x) {
+        Ok(x)
+    } else {
+        Err(format!("share `{v}` must be between 0% and 100%"))
+    }
+}
+
+/// `400/s`, `400 rps`, `400` -> 400.0.
+pub fn parse_rate(v: &str) -> Result<f64, String> {
+    let v = v.trim();
+    let num = v
+        .strip_suffix("/s")
+        .or_else(|| v.strip_suffix("rps"))
+        .unwrap_or(v)
+        .trim();
+    match num.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!("`{v}` is not a rate: write `400/s`")),
+    }
+}
+
+fn whole_secs(ctx: &mut PlanCtx<'_>, d: Duration, loc: Location, what: &str) -> u64 {
+    if d.subsec_nanos() != 0 {
+        ctx.error(
+            loc,
+            format!("{what} must be whole seconds (goose test plans count seconds)"),
+        );
+    }
+    d.as_secs()
+}
+
+impl PlanCtx<'_> {
+    pub fn load_plan(&mut self, s: &LoadSpec, suite_at: Location) -> LoadPlan {
+        let id =
+            s.id.as_ref()
+                .map(|i| i.value.clone())
+                .unwrap_or_else(|| "load".into());
+        let at = s.id.as_ref().map(|i| i.referenced).unwrap_or(suite_at);
+        let max_rate = match parse_rate(&s.max_rate.value.0) {
+            Ok(r) => r,
+            Err(e) => {
+                self.error(s.max_rate.referenced, e);
+                1.0
+            }
+        };
+        let max_duration = s
+            .max_duration
+            .as_ref()
+            .map(|d| d.value.0)
+            .unwrap_or(DEFAULT_MAX_DURATION);
+        let users = s.users.as_ref().map(|u| u.value as usize);
+        let profile = if !s.stages.is_empty() {
+            if let Some(u) = &s.users {
+                self.error(u.referenced, "give `stages` or `users`/`hold`, not both");
+            }
+            let mut steps = Vec::new();
+            for st in &s.stages {
+                let t = whole_secs(
+                    self,
+                    st.over.value.0,
+                    st.over.referenced,
+                    "a stage's `over`",
+                );
+                steps.push((st.users.value as usize, t));
+            }
+            // goose keeps running after a last step that still has users;
+            // stop them at once so the profile ends.
+            if steps.last().is_some_and(|(u, _)| *u > 0) {
+                steps.push((0, 0));
+            }
+            Profile::Stages(steps)
+        } else {
+            let Some(u) = users.filter(|u| *u > 0) else {
+                self.error(
+                    s.users.as_ref().map(|u| u.referenced).unwrap_or(at),
+                    "a load needs `users` (at least 1) or `stages`",
+                );
+                return self.empty_load(id, max_rate);
+            };
+            let hatch = s.hatch_rate.as_ref().map(|h| h.value);
+            if let Some(h) = &s.hatch_rate {
+                if !(h.value > 0.0 && h.value.is_finite()) {
+                    self.error(h.referenced, "`hatch_rate` must be above 0 users/s");
+                }
+            }
+            if let Some(n) = &s.iterations {
+                if s.hold.is_some() || s.ramp_down.is_some() {
+                    self.error(
+                        n.referenced,
+                        "`iterations` ends the load by count: drop `hold` and `ramp_down`",
+                    );
+                }
+                let hatch_rate = match (&hatch, &s.ramp) {
+                    (Some(h), _) => *h,
+                    (None, Some(r)) if !r.value.0.is_zero() => u as f64 / r.value.0.as_secs_f64(),
+                    _ => u as f64,
+                };
+                Profile::Iterations {
+                    users: u,
+                    hatch_rate,
+                    iterations: n.value.max(1),
+                }
+            } else {
+                let ramp = match (&hatch, &s.ramp) {
+                    (Some(_), Some(r)) => {
+                        self.error(r.referenced, "give `hatch_rate` or `ramp`, not both");
+                        0
+                    }
+                    (Some(h), None) if *h > 0.0 => (u as f64 / h).ceil() as u64,
+                    (None, Some(r)) => whole_secs(self, r.value.0, r.referenced, "`ramp`"),
+                    _ => 0,
+                };
+                let Some(hold) = &s.hold else {
+                    self.error(
+                        at,
+                        "a load needs `hold` (time at full load) or `iterations`",
+                    );
+                    return self.empty_load(id, max_rate);
+                };
+                let hold = whole_secs(self, hold.value.0, hold.referenced, "`hold`");
+                let down = s
+                    .ramp_down
+                    .as_ref()
+                    .map(|d| whole_secs(self, d.value.0, d.referenced, "`ramp_down`"))
+                    .unwrap_or(0);
+                Profile::Stages(vec![(u, ramp), (u, hold), (0, down)])
+            }
+        };
+        let max_users = match &profile {
+            Profile::Stages(s) => s.iter().map(|(u, _)| *u).max().unwrap_or(0),
+            Profile::Iterations { users, .. } => *users,
+        };
+        if max_users == 0 {
+            self.error(at, "the load never starts a user");
+        }
+        if let Some(d) = profile.planned_duration() {
+            if d > max_duration {
+                self.error(
+                    at,
+                    format!(
+                        "the profile lasts {} but `max_duration` is {}",
+                        crate::fmt_duration(d),
+                        crate::fmt_duration(max_duration)
+                    ),
+                );
+            }
+        }
+        if s.requests.is_empty() {
+            self.error(at, "a load needs at least one entry under `requests`");
+        }
+        let mut mix = Vec::new();
+        for m in &s.requests {
+            let idempotency = match &m.idempotency_key {
+                None => false,
+                Some(k) if k.value == "auto" => true,
+                Some(k) => {
+                    self.error(
+                        k.referenced,
+                        format!("`idempotency_key` takes `auto`, not `{}`", k.value),
+                    );
+                    false
+                }
+            };
+            if mix.iter().any(|x: &MixPlan| x.name == m.name.value) {
+                self.error(
+                    m.name.referenced,
+                    format!("request kind `{}` is named twice", m.name.value),
+                );
+            }
+            let weight = m.weight.as_ref().map(|w| w.value).unwrap_or(1);
+            if weight == 0 {
+                if let Some(w) = &m.weight {
+                    self.error(w.referenced, "a weight must be at least 1");
+                }
+            }
+            mix.push(MixPlan {
+                name: m.name.value.clone(),
+                weight: weight.max(1),
+                idempotency,
+                request: self.request(&m.request, m.name.referenced),
+                success: m
+                    .success
+                    .as_ref()
+                    .map(|s| s.value.clone())
+                    .unwrap_or_else(|| StatusSet(vec![StatusPattern::Class(2)])),
+            });
+        }
+        let duplicate_share = match &s.duplicate_share {
+            None => 0.0,
+            Some(d) => match parse_share(&d.value.0) {
+                Ok(x) if x < 1.0 => {
+                    if x > 0.0 && !mix.iter().any(|m| m.idempotency) {
+                        self.error(
+                            d.referenced,
+                            "`duplicate_share` needs a request with `idempotency_key: auto`",
+                        );
+                    }
+                    x
+                }
+                Ok(_) => {
+                    self.error(d.referenced, "`duplicate_share` must be below 100%");
+                    0.0
+                }
+                Err(e) => {
+                    self.error(d.referenced, e);
+                    0.0
+                }
+            },
+        };
+        let min_delivered = match &s.min_delivered {
+            None => DEFAULT_MIN_DELIVERED,
+            Some(d) => parse_share(&d.value.0).unwrap_or_else(|e| {
+                self.error(d.referenced, e);
+                DEFAULT_MIN_DELIVERED
+            }),
+        };
+        let mut thresholds = Vec::new();
+        for t in &s.thresholds {
+            match parse_threshold(&t.value) {
+                Ok(th) => {
+                    if let Some(k) = &th.scope {
+                        if !mix.iter().any(|m| &m.name == k) {
+                            let names: Vec<&str> = mix.iter().map(|m| m.name.as_str()).collect();
+                            self.error(
+                                t.referenced,
+                                format!(
+                                    "threshold names request kind `{k}`, but the mix has: {}",
+                                    names.join(", ")
+                                ),
+                            );
+                        }
+                    }
+                    if thresholds.iter().any(|x: &Threshold| x.slug() == th.slug()) {
+                        self.error(
+                            t.referenced,
+                            format!("threshold `{}` is given twice", th.slug()),
+                        );
+                    }
+                    thresholds.push(th)
+                }
+                Err(e) => self.error(t.referenced, e),
+            }
+        }
+        LoadPlan {
+            id,
+            description: s.description.clone(),
+            tags: s.tags.clone(),
+            profile,
+            max_users,
+            max_rate,
+            max_duration,
+            allow_remote: s.allow_remote,
+            mix,
+            duplicate_share,
+            idempotency_header: s
+                .idempotency_header
+                .clone()
+                .unwrap_or_else(|| "Idempotency-Key".into()),
+            effects: s.effects.as_ref().map(|c| self.counter(c)),
+            thresholds,
+            min_delivered,
+        }
+    }
+
+    fn empty_load(&mut self, id: String, max_rate: f64) -> LoadPlan {
+        LoadPlan {
+            id,
+            description: None,
+            tags: Vec::new(),
+            profile: Profile::Stages(Vec::new()),
+            max_users: 0,
+            max_rate,
+            max_duration: DEFAULT_MAX_DURATION,
+            allow_remote: false,
+            mix: Vec::new(),
+            duplicate_share: 0.0,
+            idempotency_header: "Idempotency-Key".into(),
+            effects: None,
+            thresholds: Vec::new(),
+            min_delivered: DEFAULT_MIN_DELIVERED,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_parse() {
+        let t = parse_threshold("p95 < 400ms").unwrap();
+        assert_eq!(
+            t.metric,
+            Metric::Percentile {
+                q: 95.0,
+                raw: false
+            }
+        );
+        assert_eq!(t.limit, 400_000.0);
+        assert_eq!(t.op, Op::Lt);
+        let t = parse_threshold("create: raw_p99.9 <= 1s").unwrap();
+        assert_eq!(t.scope.as_deref(), Some("create"));
+        assert_eq!(t.metric, Metric::Percentile { q: 99.9, raw: true });
+        assert_eq!(t.op, Op::Le);
+        assert_eq!(t.slug(), "create.raw_p99_9");
+        let t = parse_threshold("error_rate < 1%").unwrap();
+        assert!((t.limit - 0.01).abs() < 1e-12);
+        let t = parse_threshold("throughput > 100/s").unwrap();
+        assert_eq!((t.op, t.limit), (Op::Gt, 100.0));
+        assert!(parse_threshold("p95 400ms").is_err());
+        assert!(parse_threshold("latency < 1s").is_err());
+        assert!(parse_threshold("raw_error_rate < 1%").is_err());
+        assert!(parse_threshold("rate_429 < 150%").is_err());
+    }
+
+    #[test]
+    fn user_seconds_of_ramp_hold_down() {
+        let p = Profile::Stages(vec![(10, 2), (10, 5), (0, 2)]);
+        assert_eq!(p.user_seconds(), 10.0 + 50.0 + 10.0);
+        assert_eq!(p.test_plan().unwrap(), "10,2s;10,5s;0,2s");
+    }
+}

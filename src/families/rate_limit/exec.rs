@@ -1,0 +1,754 @@
+//! The rate-limit family (catalogue §2): limit headers in every dialect,
+//! a bounded 429 storm, Retry-After honesty, per-tenant partitioning.
+//!
+//! Checks that drive a key to its limit always end with a bounded, announced
+//! cool-down (wait for Retry-After, then probe until the key is served again)
+//! so that the checks after them in the same run are not hit by 429s.
+
+use super::fields;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+use hdrhistogram::Histogram;
+
+use crate::families::common::describe;
+use crate::families::rate_limit::plan::{
+    Exhaust, HeadersPlan, PartitionPlan, RecoveryPlan, StormPlan,
+};
+use crate::families::CheckContext;
+use crate::fmt_duration;
+use crate::http::{Exchange, Rendered};
+use crate::outcome::{Evidence, Outcome};
+use crate::plan::Scope;
+use fields::{date_of, observe};
+
+/// Hard time bound of one attempt to reach the limit, whatever max_requests says.
+const EXHAUST_DEADLINE: Duration = Duration::from_secs(30);
+/// Pause between cool-down probes.
+const POLL: Duration = Duration::from_millis(250);
+/// Window bound for Reset when neither the suite nor an IETF policy gives one.
+const DEFAULT_WINDOW: Duration = Duration::from_secs(3600);
+
+fn secs(d: Duration) -> String {
+    fmt_duration(d)
+}
+
+/// The first limited answer of a burst, and when it arrived.
+struct Limited {
+    ex: Exchange,
+    at: Instant,
+    sent: u32,
+}
+
+/// Sends `r` with `x.concurrency` requests in flight until the first limited
+/// answer, bounded by `x.max_requests` and `EXHAUST_DEADLINE`. Not reaching
+/// the limit is an `Error`: the check cannot judge what it never saw.
+async fn exhaust(
+    ctx: &CheckContext,
+    r: &Rendered,
+    x: &Exhaust,
+    who: &str,
+) -> Result<Limited, Outcome> {
+    let sent = AtomicU32::new(0);
+    let done = AtomicBool::new(false);
+    let first: Mutex<Option<(Exchange, Instant, u32)>> = Mutex::new(None);
+    let broken: Mutex<Option<Outcome>> = Mutex::new(None);
+    let started = Instant::now();
+    let worker = || async {
+        loop {
+            if done.load(Ordering::Relaxed) || started.elapsed() > EXHAUST_DEADLINE {
+                break;
+            }
+            let n = sent.fetch_add(1, Ordering::Relaxed) + 1;
+            if n > x.max_requests {
+                break;
+            }
+            match ctx.client.send(r).await {
+                Ok(ex) if ex.status() == x.limited_status => {
+                    done.store(true, Ordering::Relaxed);
+                    let mut f = first.lock().unwrap_or_else(|p| p.into_inner());
+                    if f.is_none() {
+                        *f = Some((ex, Instant::now(), n));
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    done.store(true, Ordering::Relaxed);
+                    let mut b = broken.lock().unwrap_or_else(|p| p.into_inner());
+                    if b.is_none() {
+                        *b = Some(Outcome::transport(&format!("exhausting {who}"), &e));
+                    }
+                }
+            }
+        }
+    };
+    futures::future::join_all((0..x.concurrency).map(|_| worker())).await;
+    if let Some((ex, at, sent)) = first.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Ok(Limited { ex, at, sent });
+    }
+    if let Some(o) = broken.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(o);
+    }
+    Err(Outcome::error(format!(
+        "could not reach {who}'s rate limit: {} requests ({} in flight) over {} got no {}; raise max_requests or use rate_limit.storm to judge this",
+        sent.load(Ordering::Relaxed).min(x.max_requests),
+        x.concurrency,
+        secs(started.elapsed()),
+        x.limited_status
+    )))
+}
+
+/// Waits (announced, bounded by `max`) until `r` is served again: first the
+/// hinted time (Retry-After), then a probe every `POLL`. Returns a warning
+/// when the key is still limited at the bound.
+async fn cool_down(
+    ctx: &CheckContext,
+    r: &Rendered,
+    limited: u16,
+    hint: Option<Duration>,
+    max: Duration,
+) -> Option<String> {
+    let started = Instant::now();
+    let first = hint.unwrap_or(Duration::from_secs(1)).min(max);
+    ctx.note(format!(
+        "waiting {} for the rate-limit window to reset (so later checks are not hit by {limited}s)",
+        secs(first)
+    ));
+    tokio::time::sleep(first).await;
+    loop {
+        match ctx.client.send(r).await {
+            Ok(ex) if ex.status() != limited => return None,
+            _ => {}
+        }
+        if started.elapsed() + POLL > max {
+            return Some(format!(
+                "the key was still limited {} after the burst (cooldown_max); later checks may see {limited}s",
+                secs(max)
+            ));
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+fn with_warning(o: Outcome, w: Option<String>) -> Outcome {
+    match w {
+        Some(w) => o.with_properties(vec![("cooldown".into(), w)]),
+        None => o,
+    }
+}
+
+/// `rate_limit.headers` (RL-001, RL-005).
+pub async fn headers(p: &HeadersPlan, ctx: &CheckContext) -> Outcome {
+    let scope = Scope::new();
+    let rendered: Vec<Rendered> = p
+        .requests
+        .iter()
+        .map(|r| ctx.target.render(r, &scope))
+        .collect();
+    if rendered.is_empty() {
+        return Outcome::error("no requests to sample");
+    }
+    // Per request entry: (remaining, absolute reset in epoch seconds) of the last answer.
+    let mut prev: Vec<Option<(u64, f64)>> = vec![None; rendered.len()];
+    let mut statuses: BTreeMap<u16, u32> = BTreeMap::new();
+    let mut dialects: Vec<&str> = Vec::new();
+    let mut evidence = Vec::new();
+    for i in 0..p.samples as usize {
+        let k = i % rendered.len();
+        let label = format!("sample {}", i + 1);
+        let ex = match ctx.client.send(&rendered[k]).await {
+            Ok(ex) => ex,
+            Err(e) => return Outcome::transport(&label, &e),
+        };
+        *statuses.entry(ex.status()).or_default() += 1;
+        if evidence.len() < 3 {
+            evidence.push(Evidence::from_exchange(&label, &ex));
+        }
+        let fail = |msg: String, expected: &str, actual: String| {
+            Outcome::fail(
+                format!("{label} ({} {}): {msg}", ex.request.method, describe(&ex)),
+                expected,
+                actual,
+            )
+            .with_evidence(vec![Evidence::from_exchange(&label, &ex)])
+        };
+        let obs = match observe(&ex.response, &p.dialects) {
+            Ok(o) => o,
+            Err(msg) => {
+                return fail(msg.clone(), "well-formed rate-limit headers", msg);
+            }
+        };
+        if obs.dialects.is_empty() {
+            let n = &p.dialects.names;
+            return fail(
+                format!(
+                    "no rate-limit headers (looked for {}, {}, {}, RateLimit, RateLimit-Policy)",
+                    n.limit, n.remaining, n.reset
+                ),
+                "rate-limit headers on every response",
+                "none".into(),
+            );
+        }
+        for d in &obs.dialects {
+            if !dialects.contains(d) {
+                dialects.push(d);
+            }
+        }
+        let window = p
+            .window
+            .or(obs.window.map(Duration::from_secs))
+            .unwrap_or(DEFAULT_WINDOW)
+            .as_secs_f64();
+        if let Some(reset_in) = obs.reset_in {
+            // Date has one-second resolution: allow one second either side.
+            if reset_in < -1.0 || reset_in > window + 1.0 {
+                return fail(
+                    format!(
+                        "the reset is {reset_in:.1} s after the response's Date, outside [0, {window:.0}] s"
+                    ),
+                    &format!("reset within {window:.0} s after Date"),
+                    format!("{reset_in:.1} s"),
+                );
+            }
+        }
+        if let (Some(rem), Some(reset_in)) = (obs.remaining, obs.reset_in) {
+            let base = date_of(&ex.response).unwrap_or_else(SystemTime::now);
+            let abs = base
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0)
+                + reset_in;
+            if let Some((prem, pabs)) = prev[k] {
+                if (abs - pabs).abs() < 0.5 && rem > prem {
+                    return fail(
+                        format!("remaining went up from {prem} to {rem} inside the same window"),
+                        "remaining does not increase within a window",
+                        format!("{prem} -> {rem}"),
+                    );
+                }
+            }
+            prev[k] = Some((rem, abs));
+        }
+    }
+    let seen: Vec<String> = statuses.iter().map(|(s, n)| format!("{s}×{n}")).collect();
+    Outcome::pass(format!(
+        "{} responses ({}) all carried sane rate-limit headers ({})",
+        p.samples,
+        seen.join(", "),
+        dialects.join(" + ")
+    ))
+    .with_evidence(evidence)
+    .with_properties(vec![("dialects".into(), dialects.join(","))])
+}
+
+#[derive(Default)]
+struct StormTally {
+    statuses: BTreeMap<u16, u32>,
+    limited: u32,
+    drops: u32,
+    /// First example of each problem: (what, message, evidence).
+    problems: BTreeMap<&'static str, (String, Evidence)>,
+    first_limited: Option<Evidence>,
+    last_limited: Option<(Instant, Option<Duration>)>,
+}
+
+/// `rate_limit.storm` (RL-002, RL-006, RL-007).
+pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
+    let x = &p.exhaust;
+    let r = ctx.target.render(&x.request, &Scope::new());
+    let tally = Mutex::new(StormTally::default());
+    let hist =
+        Mutex::new(Histogram::<u64>::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds"));
+    let sent = AtomicU32::new(0);
+    let started = Instant::now();
+    ctx.note(format!(
+        "storm: up to {} requests, {} in flight, stopping after {} × {}",
+        x.max_requests, x.concurrency, p.stop_after, x.limited_status
+    ));
+    let worker = || async {
+        loop {
+            if started.elapsed() > p.max_duration {
+                break;
+            }
+            if tally.lock().unwrap_or_else(|e| e.into_inner()).limited >= p.stop_after {
+                break;
+            }
+            let n = sent.fetch_add(1, Ordering::Relaxed) + 1;
+            if n > x.max_requests {
+                break;
+            }
+            let label = format!("storm request {n}");
+            let res = ctx.client.send(&r).await;
+            let mut t = tally.lock().unwrap_or_else(|e| e.into_inner());
+            let ex = match res {
+                Ok(ex) => ex,
+                Err(e) => {
+                    t.drops += 1;
+                    t.problems
+                        .entry("drop")
+                        .or_insert_with(|| (e.to_string(), Evidence::from_transport(&label, &e)));
+                    continue;
+                }
+            };
+            *t.statuses.entry(ex.status()).or_default() += 1;
+            if ex.status() >= 500 {
+                t.problems
+                    .entry("5xx")
+                    .or_insert_with(|| (describe(&ex), Evidence::from_exchange(&label, &ex)));
+                continue;
+            }
+            if ex.status() != x.limited_status {
+                continue;
+            }
+            t.limited += 1;
+            let _ = hist
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .record((ex.elapsed.as_micros() as u64).max(1));
+            if t.first_limited.is_none() {
+                t.first_limited = Some(Evidence::from_exchange(&label, &ex));
+            }
+            let ra = fields::retry_after(&ex.response, SystemTime::now());
+            t.last_limited = Some((Instant::now(), ra.as_ref().ok().copied()));
+            let mut problem = |k: &'static str, msg: String| {
+                t.problems
+                    .entry(k)
+                    .or_insert_with(|| (msg, Evidence::from_exchange(&label, &ex)));
+            };
+            if let Err(e) = ra {
+                problem("retry-after", format!("{}: {e}", describe(&ex)));
+            }
+            if let Some(code) = &p.error_code {
+                let got = ex
+                    .response
+                    .json()
+                    .and_then(|d| p.error_code_path.select(&d));
+                let ok = matches!(&got, Some(serde_json::Value::String(s)) if s == code);
+                if !ok {
+                    problem(
+                        "code",
+                        format!(
+                            "{}: {} is {}, expected `{code}`",
+                            describe(&ex),
+                            p.error_code_path,
+                            got.map(|v| v.to_string())
+                                .unwrap_or_else(|| "missing".into())
+                        ),
+                    );
+                }
+            }
+            if let Some(rem) = ex.response.header(&p.remaining_header) {
+                if rem.trim() != "0" {
+                    problem(
+                        "remaining",
+                        format!(
+                            "{}: {} is `{rem}` on a limited answer, expected 0",
+                            describe(&ex),
+                            p.remaining_header
+                        ),
+                    );
+                }
+            }
+            if let Some(cc) = ex.response.header("cache-control") {
+                let l = cc.to_ascii_lowercase();
+                let fresh = l.split(',').map(str::trim).any(|d| {
+                    d == "public"
+                        || d.strip_prefix("max-age=")
+                            .and_then(|v| v.trim_matches('"').parse::<u64>().ok())
+                            .is_some_and(|v| v > 0)
+                });
+                if fresh {
+                    problem(
+                        "cache",
+                        format!(
+                            "{}: Cache-Control `{cc}` lets caches store a {} (RFC 6585 §4)",
+                            describe(&ex),
+                            x.limited_status
+                        ),
+                    );
+                }
+            }
+        }
+    };
+    futures::future::join_all((0..x.concurrency).map(|_| worker())).await;
+    let elapsed = started.elapsed();
+    let t = tally.into_inner().unwrap_or_else(|e| e.into_inner());
+    let hist = hist.into_inner().unwrap_or_else(|e| e.into_inner());
+    let total: u32 = t.statuses.values().sum::<u32>() + t.drops;
+    let seen: Vec<String> = t.statuses.iter().map(|(s, n)| format!("{s}×{n}")).collect();
+    let seen = if t.drops > 0 {
+        format!("{}, dropped×{}", seen.join(", "), t.drops)
+    } else {
+        seen.join(", ")
+    };
+    let p95 = Duration::from_micros(hist.value_at_quantile(0.95));
+    let mut props = vec![
+        ("requests".to_owned(), total.to_string()),
+        ("statuses".to_owned(), seen.clone()),
+        (
+            "duration_ms".to_owned(),
+            format!("{:.0}", elapsed.as_secs_f64() * 1000.0),
+        ),
+    ];
+    if t.limited > 0 {
+        props.push((
+            "limited_p95_ms".into(),
+            format!("{:.1}", p95.as_secs_f64() * 1000.0),
+        ));
+        props.push((
+            "limited_p50_ms".into(),
+            format!("{:.1}", hist.value_at_quantile(0.5) as f64 / 1000.0),
+        ));
+    }
+    // Cool down before judging, so even a failing storm leaves the key usable.
+    let warn = if t.limited > 0 || t.problems.contains_key("5xx") {
+        let hint = t
+            .last_limited
+            .and_then(|(at, ra)| ra.map(|ra| ra.saturating_sub(at.elapsed())));
+        cool_down(ctx, &r, x.limited_status, hint, x.cooldown_max).await
+    } else {
+        None
+    };
+    let mut evidence: Vec<Evidence> = Vec::new();
+    let checks: [(&str, &str, &str); 6] = [
+        (
+            "drop",
+            "no dropped connections or timeouts",
+            "dropped connection",
+        ),
+        (
+            "5xx",
+            &*format!("{} under the storm, never 5xx", x.limited_status),
+            "5xx under the storm",
+        ),
+        (
+            "retry-after",
+            "Retry-After as delay-seconds or an HTTP-date",
+            "invalid Retry-After",
+        ),
+        (
+            "code",
+            "the configured error code in the body",
+            "wrong error code",
+        ),
+        (
+            "remaining",
+            "Remaining: 0 on limited answers",
+            "Remaining not 0",
+        ),
+        (
+            "cache",
+            "no explicit freshness on limited answers",
+            "cacheable limited answer",
+        ),
+    ];
+    for (k, expected, what) in checks {
+        if let Some((msg, ev)) = t.problems.get(k) {
+            evidence.push(ev.clone());
+            let o = Outcome::fail(
+                format!("{what} after {total} requests ({seen}): {msg}"),
+                expected,
+                msg.clone(),
+            )
+            .with_evidence(evidence)
+            .with_properties(props);
+            return with_warning(o, warn);
+        }
+    }
+    if t.limited == 0 {
+        let bound = if elapsed > p.max_duration {
+            format!("max_duration {}", secs(p.max_duration))
+        } else {
+            format!("max_requests {}", x.max_requests)
+        };
+        return Outcome::fail(
+            format!(
+                "the limit was never reached: {total} requests ({} in flight) over {} got no {} ({seen}); stopped at {bound}",
+                x.concurrency,
+                secs(elapsed),
+                x.limited_status
+            ),
+            format!("{} within {} requests", x.limited_status, x.max_requests),
+            seen,
+        )
+        .with_properties(props);
+    }
+    if let Some(ev) = t.first_limited {
+        evidence.push(ev);
+    }
+    if p95 > p.p95_under {
+        let o = Outcome::fail(
+            format!(
+                "limited answers are slow: p95 {} over {} × {} (threshold {})",
+                secs(p95),
+                t.limited,
+                x.limited_status,
+                secs(p.p95_under)
+            ),
+            format!("p95 under {}", secs(p.p95_under)),
+            secs(p95),
+        )
+        .with_evidence(evidence)
+        .with_properties(props);
+        return with_warning(o, warn);
+    }
+    let o = Outcome::pass(format!(
+        "{} × {} with valid Retry-After after {total} requests ({seen}); p95 {}",
+        t.limited,
+        x.limited_status,
+        secs(p95)
+    ))
+    .with_evidence(evidence)
+    .with_properties(props);
+    with_warning(o, warn)
+}
+
+/// How long the 429 asks to wait: Retry-After, else the limit headers' reset.
+fn wait_of(
+    ex: &Exchange,
+    p: &RecoveryPlan,
+) -> Result<(Duration, Option<f64>, &'static str), String> {
+    let reset = observe(&ex.response, &p.dialects)
+        .ok()
+        .and_then(|o| o.reset_in);
+    match fields::retry_after(&ex.response, SystemTime::now()) {
+        Ok(ra) => Ok((ra, reset, "Retry-After")),
+        Err(e) if ex.response.header("retry-after").is_some() => Err(e),
+        Err(_) => match reset {
+            Some(r) => Ok((
+                Duration::from_secs_f64(r.max(0.0).ceil()),
+                reset,
+                "the limit headers' reset",
+            )),
+            None => Err("the limited answer has neither Retry-After nor a rate-limit reset".into()),
+        },
+    }
+}
+
+/// `rate_limit.recovery` (RL-003).
+pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
+    let x = &p.exhaust;
+    let r = ctx.target.render(&x.request, &Scope::new());
+    let mut evidence = Vec::new();
+    // A limit that resets between the 429 and the early probe is a race, not
+    // a defect; one retry tells the two apart.
+    for attempt in 1..=2 {
+        let lim = match exhaust(ctx, &r, x, "the key").await {
+            Ok(l) => l,
+            Err(o) => return o,
+        };
+        evidence.push(Evidence::from_exchange(
+            format!("first {} (attempt {attempt})", x.limited_status),
+            &lim.ex,
+        ));
+        let (wait, reset, source) = match wait_of(&lim.ex, p) {
+            Ok(w) => w,
+            Err(e) => {
+                let warn = cool_down(ctx, &r, x.limited_status, None, x.cooldown_max).await;
+                return with_warning(
+                    Outcome::error(format!("{}: {e}; cannot judge recovery", describe(&lim.ex)))
+                        .with_evidence(evidence),
+                    warn,
+                );
+            }
+        };
+        if wait > p.max_wait {
+            let warn = cool_down(ctx, &r, x.limited_status, Some(wait), x.cooldown_max).await;
+            return with_warning(
+                Outcome::error(format!(
+                    "{source} asks for {}, above max_wait {}; raise max_wait to judge recovery",
+                    secs(wait),
+                    secs(p.max_wait)
+                ))
+                .with_evidence(evidence),
+                warn,
+            );
+        }
+        // RL-003: Retry-After must not be earlier than the advertised reset.
+        if let (Some(reset), "Retry-After") = (reset, source) {
+            if wait.as_secs_f64() + 1.0 < reset {
+                let warn = cool_down(
+                    ctx,
+                    &r,
+                    x.limited_status,
+                    Some(Duration::from_secs_f64(reset)),
+                    x.cooldown_max,
+                )
+                .await;
+                return with_warning(
+                    Outcome::fail(
+                        format!(
+                            "{}: Retry-After {} is earlier than the reset {reset:.0} s after Date",
+                            describe(&lim.ex),
+                            secs(wait)
+                        ),
+                        "Retry-After not earlier than the reset",
+                        format!("Retry-After {} < reset {reset:.0} s", secs(wait)),
+                    )
+                    .with_evidence(evidence),
+                    warn,
+                );
+            }
+        }
+        // Early probe at Retry-After − 1 s (catalogue RL-003), at once for short waits.
+        let early = wait.saturating_sub(Duration::from_secs(1));
+        if !early.is_zero() {
+            ctx.note(format!(
+                "waiting {} (Retry-After − 1 s) for the early probe",
+                secs(early)
+            ));
+            tokio::time::sleep_until((lim.at + early).into()).await;
+        }
+        let before = match ctx.client.send(&r).await {
+            Ok(ex) => ex,
+            Err(e) => return Outcome::transport("early probe", &e).with_evidence(evidence),
+        };
+        let before_elapsed = lim.at.elapsed();
+        evidence.push(Evidence::from_exchange("early probe", &before));
+        if before.status() != x.limited_status {
+            if attempt == 1 {
+                ctx.note("the early probe was served (the window may have just rolled over); trying once more");
+                evidence.clear();
+                continue;
+            }
+            return Outcome::fail(
+                format!(
+                    "the limit is not real: {} after the {} ({} said {}), a probe got {}",
+                    secs(before_elapsed),
+                    x.limited_status,
+                    source,
+                    secs(wait),
+                    describe(&before)
+                ),
+                format!("{} before {source} elapses", x.limited_status),
+                describe(&before),
+            )
+            .with_evidence(evidence);
+        }
+        let after_at = lim.at + wait + p.margin;
+        ctx.note(format!(
+            "waiting {} ({source} {} + margin {}) before the recovery probe",
+            secs(after_at.saturating_duration_since(Instant::now())),
+            secs(wait),
+            secs(p.margin)
+        ));
+        tokio::time::sleep_until(after_at.into()).await;
+        let after = match ctx.client.send(&r).await {
+            Ok(ex) => ex,
+            Err(e) => return Outcome::transport("recovery probe", &e).with_evidence(evidence),
+        };
+        evidence.push(Evidence::from_exchange("recovery probe", &after));
+        let props = vec![
+            ("requests_to_limit".to_owned(), lim.sent.to_string()),
+            ("wait_ms".to_owned(), wait.as_millis().to_string()),
+        ];
+        if after.status() == x.limited_status || after.status() >= 500 {
+            let warn = cool_down(ctx, &r, x.limited_status, None, x.cooldown_max).await;
+            return with_warning(
+                Outcome::fail(
+                    format!(
+                        "still limited after {source}: {} after the {} ({source} {}), the retry got {}",
+                        secs(wait + p.margin),
+                        x.limited_status,
+                        secs(wait),
+                        describe(&after)
+                    ),
+                    format!("success after {source} elapses"),
+                    describe(&after),
+                )
+                .with_evidence(evidence)
+                .with_properties(props),
+                warn,
+            );
+        }
+        return Outcome::pass(format!(
+            "limited at {} ({} early probe), served {} after the {} ({source} {})",
+            describe(&lim.ex),
+            describe(&before),
+            secs(wait + p.margin),
+            x.limited_status,
+            secs(wait)
+        ))
+        .with_evidence(evidence)
+        .with_properties(props);
+    }
+    unreachable!("the loop returns on its second attempt")
+}
+
+/// `rate_limit.partition` (RL-004).
+pub async fn partition(p: &PartitionPlan, ctx: &CheckContext) -> Outcome {
+    let Some(b_target) = ctx.target.as_second_tenant() else {
+        return Outcome::skipped(
+            "no second tenant: set target.second_tenant_headers to check per-key partitioning",
+        );
+    };
+    let x = &p.exhaust;
+    let a = ctx.target.render(&x.request, &Scope::new());
+    let b = b_target.render(&x.request, &Scope::new());
+    for attempt in 1..=3 {
+        let lim = match exhaust(ctx, &a, x, "tenant A").await {
+            Ok(l) => l,
+            Err(o) => return o,
+        };
+        let hint = fields::retry_after(&lim.ex.response, SystemTime::now()).ok();
+        let bex = match ctx.client.send(&b).await {
+            Ok(ex) => ex,
+            Err(e) => return Outcome::transport("tenant B", &e),
+        };
+        let mut evidence = vec![
+            Evidence::from_exchange("tenant A limited", &lim.ex),
+            Evidence::from_exchange("tenant B", &bex),
+        ];
+        if bex.status() == x.limited_status {
+            let w1 = cool_down(ctx, &a, x.limited_status, hint, x.cooldown_max).await;
+            let w2 = cool_down(ctx, &b, x.limited_status, None, x.cooldown_max).await;
+            return with_warning(
+                Outcome::fail(
+                    format!(
+                        "tenant B is limited because tenant A was: A got {} after {} requests, then B got {}",
+                        describe(&lim.ex),
+                        lim.sent,
+                        describe(&bex)
+                    ),
+                    "tenant B unaffected by tenant A's quota",
+                    describe(&bex),
+                )
+                .with_evidence(evidence),
+                w1.or(w2),
+            );
+        }
+        // Confirm A is still limited, or B's success proves nothing.
+        let again = match ctx.client.send(&a).await {
+            Ok(ex) => ex,
+            Err(e) => return Outcome::transport("tenant A again", &e),
+        };
+        evidence.push(Evidence::from_exchange("tenant A again", &again));
+        if again.status() != x.limited_status && attempt < 3 {
+            ctx.note("tenant A's window rolled over mid-check; trying again");
+            continue;
+        }
+        let warn = cool_down(ctx, &a, x.limited_status, hint, x.cooldown_max).await;
+        if again.status() != x.limited_status {
+            return with_warning(
+                Outcome::error(format!(
+                    "tenant A's limit kept resetting before tenant B could be probed (3 attempts); last: {}",
+                    describe(&again)
+                ))
+                .with_evidence(evidence),
+                warn,
+            );
+        }
+        return with_warning(
+            Outcome::pass(format!(
+                "tenant A limited ({}) while tenant B was served ({})",
+                describe(&lim.ex),
+                describe(&bex)
+            ))
+            .with_evidence(evidence),
+            warn,
+        );
+    }
+    unreachable!("the loop returns on its last attempt")
+}

@@ -1,0 +1,7 @@
+//! Rate limits (checklist point 2, catalogue §2): limit headers in every dialect, the 429 storm, Retry-After honesty and per-tenant partitioning.
+
+pub mod exec;
+pub mod fields;
+pub mod plan;
+pub mod sf;
+pub mod spec;

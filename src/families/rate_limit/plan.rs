@@ -1,0 +1,245 @@
+//! Plans of the rate-limit family: defaults applied, dialect names resolved,
+//! bounds checked (a zero concurrency or an unbounded burst is a suite error,
+//! found before any request is sent).
+
+use std::time::Duration;
+
+use serde_saphyr::{Location, Spanned};
+
+use crate::families::rate_limit::fields::{Dialect, Dialects, LegacyNames, ResetMode};
+use crate::families::rate_limit::spec::{
+    RateLimitHeadersSpec, RateLimitPartitionSpec, RateLimitRecoverySpec, RateLimitStormSpec,
+};
+use crate::model::jsonpath::JsonPath;
+use crate::model::scalar::DurationValue;
+use crate::plan::{PlanCtx, RequestPlan};
+
+/// What every check that drives a key to its limit shares.
+#[derive(Debug, Clone)]
+pub struct Exhaust {
+    pub request: RequestPlan,
+    pub limited_status: u16,
+    pub max_requests: u32,
+    pub concurrency: u32,
+    /// Longest wait for the window to reset before the check ends.
+    pub cooldown_max: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct HeadersPlan {
+    pub requests: Vec<RequestPlan>,
+    pub samples: u32,
+    pub dialects: Dialects,
+    pub window: Option<Duration>,
+}
+
+#[derive(Debug, Clone)]
+pub struct StormPlan {
+    pub exhaust: Exhaust,
+    pub stop_after: u32,
+    pub error_code: Option<String>,
+    pub error_code_path: JsonPath,
+    pub p95_under: Duration,
+    pub max_duration: Duration,
+    pub remaining_header: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct RecoveryPlan {
+    pub exhaust: Exhaust,
+    pub margin: Duration,
+    pub max_wait: Duration,
+    pub dialects: Dialects,
+}
+
+#[derive(Debug, Clone)]
+pub struct PartitionPlan {
+    pub exhaust: Exhaust,
+}
+
+fn dur(v: &Option<Spanned<DurationValue>>, default: Duration) -> Duration {
+    v.as_ref().map(|d| d.value.0).unwrap_or(default)
+}
+
+impl PlanCtx<'_> {
+    fn rl_count(&mut self, v: &Option<Spanned<u32>>, default: u32, max: u32, what: &str) -> u32 {
+        match v {
+            None => default,
+            Some(s) if s.value == 0 || s.value > max => {
+                self.error(
+                    s.referenced,
+                    format!("{what} must be between 1 and {max}, got {}", s.value),
+                );
+                default
+            }
+            Some(s) => s.value,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn rl_exhaust(
+        &mut self,
+        request: &crate::suite::request::RequestSpec,
+        at: Location,
+        limited_status: &Option<Spanned<u16>>,
+        max_requests: &Option<Spanned<u32>>,
+        concurrency: &Option<Spanned<u32>>,
+        cooldown_max: &Option<Spanned<DurationValue>>,
+        default_max: u32,
+        default_conc: u32,
+    ) -> Exhaust {
+        let status = match limited_status {
+            None => 429,
+            Some(s) if !(400..600).contains(&s.value) => {
+                self.error(
+                    s.referenced,
+                    format!(
+                        "limited_status must be a 4xx or 5xx status, got {}",
+                        s.value
+                    ),
+                );
+                429
+            }
+            Some(s) => s.value,
+        };
+        Exhaust {
+            request: self.request(request, at),
+            limited_status: status,
+            max_requests: self.rl_count(max_requests, default_max, 100_000, "max_requests"),
+            concurrency: self.rl_count(concurrency, default_conc, 256, "concurrency"),
+            cooldown_max: dur(cooldown_max, Duration::from_secs(10)),
+        }
+    }
+
+    fn rl_reset(&mut self, v: &Option<Spanned<String>>) -> ResetMode {
+        match v {
+            None => ResetMode::Auto,
+            Some(s) => ResetMode::parse(&s.value).unwrap_or_else(|| {
+                self.error(
+                    s.referenced,
+                    format!(
+                        "unknown reset form `{}`: use {}",
+                        s.value,
+                        ResetMode::NAMES.join(", ")
+                    ),
+                );
+                ResetMode::Auto
+            }),
+        }
+    }
+
+    pub fn rl_headers(&mut self, s: &RateLimitHeadersSpec) -> HeadersPlan {
+        if s.requests.is_empty() {
+            self.error(
+                s.id.referenced,
+                "rate_limit.headers needs at least one request in `requests`",
+            );
+        }
+        let requests = s
+            .requests
+            .iter()
+            .map(|r| self.request(r, s.id.referenced))
+            .collect();
+        let dialect = match &s.dialect {
+            None => Dialect::Auto,
+            Some(d) => Dialect::parse(&d.value).unwrap_or_else(|| {
+                self.error(
+                    d.referenced,
+                    format!(
+                        "unknown dialect `{}`: use {}",
+                        d.value,
+                        Dialect::NAMES.join(", ")
+                    ),
+                );
+                Dialect::Auto
+            }),
+        };
+        let reset = self.rl_reset(&s.reset);
+        let d = LegacyNames::default();
+        HeadersPlan {
+            requests,
+            samples: self.rl_count(&s.samples, 20, 10_000, "samples"),
+            dialects: Dialects {
+                dialect,
+                reset,
+                names: LegacyNames {
+                    limit: s.limit_header.clone().unwrap_or(d.limit),
+                    remaining: s.remaining_header.clone().unwrap_or(d.remaining),
+                    reset: s.reset_header.clone().unwrap_or(d.reset),
+                },
+            },
+            window: s.window.as_ref().map(|w| w.value.0),
+        }
+    }
+
+    pub fn rl_storm(&mut self, s: &RateLimitStormSpec) -> StormPlan {
+        let exhaust = self.rl_exhaust(
+            &s.request,
+            s.id.referenced,
+            &s.limited_status,
+            &s.max_requests,
+            &s.concurrency,
+            &s.cooldown_max,
+            500,
+            8,
+        );
+        let path = match &s.error_code_path {
+            Some(p) => self.json_path(&p.value, p.referenced),
+            None => JsonPath::parse("$.error.code").expect("static path"),
+        };
+        StormPlan {
+            stop_after: self.rl_count(&s.stop_after, 20, 100_000, "stop_after"),
+            error_code: match &s.error_code {
+                None => Some("RATE_LIMIT_EXCEEDED".into()),
+                Some(c) if c.is_empty() => None,
+                Some(c) => Some(c.clone()),
+            },
+            error_code_path: path,
+            p95_under: dur(&s.p95_under, Duration::from_millis(100)),
+            max_duration: dur(&s.max_duration, Duration::from_secs(30)),
+            remaining_header: s
+                .remaining_header
+                .clone()
+                .unwrap_or_else(|| LegacyNames::default().remaining),
+            exhaust,
+        }
+    }
+
+    pub fn rl_recovery(&mut self, s: &RateLimitRecoverySpec) -> RecoveryPlan {
+        let exhaust = self.rl_exhaust(
+            &s.request,
+            s.id.referenced,
+            &s.limited_status,
+            &s.max_requests,
+            &s.concurrency,
+            &s.cooldown_max,
+            1000,
+            4,
+        );
+        RecoveryPlan {
+            exhaust,
+            margin: dur(&s.margin, Duration::from_millis(500)),
+            max_wait: dur(&s.max_wait, Duration::from_secs(10)),
+            dialects: Dialects {
+                dialect: Dialect::Auto,
+                reset: self.rl_reset(&s.reset),
+                names: LegacyNames::default(),
+            },
+        }
+    }
+
+    pub fn rl_partition(&mut self, s: &RateLimitPartitionSpec) -> PartitionPlan {
+        PartitionPlan {
+            exhaust: self.rl_exhaust(
+                &s.request,
+                s.id.referenced,
+                &s.limited_status,
+                &s.max_requests,
+                &s.concurrency,
+                &s.cooldown_max,
+                1000,
+                4,
+            ),
+        }
+    }
+}

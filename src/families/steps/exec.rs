@@ -1,0 +1,76 @@
+//! The generic multi-step check: send each step's request in order, judge it
+//! against its expectations, capture values for the steps after it.
+
+use super::expect::evaluate;
+use crate::families::CheckContext;
+use crate::outcome::{Evidence, Outcome};
+use crate::plan::{CaptureSource, Scope, StepsPlan};
+
+pub async fn run(plan: &StepsPlan, ctx: &CheckContext) -> Outcome {
+    let mut scope = Scope::new();
+    let mut evidence = Vec::new();
+    let mut props = Vec::new();
+    for (i, step) in plan.steps.iter().enumerate() {
+        let label = step.name.clone();
+        let rendered = ctx.target.render(&step.request, &scope);
+        let ex = match ctx.client.send(&rendered).await {
+            Ok(ex) => ex,
+            Err(e) => return Outcome::transport(&label, &e).with_evidence(evidence),
+        };
+        props.push((
+            format!("step{}.latency_ms", i + 1),
+            format!("{:.1}", ex.elapsed.as_secs_f64() * 1000.0),
+        ));
+        evidence.push(Evidence::from_exchange(&label, &ex));
+        let mismatches = evaluate(&step.expect, &ex, &scope);
+        if let Some(first) = mismatches.first() {
+            let all: Vec<String> = mismatches
+                .iter()
+                .map(|m| format!("{}: expected {}, got {}", m.what, m.expected, m.actual))
+                .collect();
+            let msg = format!("{label}: {}", all.join("; "));
+            return Outcome::fail(
+                msg,
+                format!("{} {}", first.what, first.expected),
+                format!("{} {}", first.what, first.actual),
+            )
+            .with_evidence(evidence)
+            .with_properties(props);
+        }
+        for c in &step.captures {
+            let value = match &c.source {
+                CaptureSource::Header(h) => ex.response.header(h).map(str::to_owned),
+                CaptureSource::Json(p) => {
+                    ex.response
+                        .json()
+                        .and_then(|d| p.select(&d))
+                        .map(|v| match v {
+                            serde_json::Value::String(s) => s,
+                            other => other.to_string(),
+                        })
+                }
+            };
+            match value {
+                Some(v) => {
+                    scope.insert(c.name.clone(), v);
+                }
+                None => {
+                    let from = match &c.source {
+                        CaptureSource::Header(h) => format!("header {h}"),
+                        CaptureSource::Json(p) => p.to_string(),
+                    };
+                    return Outcome::fail(
+                        format!("{label}: capture `{}` found nothing at {from}", c.name),
+                        format!("{from} present"),
+                        "missing",
+                    )
+                    .with_evidence(evidence)
+                    .with_properties(props);
+                }
+            }
+        }
+    }
+    Outcome::pass(format!("{} step(s) passed", plan.steps.len()))
+        .with_evidence(evidence)
+        .with_properties(props)
+}

@@ -1,0 +1,199 @@
+//! TRC-002: trace ids are well formed and differ across N requests.
+//!
+//! A few workers (bounded concurrency) share one counter; sending stops at
+//! `count` requests or when `within` has passed, whichever comes first, and the
+//! check judges what it collected. 429s count (they must carry ids too); if any
+//! were seen, the check waits (bounded) for their Retry-After before finishing,
+//! so the checks after it are not throttled.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::exec::describe;
+use super::exec::{clip, format_problem, trace_id};
+use crate::families::trace::plan::UniquePlan;
+use crate::families::{CheckContext, Outcome};
+use crate::plan::Scope;
+
+/// What one response contributed.
+struct Sample {
+    id: Option<String>,
+    status: u16,
+    /// `200 (X-Request-Id: ...)`, for failure messages.
+    described: String,
+    retry_after: Option<Duration>,
+}
+
+/// `Retry-After` as delta seconds or an HTTP-date.
+pub fn parse_retry_after(v: &str) -> Option<Duration> {
+    let v = v.trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(
+        at.duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
+    let rendered = ctx.target.render(&p.request, &Scope::new());
+    let started = Instant::now();
+    let deadline = started + p.within;
+    let next = Arc::new(AtomicU64::new(0));
+    let mut workers = tokio::task::JoinSet::new();
+    for _ in 0..p.concurrency.min(p.count) {
+        let (ctx, r, next, header) = (
+            ctx.clone(),
+            rendered.clone(),
+            next.clone(),
+            p.trace_header.clone(),
+        );
+        let count = p.count;
+        workers.spawn(async move {
+            let mut out = Vec::new();
+            while next.fetch_add(1, Ordering::Relaxed) < count && Instant::now() < deadline {
+                let ex = ctx.client.send(&r).await.map_err(|e| (e, out.len()))?;
+                let retry_after = (ex.status() == 429)
+                    .then(|| {
+                        ex.response
+                            .header("retry-after")
+                            .and_then(parse_retry_after)
+                    })
+                    .flatten();
+                out.push(Sample {
+                    id: trace_id(&ex, &header),
+                    status: ex.status(),
+                    described: describe(&ex),
+                    retry_after,
+                });
+            }
+            Ok::<_, (crate::http::TransportError, usize)>(out)
+        });
+    }
+    let mut samples = Vec::new();
+    let mut transport = None;
+    while let Some(joined) = workers.join_next().await {
+        match joined {
+            Ok(Ok(mut s)) => samples.append(&mut s),
+            Ok(Err((e, _))) => transport = Some(e),
+            Err(e) => return Outcome::error(format!("a request worker stopped unexpectedly: {e}")),
+        }
+    }
+    let elapsed = started.elapsed();
+    let throttled: Vec<&Sample> = samples.iter().filter(|s| s.status == 429).collect();
+    let wait = throttled
+        .iter()
+        .filter_map(|s| s.retry_after)
+        .max()
+        .map(|d| d.min(p.max_retry_after_wait));
+    if let Some(w) = wait.filter(|w| !w.is_zero()) {
+        ctx.note(format!(
+            "{} responses were 429; waiting {} for Retry-After",
+            throttled.len(),
+            crate::fmt_duration(w)
+        ));
+        tokio::time::sleep(w).await;
+    }
+    if let Some(e) = transport {
+        return Outcome::transport("unique ids", &e);
+    }
+    let props = vec![
+        ("sent".to_owned(), samples.len().to_string()),
+        ("status_429".to_owned(), throttled.len().to_string()),
+        (
+            "elapsed_ms".to_owned(),
+            format!("{:.0}", elapsed.as_secs_f64() * 1000.0),
+        ),
+    ];
+    if samples.len() < 2 {
+        return Outcome::error(format!(
+            "only {} responses within {}: too few to judge uniqueness",
+            samples.len(),
+            crate::fmt_duration(p.within)
+        ))
+        .with_properties(props);
+    }
+    let short = if (samples.len() as u64) < p.count {
+        format!(
+            " (stopped at {} of {} requests: `within` {} elapsed)",
+            samples.len(),
+            p.count,
+            crate::fmt_duration(p.within)
+        )
+    } else {
+        String::new()
+    };
+    let missing: Vec<&Sample> = samples.iter().filter(|s| s.id.is_none()).collect();
+    if let Some(first) = missing.first() {
+        return Outcome::fail(
+            format!(
+                "{} of {} responses carry no {} (first: {}){short}",
+                missing.len(),
+                samples.len(),
+                p.trace_header,
+                first.described
+            ),
+            format!("{} on every response", p.trace_header),
+            format!("missing on {} responses", missing.len()),
+        )
+        .with_properties(props);
+    }
+    let malformed = samples.iter().find_map(|s| {
+        let id = s.id.as_deref()?;
+        format_problem(id, p.id_format).map(|why| (s, why))
+    });
+    if let Some((s, why)) = malformed {
+        return Outcome::fail(
+            format!("{} {why} ({}){short}", p.trace_header, s.described),
+            format!("{} in {:?} format", p.trace_header, p.id_format),
+            why,
+        )
+        .with_properties(props);
+    }
+    let mut seen: HashMap<&str, Vec<&Sample>> = HashMap::new();
+    for s in &samples {
+        if let Some(id) = &s.id {
+            seen.entry(id.as_str()).or_default().push(s);
+        }
+    }
+    let mut props = props;
+    props.push(("distinct".to_owned(), seen.len().to_string()));
+    if seen.len() < samples.len() {
+        let (id, dups) = seen
+            .iter()
+            .max_by_key(|(_, v)| v.len())
+            .expect("at least two samples");
+        let examples: Vec<&str> = dups.iter().take(3).map(|s| s.described.as_str()).collect();
+        return Outcome::fail(
+            format!(
+                "{} distinct {} values on {} responses; {} appeared {} times (e.g. {}){short}",
+                seen.len(),
+                p.trace_header,
+                samples.len(),
+                clip(id),
+                dups.len(),
+                examples.join(", ")
+            ),
+            format!("{} distinct ids", samples.len()),
+            format!("{} distinct ids", seen.len()),
+        )
+        .with_properties(props);
+    }
+    let last = samples
+        .last()
+        .map(|s| s.described.clone())
+        .unwrap_or_default();
+
+    Outcome::pass(format!(
+        "{} responses, {} distinct well-formed {} values in {} (last: {last}){short}",
+        samples.len(),
+        seen.len(),
+        p.trace_header,
+        crate::fmt_duration(elapsed)
+    ))
+    .with_properties(props)
+}

@@ -1,0 +1,599 @@
+//! Sender checks (catalogue WH-000..WH-012): tminus plays the platform and
+//! sends signed deliveries to the target's receiver. A hostile delivery must
+//! be rejected with a 4xx and cause no side effect; a valid one, a replay and
+//! a sender-style retry must be acknowledged with a 2xx and processed once.
+
+use std::time::Duration;
+
+use super::exec::unix_now;
+use crate::families::common::{describe, read_counter, send};
+use crate::families::webhook::plan::{WebhookSenderPlan, WEBHOOK_ID_VAR};
+use crate::families::{CheckContext, Evidence, Outcome};
+use crate::http::{Exchange, Rendered};
+use crate::plan::{Scope, UrlPlan};
+use crate::signing::{forged_digest, Delivery, Part};
+
+/// How long processing may lag an acknowledgement before the counter is judged.
+const SETTLE: Duration = Duration::from_millis(1500);
+
+struct Run<'a> {
+    p: &'a WebhookSenderPlan,
+    ctx: &'a CheckContext,
+    evidence: Vec<Evidence>,
+}
+
+fn new_id() -> String {
+    // No `.`: Standard Webhooks signs `id.ts.body` (catalogue WH-015).
+    format!("msg_{}", ulid::Ulid::new())
+}
+
+impl Run<'_> {
+    fn delivery(&self, ts: i64) -> Delivery {
+        let id = new_id();
+        let mut scope = Scope::new();
+        scope.insert(WEBHOOK_ID_VAR.into(), id.clone());
+        Delivery {
+            id,
+            timestamp: ts,
+            body: self.p.body.render(&scope).into_bytes(),
+        }
+    }
+
+    /// A delivery signed over `d`, optionally carrying a different body.
+    fn request(&self, d: &Delivery, body: Option<&[u8]>) -> Rendered {
+        let scope = Scope::new();
+        let url = match &self.p.url {
+            UrlPlan::Path(t) => format!("{}{}", self.ctx.target.base_url, t.render(&scope)),
+            UrlPlan::Absolute(t) => t.render(&scope),
+        };
+        let mut r = Rendered {
+            method: reqwest::Method::POST,
+            url,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: body.unwrap_or(&d.body).to_vec(),
+            timeout: self.ctx.target.timeout,
+        };
+        for (k, v) in &self.p.headers {
+            r.set_header(k, v.render(&scope));
+        }
+        for (k, v) in self.p.scheme.headers(&self.p.key.0, d, Some(&self.p.event)) {
+            r.set_header(&k, v);
+        }
+        r
+    }
+
+    fn with_signature(&self, mut r: Rendered, value: String) -> Rendered {
+        r.set_header(&self.p.scheme.signature_header, value);
+        r
+    }
+
+    async fn send(&mut self, r: &Rendered, label: &str) -> Result<Exchange, Outcome> {
+        let ex = send(self.ctx, r, label)
+            .await
+            .map_err(|o| o.with_evidence(std::mem::take(&mut self.evidence)))?;
+        self.evidence.push(Evidence::from_exchange(label, &ex));
+        Ok(ex)
+    }
+
+    async fn count(&mut self, label: &str) -> Result<Option<i64>, Outcome> {
+        let Some(c) = &self.p.effects else {
+            return Ok(None);
+        };
+        let (n, _) = read_counter(self.ctx, c, &Scope::new(), label).await?;
+        Ok(Some(n))
+    }
+
+    /// Reads the counter until it moved by `want` (or SETTLE passed), then once
+    /// more after a short pause so a late duplicate is still seen.
+    async fn delta(&mut self, before: Option<i64>, want: i64) -> Result<Option<i64>, Outcome> {
+        let Some(b) = before else { return Ok(None) };
+        let end = tokio::time::Instant::now() + SETTLE;
+        loop {
+            let n = self.count("effects after").await?.unwrap_or(b);
+            if n - b >= want && want > 0 || tokio::time::Instant::now() >= end {
+                break;
+            }
+            if want == 0 {
+                // Nothing should happen: give async processing a moment, once.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                let n = self.count("effects after").await?.unwrap_or(b);
+                return Ok(Some(n - b));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let n = self.count("effects after").await?.unwrap_or(b);
+        Ok(Some(n - b))
+    }
+
+    fn fail(&mut self, msg: String, expected: &str, actual: String) -> Outcome {
+        Outcome::fail(msg, expected, actual).with_evidence(std::mem::take(&mut self.evidence))
+    }
+
+    /// Sends each hostile variant; every one must get a reject status and the
+    /// counter must not move.
+    async fn expect_rejected(&mut self, variants: Vec<(String, Rendered)>) -> Outcome {
+        let before = match self.count("effects before").await {
+            Ok(b) => b,
+            Err(o) => return o,
+        };
+        let mut seen = Vec::new();
+        for (label, r) in &variants {
+            let ex = match self.send(r, label).await {
+                Ok(ex) => ex,
+                Err(o) => return o,
+            };
+            let st = ex.status();
+            seen.push(format!("{label}: {}", describe(&ex)));
+            if self.p.reject.matches(st) {
+                continue;
+            }
+            let what = if st >= 500 {
+                format!("{label} answered {} : a receiver must reject bad input with a 4xx, not fail with a 5xx (a sender retries 5xx)", describe(&ex))
+            } else {
+                format!("{label} was not rejected: answered {}", describe(&ex))
+            };
+            return self.fail(
+                what,
+                &format!("status {}", self.p.reject),
+                format!("status {st}"),
+            );
+        }
+        match self.delta(before, 0).await {
+            Err(o) => o,
+            Ok(Some(d)) if d != 0 => self.fail(
+                format!(
+                    "rejected deliveries still had a side effect: the counter moved by {d} ({})",
+                    seen.join("; ")
+                ),
+                "counter +0",
+                format!("counter +{d}"),
+            ),
+            Ok(_) => Outcome::pass(format!(
+                "{} hostile deliveries rejected: {}",
+                variants.len(),
+                seen.join("; ")
+            ))
+            .with_evidence(std::mem::take(&mut self.evidence)),
+        }
+    }
+
+    /// Sends each delivery; all must be accepted, and the counter must move by `want`.
+    async fn expect_accepted(
+        &mut self,
+        sends: Vec<(String, Rendered)>,
+        want: i64,
+        ack: Option<Duration>,
+    ) -> Outcome {
+        let before = match self.count("effects before").await {
+            Ok(b) => b,
+            Err(o) => return o,
+        };
+        let mut seen = Vec::new();
+        let mut props = Vec::new();
+        for (label, r) in &sends {
+            let ex = match self.send(r, label).await {
+                Ok(ex) => ex,
+                Err(o) => return o,
+            };
+            seen.push(format!("{label}: {}", describe(&ex)));
+            props.push((
+                format!("{label}.ack_ms"),
+                format!("{:.1}", ex.elapsed.as_secs_f64() * 1000.0),
+            ));
+            if !self.p.accept.matches(ex.status()) {
+                let hint = if ex.status() >= 500 {
+                    " (a 5xx makes an at-least-once sender retry forever)"
+                } else {
+                    ""
+                };
+                return self
+                    .fail(
+                        format!("{label} was not accepted: answered {}{hint}", describe(&ex)),
+                        &format!("status {}", self.p.accept),
+                        format!("status {}", ex.status()),
+                    )
+                    .with_properties(props);
+            }
+            if let Some(limit) = ack {
+                if ex.elapsed > limit {
+                    return self
+                        .fail(
+                            format!("{label} was acknowledged in {}, over the {} limit: process asynchronously and answer first", crate::fmt_duration(ex.elapsed), crate::fmt_duration(limit)),
+                            &format!("2xx within {}", crate::fmt_duration(limit)),
+                            crate::fmt_duration(ex.elapsed),
+                        )
+                        .with_properties(props);
+                }
+            }
+        }
+        match self.delta(before, want).await {
+            Err(o) => o,
+            Ok(Some(d)) if d != want => self
+                .fail(
+                    format!(
+                        "processed {d} time(s), expected {want} ({})",
+                        seen.join("; ")
+                    ),
+                    &format!("counter +{want}"),
+                    format!("counter +{d}"),
+                )
+                .with_properties(props),
+            Ok(_) => Outcome::pass(format!("accepted: {}", seen.join("; ")))
+                .with_evidence(std::mem::take(&mut self.evidence))
+                .with_properties(props),
+        }
+    }
+}
+
+/// Re-serializes a JSON body differently from how it was written: pretty
+/// printed, every non-ASCII character `\u` escaped, a trailing newline.
+fn non_canonical(body: &[u8]) -> Option<Vec<u8>> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let pretty = serde_json::to_string_pretty(&v).ok()?;
+    let mut out = String::new();
+    for c in pretty.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut buf = [0u16; 2];
+            for u in c.encode_utf16(&mut buf) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        }
+    }
+    out.push('\n');
+    Some(out.into_bytes())
+}
+
+/// One byte changed: the first digit bumped, else the last `}` turned into a space.
+fn tamper(body: &[u8]) -> Vec<u8> {
+    let mut b = body.to_vec();
+    if let Some(i) = b.iter().position(|c| c.is_ascii_digit()) {
+        b[i] = if b[i] == b'9' { b'1' } else { b[i] + 1 };
+    } else if let Some(last) = b.last_mut() {
+        *last = if *last == b' ' { b'x' } else { b' ' };
+    } else {
+        b.push(b' ');
+    }
+    b
+}
+
+pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
+    let mut r = Run {
+        p,
+        ctx,
+        evidence: Vec::new(),
+    };
+    let s = &p.scheme;
+    let now = unix_now();
+    let tol = p.tolerance.as_secs() as i64;
+    let needs_counter = matches!(p.case, "webhook.dedupes_replay" | "webhook.dedupes_retry");
+    if needs_counter && p.effects.is_none() {
+        return Outcome::error(format!("{} needs `effects:` (a side-effect counter) to see whether the event was processed once", p.case));
+    }
+    match p.case {
+        "webhook.accepts_valid" => {
+            let d = r.delivery(now);
+            let req = r.request(&d, None);
+            r.expect_accepted(vec![("valid delivery".into(), req)], 1, Some(p.ack_within))
+                .await
+        }
+        "webhook.accepts_raw_bytes" => {
+            let d0 = r.delivery(now);
+            let Some(raw) = non_canonical(&d0.body) else {
+                return Outcome::error(
+                    "the body is not JSON, so there is no non-canonical form to send",
+                );
+            };
+            let d = Delivery { body: raw, ..d0 };
+            let req = r.request(&d, None);
+            r.expect_accepted(
+                vec![("non-canonical JSON signed over its raw bytes".into(), req)],
+                1,
+                None,
+            )
+            .await
+        }
+        "webhook.dedupes_replay" => {
+            let d = r.delivery(now);
+            let req = r.request(&d, None);
+            r.expect_accepted(
+                vec![
+                    ("delivery".into(), req.clone()),
+                    ("identical replay".into(), req),
+                ],
+                1,
+                None,
+            )
+            .await
+        }
+        "webhook.dedupes_retry" => {
+            if !s.signs_timestamp() {
+                return Outcome::skipped(format!("not applicable: {} signs no timestamp, so a retry is byte-identical to a replay (see dedupes_replay)", s.name));
+            }
+            let d = r.delivery(now - 5);
+            let first = r.request(&d, None);
+            let retry = r.request(
+                &Delivery {
+                    timestamp: now,
+                    ..d.clone()
+                },
+                None,
+            );
+            r.expect_accepted(
+                vec![
+                    ("delivery".into(), first),
+                    ("retry: same id, new timestamp and signature".into(), retry),
+                ],
+                1,
+                None,
+            )
+            .await
+        }
+        "webhook.key_rotation" => {
+            if !s.supports_rotation() {
+                return Outcome::skipped(format!(
+                    "not applicable: {} carries one signature per delivery",
+                    s.name
+                ));
+            }
+            let mut sends = Vec::new();
+            for (label, good_first) in [("new key first", true), ("old key first", false)] {
+                let d = r.delivery(now);
+                let good = s.digest(&p.key.0, &d);
+                let other = forged_digest(s);
+                let list = if good_first {
+                    vec![good, other]
+                } else {
+                    vec![other, good]
+                };
+                let req = r.request(&d, None);
+                sends.push((
+                    format!("two signatures, {label}"),
+                    r.with_signature(req, s.signature_value(&d, &list)),
+                ));
+            }
+            r.expect_accepted(sends, 2, None).await
+        }
+        "webhook.rejects_dotted_id" => {
+            if !s.content.contains(&Part::Id) {
+                return Outcome::skipped(format!(
+                    "not applicable: {} does not sign the delivery id",
+                    s.name
+                ));
+            }
+            let d0 = r.delivery(now);
+            let d = Delivery {
+                id: format!("{}.{now}", d0.id),
+                ..d0
+            };
+            let req = r.request(&d, None);
+            r.expect_rejected(vec![(format!("validly signed, id `{}`", d.id), req)])
+                .await
+        }
+        "webhook.burst" => burst(&mut r, now).await,
+        "webhook.rejects_forged" => {
+            let d = r.delivery(now);
+            let req = r.request(&d, None);
+            let v = s.signature_value(&d, &[forged_digest(s)]);
+            r.expect_rejected(vec![("forged signature".into(), r.with_signature(req, v))])
+                .await
+        }
+        "webhook.rejects_tampered" => {
+            let d = r.delivery(now);
+            let req = r.request(&d, Some(&tamper(&d.body)));
+            r.expect_rejected(vec![("body changed by one byte after signing".into(), req)])
+                .await
+        }
+        "webhook.rejects_reserialized" => {
+            let d = r.delivery(now);
+            let Some(other) = non_canonical(&d.body) else {
+                return Outcome::error("the body is not JSON, so it cannot be re-serialized");
+            };
+            if other == d.body {
+                return Outcome::error(
+                    "the body's re-serialization is byte-identical; use a body with non-ASCII text",
+                );
+            }
+            let req = r.request(&d, Some(&other));
+            r.expect_rejected(vec![(
+                "re-serialized JSON with the original signature".into(),
+                req,
+            )])
+            .await
+        }
+        "webhook.rejects_truncated" => {
+            let d = r.delivery(now);
+            let digest = s.digest(&p.key.0, &d);
+            let variants = s
+                .truncated_values(&d, &digest)
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let label = ["half the signature", "empty signature", "prefix only"]
+                        .get(i)
+                        .copied()
+                        .unwrap_or("truncated");
+                    (
+                        format!("{label} `{v}`"),
+                        r.with_signature(r.request(&d, None), v),
+                    )
+                })
+                .collect();
+            r.expect_rejected(variants).await
+        }
+        "webhook.rejects_wrong_scheme" => {
+            let d = r.delivery(now);
+            let digest = s.digest(&p.key.0, &d);
+            let variants = s
+                .wrong_scheme_values(&d, &digest)
+                .into_iter()
+                .map(|v| {
+                    let shown = v.replace(&digest, "<valid digest>");
+                    (
+                        format!("wrong scheme `{shown}`"),
+                        r.with_signature(r.request(&d, None), v),
+                    )
+                })
+                .collect();
+            r.expect_rejected(variants).await
+        }
+        "webhook.rejects_missing_headers" => {
+            let d = r.delivery(now);
+            let mut names = vec![s.signature_header.clone()];
+            names.extend(s.id_header.clone());
+            names.extend(s.timestamp_header.clone());
+            let variants = names
+                .into_iter()
+                .map(|h| {
+                    let mut req = r.request(&d, None);
+                    req.remove_header(&h);
+                    (format!("without {h}"), req)
+                })
+                .collect();
+            r.expect_rejected(variants).await
+        }
+        "webhook.rejects_stale" | "webhook.rejects_future" => {
+            if !s.signs_timestamp() {
+                return Outcome::skipped(format!("not applicable: {} signs no timestamp; replay protection rests on the delivery id", s.name));
+            }
+            let (ts, label) = if p.case == "webhook.rejects_stale" {
+                (
+                    now - tol - 60,
+                    format!("timestamp {} s in the past", tol + 60),
+                )
+            } else {
+                (
+                    now + tol + 60,
+                    format!("timestamp {} s in the future", tol + 60),
+                )
+            };
+            let d = r.delivery(ts);
+            let req = r.request(&d, None);
+            r.expect_rejected(vec![(format!("validly signed, {label}"), req)])
+                .await
+        }
+        other => Outcome::error(format!("unknown webhook sender case `{other}`")),
+    }
+}
+
+/// WH-014: `count` valid deliveries spread evenly over `over`, sent
+/// concurrently as their slot comes up; judged on statuses, p95 ack time
+/// and the side-effect count.
+async fn burst(r: &mut Run<'_>, now: i64) -> Outcome {
+    let p = r.p;
+    let before = match r.count("effects before").await {
+        Ok(b) => b,
+        Err(o) => return o,
+    };
+    r.ctx.note(format!(
+        "sending {} deliveries over {}",
+        p.count,
+        crate::fmt_duration(p.over)
+    ));
+    let step = p.over / p.count.max(1);
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..p.count {
+        let req = r.request(&r.delivery(now), None);
+        let client = r.ctx.client.clone();
+        tasks.spawn(async move {
+            tokio::time::sleep(step * i).await;
+            client.send(&req).await
+        });
+    }
+    let mut acks = Vec::with_capacity(p.count as usize);
+    let mut bad = Vec::new();
+    let mut failed = 0usize;
+    // Each send has its own timeout, so joining is bounded too.
+    while let Some(res) = tasks.join_next().await {
+        let problem = match res {
+            Ok(Ok(ex)) => {
+                acks.push(ex.elapsed);
+                (!p.accept.matches(ex.status())).then(|| describe(&ex))
+            }
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(e) => Some(format!("send task failed: {e}")),
+        };
+        if let Some(pr) = problem {
+            failed += 1;
+            if bad.len() < 5 {
+                bad.push(pr);
+            }
+        }
+    }
+    acks.sort();
+    let p95 = acks
+        .get((acks.len() * 95).div_ceil(100).saturating_sub(1))
+        .copied()
+        .unwrap_or_default();
+    let props = vec![
+        ("deliveries".to_owned(), p.count.to_string()),
+        (
+            "ack_p95_ms".to_owned(),
+            format!("{:.1}", p95.as_secs_f64() * 1000.0),
+        ),
+    ];
+    if !bad.is_empty() {
+        return Outcome::fail(
+            format!(
+                "{} of {} deliveries were not acknowledged with {}; first: {}",
+                failed,
+                p.count,
+                p.accept,
+                bad.join(", ")
+            ),
+            format!("all {}", p.accept),
+            bad.join(", "),
+        )
+        .with_properties(props);
+    }
+    if p95 > p.ack_within {
+        return Outcome::fail(
+            format!(
+                "p95 acknowledgement {} over the {} limit for {} deliveries in {}: acknowledge first, process from a queue",
+                crate::fmt_duration(p95),
+                crate::fmt_duration(p.ack_within),
+                p.count,
+                crate::fmt_duration(p.over)
+            ),
+            format!("p95 <= {}", crate::fmt_duration(p.ack_within)),
+            crate::fmt_duration(p95),
+        )
+        .with_properties(props);
+    }
+    let want = i64::from(p.count);
+    match r.delta(before, want).await {
+        Err(o) => o,
+        Ok(Some(d)) if d != want => Outcome::fail(
+            format!("{} deliveries acknowledged, processed {d} time(s)", p.count),
+            format!("counter +{want}"),
+            format!("counter +{d}"),
+        )
+        .with_properties(props),
+        Ok(_) => Outcome::pass(format!(
+            "{} deliveries in {}: all acknowledged, p95 {}",
+            p.count,
+            crate::fmt_duration(p.over),
+            crate::fmt_duration(p95)
+        ))
+        .with_properties(props),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_canonical_differs_and_parses_back() {
+        let b = r#"{"a":1,"t":"caf\u00e9 é"}"#.as_bytes();
+        let n = non_canonical(b).unwrap();
+        assert_ne!(n, b.to_vec());
+        assert!(n.ends_with(b"\n") && n.is_ascii());
+        let v1: serde_json::Value = serde_json::from_slice(b).unwrap();
+        let v2: serde_json::Value = serde_json::from_slice(&n).unwrap();
+        assert_eq!(v1, v2);
+        assert_eq!(tamper(b"{\"amount\":100}"), b"{\"amount\":200}".to_vec());
+    }
+}
