@@ -257,7 +257,8 @@ async fn run_plan(
 }
 
 fn cmd_checks() -> i32 {
-    use crate::suite::kinds::{all_kinds, COMMON_PARAMS};
+    use crate::families::all_kinds;
+    use crate::suite::kinds::COMMON_PARAMS;
     println!("Check kinds (use as `kind:` in a suite):\n");
     for k in all_kinds() {
         println!("{:<28} {}", k.name, k.summary);

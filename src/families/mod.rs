@@ -1,6 +1,12 @@
-//! Check families, one module each, dispatched by an exhaustive match on the
-//! planned kind. A family reads its plan and a `CheckContext` and returns an
-//! `Outcome`; it never prints and never knows about reporters.
+//! The check families and their registry: the one place the parser, the
+//! planner and the runner learn which families exist.
+//!
+//! Each family is a folder (`spec.rs`: what a suite may write, its `KINDS`
+//! table; `plan.rs`: validation and defaults; `exec.rs` and friends: sending
+//! and judging). Here a check is a nested enum, family then kind, so every
+//! dispatch is an exhaustive `match` the compiler checks. A family reads its
+//! plan and a `CheckContext` and returns an `Outcome`; it never prints and
+//! never knows about reporters.
 
 pub mod common;
 
@@ -17,8 +23,155 @@ use tokio::sync::mpsc::UnboundedSender;
 pub use crate::outcome::{Evidence, Outcome, Verdict};
 
 use crate::http::{Client, Target};
-use crate::plan::CheckPlan;
+use crate::plan::PlanCtx;
 use crate::redact::Redactor;
+use crate::suite::kinds::{Common, KindInfo};
+
+/// A family as `tminus checks` and the parser see it.
+pub struct Family {
+    /// The prefix of its kinds (`idempotency` in `idempotency.replay`).
+    pub name: &'static str,
+    /// Its kinds, with parameters and defaults.
+    pub kinds: &'static [&'static [KindInfo]],
+}
+
+/// Every family, in the order the check reference lists them.
+pub const FAMILIES: &[Family] = &[
+    Family {
+        name: "steps",
+        kinds: &[steps::spec::KINDS],
+    },
+    Family {
+        name: "idempotency",
+        kinds: &[idempotency::spec::KINDS],
+    },
+    Family {
+        name: "rate_limit",
+        kinds: &[rate_limit::spec::RATE_LIMIT_KINDS],
+    },
+    Family {
+        name: "trace",
+        kinds: &[trace::spec::TRACE_KINDS],
+    },
+    Family {
+        name: "webhook",
+        kinds: &[webhook::spec::SENDER_INFO, webhook::spec::SINK_INFO],
+    },
+    Family {
+        name: "client",
+        kinds: &[client::spec::CLIENT_KINDS],
+    },
+];
+
+/// Every kind of every family.
+pub fn all_kinds() -> impl Iterator<Item = &'static KindInfo> {
+    FAMILIES
+        .iter()
+        .flat_map(|f| f.kinds.iter().flat_map(|t| t.iter()))
+}
+
+/// Every kind name, for "did you mean".
+pub fn kind_names() -> impl Iterator<Item = &'static str> {
+    all_kinds().map(|k| k.name)
+}
+
+/// One entry of `checks:`, typed by family, then by kind.
+#[derive(Debug, Clone)]
+pub enum CheckSpec {
+    Steps(Box<steps::spec::StepsSpec>),
+    Idempotency(Box<idempotency::spec::IdempotencySpec>),
+    RateLimit(Box<rate_limit::spec::RateLimitSpec>),
+    Trace(Box<trace::spec::TraceSpec>),
+    Webhook(Box<webhook::spec::WebhookSpec>),
+    Client(Box<client::spec::ClientSpec>),
+}
+
+impl CheckSpec {
+    /// Deserializes an entry of kind `kind` (already checked against
+    /// [`kind_names`] with its position by the parser).
+    pub fn deserialize_kind<'de, D: serde::Deserializer<'de>>(
+        kind: &str,
+        d: D,
+    ) -> Result<Self, D::Error> {
+        let family = kind.split_once('.').map_or(kind, |(f, _)| f);
+        match family {
+            "steps" => {
+                steps::spec::StepsSpec::deserialize_kind(kind, d).map(|s| Self::Steps(Box::new(s)))
+            }
+            "idempotency" => idempotency::spec::IdempotencySpec::deserialize_kind(kind, d)
+                .map(|s| Self::Idempotency(Box::new(s))),
+            "rate_limit" => rate_limit::spec::RateLimitSpec::deserialize_kind(kind, d)
+                .map(|s| Self::RateLimit(Box::new(s))),
+            "trace" => {
+                trace::spec::TraceSpec::deserialize_kind(kind, d).map(|s| Self::Trace(Box::new(s)))
+            }
+            "webhook" => webhook::spec::WebhookSpec::deserialize_kind(kind, d)
+                .map(|s| Self::Webhook(Box::new(s))),
+            "client" => client::spec::ClientSpec::deserialize_kind(kind, d)
+                .map(|s| Self::Client(Box::new(s))),
+            other => Err(<D::Error as serde::de::Error>::custom(format!(
+                "unknown check family `{other}`"
+            ))),
+        }
+    }
+
+    /// The kind's name as written in suites (`steps`, `idempotency.replay`, ...).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Self::Steps(s) => s.kind_name(),
+            Self::Idempotency(s) => s.kind_name(),
+            Self::RateLimit(s) => s.kind_name(),
+            Self::Trace(s) => s.kind_name(),
+            Self::Webhook(s) => s.kind_name(),
+            Self::Client(s) => s.kind_name(),
+        }
+    }
+
+    pub fn common(&self) -> &dyn Common {
+        match self {
+            Self::Steps(s) => s.common(),
+            Self::Idempotency(s) => s.common(),
+            Self::RateLimit(s) => s.common(),
+            Self::Trace(s) => s.common(),
+            Self::Webhook(s) => s.common(),
+            Self::Client(s) => s.common(),
+        }
+    }
+    pub fn id(&self) -> &serde_saphyr::Spanned<String> {
+        self.common().id()
+    }
+    pub fn tags(&self) -> &[String] {
+        self.common().tags()
+    }
+    pub fn description(&self) -> Option<&str> {
+        self.common().description()
+    }
+}
+
+/// The executable form of a check, typed by family.
+#[derive(Debug)]
+pub enum CheckPlan {
+    Steps(Box<steps::plan::StepsPlan>),
+    Idempotency(Box<idempotency::plan::IdemPlan>),
+    RateLimit(Box<rate_limit::plan::RateLimitPlan>),
+    Trace(Box<trace::plan::TracePlan>),
+    Webhook(Box<webhook::plan::WebhookPlan>),
+    Client(Box<client::plan::ClientPlan>),
+}
+
+/// Plans one check; problems go to `ctx`'s diagnostics.
+pub fn plan_check(ctx: &mut PlanCtx<'_>, spec: &CheckSpec) -> CheckPlan {
+    match spec {
+        CheckSpec::Steps(s) => CheckPlan::Steps(Box::new(steps::plan::plan(ctx, s))),
+        CheckSpec::Idempotency(s) => {
+            CheckPlan::Idempotency(Box::new(idempotency::plan::plan(ctx, s)))
+        }
+        CheckSpec::RateLimit(s) => CheckPlan::RateLimit(Box::new(rate_limit::plan::plan(ctx, s))),
+        CheckSpec::Trace(s) => CheckPlan::Trace(Box::new(trace::plan::plan(ctx, s))),
+        CheckSpec::Webhook(s) => CheckPlan::Webhook(Box::new(webhook::plan::plan(ctx, s))),
+        CheckSpec::Client(s) => CheckPlan::Client(Box::new(client::plan::plan(ctx, s))),
+    }
+}
 
 /// What a check may use while it runs.
 #[derive(Clone)]
@@ -36,25 +189,36 @@ impl CheckContext {
     }
 }
 
+/// Runs one planned check.
 pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
     match plan {
         CheckPlan::Steps(p) => steps::exec::run(p, ctx).await,
-        // family: idempotency
         CheckPlan::Idempotency(p) => idempotency::exec::run(p, ctx).await,
-
-        // family: rate_limit
-        CheckPlan::RateLimitHeaders(p) => rate_limit::exec::headers(p, ctx).await,
-        CheckPlan::RateLimitStorm(p) => rate_limit::exec::storm(p, ctx).await,
-        CheckPlan::RateLimitRecovery(p) => rate_limit::exec::recovery(p, ctx).await,
-        CheckPlan::RateLimitPartition(p) => rate_limit::exec::partition(p, ctx).await,
-
-        // family: trace
+        CheckPlan::RateLimit(p) => rate_limit::exec::run(p, ctx).await,
         CheckPlan::Trace(p) => trace::exec::run(p, ctx).await,
-        // family: webhook
-        CheckPlan::WebhookSender(p) => webhook::sender::run(p, ctx).await,
-        CheckPlan::WebhookSink(p) => webhook::sink::run(p, ctx).await,
-        // family: client
+        CheckPlan::Webhook(p) => webhook::exec::run(p, ctx).await,
         CheckPlan::Client(p) => client::exec::run(p, ctx).await,
-        // family: end
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tables `tminus checks` prints and the enums the parser fills name
+    /// the same kinds, in the same order.
+    #[test]
+    fn kinds_tables_match_the_enums() {
+        let enums: Vec<&str> = [
+            steps::spec::StepsSpec::NAMES,
+            idempotency::spec::IdempotencySpec::NAMES,
+            rate_limit::spec::RateLimitSpec::NAMES,
+            trace::spec::TraceSpec::NAMES,
+            webhook::spec::WebhookSpec::NAMES,
+            client::spec::ClientSpec::NAMES,
+        ]
+        .concat();
+        let tables: Vec<&str> = kind_names().collect();
+        assert_eq!(enums, tables);
     }
 }

@@ -5,12 +5,7 @@
 
 pub mod request;
 
-use crate::families::client::plan as client;
-use crate::families::idempotency::plan as idempotency;
 use crate::families::load::plan as load;
-use crate::families::rate_limit::plan as rate_limit;
-use crate::families::trace::plan as trace;
-use crate::families::webhook::plan as webhook;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -20,7 +15,6 @@ use serde_saphyr::Location;
 
 pub use crate::model::template::{Resolver, Scope, Template};
 use crate::redact::Redactor;
-use crate::suite::kinds::{CheckEntry, StepsCheckSpec};
 use crate::suite::{Diagnostic, Diagnostics, LoadedSuite};
 pub use request::{
     BodyPlan, CapturePlan, CaptureSource, CounterPlan, ExpectPlan, HeaderCheck, JsonCheck,
@@ -90,41 +84,7 @@ pub struct PlannedCheck {
     pub body: CheckPlan,
 }
 
-/// The executable form of each check kind.
-#[derive(Debug)]
-pub enum CheckPlan {
-    Steps(StepsPlan),
-    // family: idempotency
-    Idempotency(Box<idempotency::IdemPlan>),
-
-    // family: rate_limit
-    RateLimitHeaders(rate_limit::HeadersPlan),
-    RateLimitStorm(rate_limit::StormPlan),
-    RateLimitRecovery(rate_limit::RecoveryPlan),
-    RateLimitPartition(rate_limit::PartitionPlan),
-
-    // family: trace
-    Trace(Box<trace::TracePlan>),
-    // family: webhook
-    WebhookSender(webhook::WebhookSenderPlan),
-    WebhookSink(webhook::WebhookSinkPlan),
-    // family: client
-    Client(client::ClientPlan),
-    // family: end
-}
-
-#[derive(Debug, Clone)]
-pub struct StepsPlan {
-    pub steps: Vec<StepPlan>,
-}
-
-#[derive(Debug, Clone)]
-pub struct StepPlan {
-    pub name: String,
-    pub request: RequestPlan,
-    pub expect: ExpectPlan,
-    pub captures: Vec<CapturePlan>,
-}
+pub use crate::families::CheckPlan;
 
 /// Reads an environment variable (the process environment, or a test's map).
 pub type EnvLookup<'a> = Box<dyn Fn(&str) -> Option<String> + 'a>;
@@ -267,8 +227,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
     let suite_name = f.suite.value.clone();
     let mut checks = Vec::new();
     let mut ids: HashSet<String> = HashSet::new();
-    for entry in &f.checks {
-        let c = &entry.value;
+    for c in &f.checks {
         let id = c.id();
         if !ids.insert(id.value.clone()) {
             ctx.error(
@@ -291,59 +250,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             );
         }
         ctx.captures.clear();
-        let body = match c {
-            CheckEntry::Steps(s) => CheckPlan::Steps(plan_steps(ctx, s)),
-            // family: idempotency
-            c @ (CheckEntry::IdemReplay(_)
-            | CheckEntry::IdemDistinctKeys(_)
-            | CheckEntry::IdemMismatch(_)
-            | CheckEntry::IdemConcurrent(_)
-            | CheckEntry::IdemLostResponse(_)
-            | CheckEntry::IdemErrorsNotCached(_)
-            | CheckEntry::IdemInFlight(_)
-            | CheckEntry::IdemMissingKey(_)
-            | CheckEntry::IdemKeyScope(_)
-            | CheckEntry::IdemKeySyntax(_)
-            | CheckEntry::IdemEndpointScope(_)
-            | CheckEntry::IdemExpiry(_)) => CheckPlan::Idempotency(Box::new(ctx.idempotency(c))),
-
-            // family: rate_limit
-            CheckEntry::RateLimitHeaders(s) => CheckPlan::RateLimitHeaders(ctx.rl_headers(s)),
-            CheckEntry::RateLimitStorm(s) => CheckPlan::RateLimitStorm(ctx.rl_storm(s)),
-            CheckEntry::RateLimitRecovery(s) => CheckPlan::RateLimitRecovery(ctx.rl_recovery(s)),
-            CheckEntry::RateLimitPartition(s) => CheckPlan::RateLimitPartition(ctx.rl_partition(s)),
-
-            // family: trace
-            CheckEntry::Trace(t) => CheckPlan::Trace(Box::new(ctx.plan_trace(t))),
-            // family: webhook
-            CheckEntry::WebhookSender(k, s) => CheckPlan::WebhookSender(ctx.webhook_sender(k, s)),
-            CheckEntry::WebhookSink(k, s) => CheckPlan::WebhookSink(ctx.webhook_sink(k, s)),
-            // family: client
-            CheckEntry::ClientRespectsRetryAfter(s) => {
-                CheckPlan::Client(ctx.client_respects_retry_after(s))
-            }
-            CheckEntry::ClientExponentialBackoff(s) => {
-                CheckPlan::Client(ctx.client_exponential_backoff(s))
-            }
-            CheckEntry::ClientJitter(s) => CheckPlan::Client(ctx.client_jitter(s)),
-            CheckEntry::ClientBounded(s) => CheckPlan::Client(ctx.client_bounded(s)),
-            CheckEntry::ClientNoRetryOn4xx(s) => CheckPlan::Client(ctx.client_no_retry_on_4xx(s)),
-            CheckEntry::ClientRetry503Policy(s) => {
-                CheckPlan::Client(ctx.client_retry_503_policy(s))
-            }
-            CheckEntry::ClientIdempotencyKeys(s) => {
-                CheckPlan::Client(ctx.client_idempotency_keys(s))
-            }
-            CheckEntry::ClientSlowsBeforeLimit(s) => {
-                CheckPlan::Client(ctx.client_slows_before_limit(s))
-            }
-            CheckEntry::ClientRetryAmplification(s) => {
-                CheckPlan::Client(ctx.client_retry_amplification(s))
-            }
-            CheckEntry::ClientReplayIsSuccess(s) => {
-                CheckPlan::Client(ctx.client_replay_is_success(s))
-            } // family: end
-        };
+        let body = crate::families::plan_check(ctx, c);
         if !selected(&suite_name, &id.value, c.tags(), opts) {
             continue;
         }
@@ -372,43 +279,6 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
         timeout,
         checks,
     }
-}
-
-fn plan_steps(ctx: &mut PlanCtx<'_>, s: &StepsCheckSpec) -> StepsPlan {
-    if s.steps.is_empty() {
-        ctx.error(
-            s.id.referenced,
-            format!("check `{}` has no steps", s.id.value),
-        );
-    }
-    let mut steps = Vec::new();
-    for (i, st) in s.steps.iter().enumerate() {
-        let request = ctx.request(&st.request, s.id.referenced);
-        let expect = st
-            .expect
-            .as_ref()
-            .map(|e| ctx.expect(e))
-            .unwrap_or_default();
-        let captures: Vec<CapturePlan> = st
-            .capture
-            .iter()
-            .filter_map(|(name, spec)| ctx.capture(name, spec))
-            .collect();
-        // Captures become visible to the following steps only.
-        for c in &captures {
-            ctx.captures.insert(c.name.clone());
-        }
-        steps.push(StepPlan {
-            name: match &st.name {
-                Some(n) => format!("step {} ({n})", i + 1),
-                None => format!("step {}", i + 1),
-            },
-            request,
-            expect,
-            captures,
-        });
-    }
-    StepsPlan { steps }
 }
 
 /// `--only` globs match the check id or `suite/check`; `--tag` any tag.

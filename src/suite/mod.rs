@@ -11,5 +11,5 @@ pub mod read;
 pub mod request;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
-pub use model::{CheckEntry, SuiteFile, TargetSpec};
+pub use model::{SuiteFile, TargetSpec};
 pub use read::{discover, load_file, LoadedSuite};

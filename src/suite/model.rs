@@ -1,41 +1,180 @@
 //! The suite file as written: plain serde structs, unknown keys rejected,
 //! positions kept (`Spanned`) wherever the plan may need to point back.
 //!
-//! Check entries are dispatched on their `kind` by `kinds.rs`, which keeps
-//! serde-saphyr's positions intact (an internally tagged enum would buffer the
-//! values and lose them).
+//! Check entries are typed by their `kind`: `SuiteSeed` carries the kinds
+//! read in a first pass (`read.rs`) down to each entry, which deserializes
+//! straight into its family's spec struct. serde's internally tagged enums
+//! would buffer the values and lose serde-saphyr's positions; the seed keeps
+//! them, and needs no global state.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use super::kinds::CheckEntry as KindEntry;
+use crate::families::CheckSpec;
 use crate::model::scalar::{DurationValue, Scalar};
 
-pub use super::kinds::CheckEntry;
-
-/// A whole suite file.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A whole suite file (deserialized through [`SuiteSeed`]).
+#[derive(Debug)]
 pub struct SuiteFile {
     /// The suite's name: the JUnit testsuite and the classname prefix.
     pub suite: Spanned<String>,
-    #[serde(default)]
     pub description: Option<String>,
     /// Free-form version of the suite (certification suites are versioned).
-    #[serde(default)]
     pub version: Option<Scalar>,
     /// Suite variables, readable as `${var.NAME}`; `--var` overrides them.
-    #[serde(default)]
     pub vars: BTreeMap<String, Spanned<Scalar>>,
-    #[serde(default)]
     pub target: Option<TargetSpec>,
-    #[serde(default)]
-    pub checks: Vec<Spanned<KindEntry>>,
-    /// The burst rehearsal, run after the checks (see `load_spec.rs`).
-    #[serde(default)]
+    pub checks: Vec<CheckSpec>,
+    /// The burst rehearsal, run after the checks (`families::load::spec`).
     pub load: Option<crate::families::load::spec::LoadSpec>,
+}
+
+const SUITE_FIELDS: &[&str] = &[
+    "suite",
+    "description",
+    "version",
+    "vars",
+    "target",
+    "checks",
+    "load",
+];
+
+/// Deserializes a [`SuiteFile`] whose check entries have the given kinds,
+/// in document order (`None`: no `kind:`, a `steps` check).
+pub struct SuiteSeed<'k> {
+    pub kinds: &'k [Option<String>],
+}
+
+impl<'de> DeserializeSeed<'de> for SuiteSeed<'_> {
+    type Value = SuiteFile;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<SuiteFile, D::Error> {
+        d.deserialize_struct("SuiteFile", SUITE_FIELDS, self)
+    }
+}
+
+impl<'de> Visitor<'de> for SuiteSeed<'_> {
+    type Value = SuiteFile;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a suite: a mapping with `suite` and `checks`")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SuiteFile, A::Error> {
+        fn once<T, E: de::Error>(slot: &Option<T>, name: &'static str) -> Result<(), E> {
+            match slot {
+                Some(_) => Err(E::duplicate_field(name)),
+                None => Ok(()),
+            }
+        }
+        let mut suite = None;
+        let mut description = None;
+        let mut version = None;
+        let mut vars = None;
+        let mut target = None;
+        let mut checks = None;
+        let mut load = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "suite" => {
+                    once(&suite, "suite")?;
+                    suite = Some(map.next_value()?);
+                }
+                "description" => {
+                    once(&description, "description")?;
+                    description = Some(map.next_value()?);
+                }
+                "version" => {
+                    once(&version, "version")?;
+                    version = Some(map.next_value()?);
+                }
+                "vars" => {
+                    once(&vars, "vars")?;
+                    vars = Some(map.next_value()?);
+                }
+                "target" => {
+                    once(&target, "target")?;
+                    target = Some(map.next_value()?);
+                }
+                "checks" => {
+                    once(&checks, "checks")?;
+                    checks = Some(map.next_value_seed(ChecksSeed { kinds: self.kinds })?);
+                }
+                "load" => {
+                    once(&load, "load")?;
+                    load = Some(map.next_value()?);
+                }
+                other => return Err(de::Error::unknown_field(other, SUITE_FIELDS)),
+            }
+        }
+        Ok(SuiteFile {
+            suite: suite.ok_or_else(|| de::Error::missing_field("suite"))?,
+            description: description.flatten(),
+            version: version.flatten(),
+            vars: vars.unwrap_or_default(),
+            target: target.flatten(),
+            checks: checks.unwrap_or_default(),
+            load: load.flatten(),
+        })
+    }
+}
+
+/// The `checks:` sequence: entry `i` is deserialized as kind `kinds[i]`.
+struct ChecksSeed<'k> {
+    kinds: &'k [Option<String>],
+}
+
+impl<'de> DeserializeSeed<'de> for ChecksSeed<'_> {
+    type Value = Vec<CheckSpec>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Vec<CheckSpec>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ChecksSeed<'_> {
+    type Value = Vec<CheckSpec>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of checks")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Vec<CheckSpec>, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<CheckSpec>, A::Error> {
+        let mut out = Vec::new();
+        loop {
+            let kind = self
+                .kinds
+                .get(out.len())
+                .cloned()
+                .flatten()
+                .unwrap_or_else(|| "steps".to_owned());
+            match seq.next_element_seed(EntrySeed { kind: &kind })? {
+                Some(c) => out.push(c),
+                None => return Ok(out),
+            }
+        }
+    }
+}
+
+/// One check entry of a known kind.
+struct EntrySeed<'a> {
+    kind: &'a str,
+}
+
+impl<'de> DeserializeSeed<'de> for EntrySeed<'_> {
+    type Value = CheckSpec;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<CheckSpec, D::Error> {
+        CheckSpec::deserialize_kind(self.kind, d)
+    }
 }
 
 /// Where requests go and what every request carries.

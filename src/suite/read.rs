@@ -7,8 +7,8 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use super::diagnostic::{suggest, Diagnostic};
-use super::kinds::PENDING_KINDS;
-use super::model::SuiteFile;
+use super::model::{SuiteFile, SuiteSeed};
+use crate::families::kind_names;
 
 /// A parsed suite with the text it came from (for later diagnostics).
 #[derive(Debug)]
@@ -74,20 +74,32 @@ pub fn load_file(path: &Path) -> Result<LoadedSuite, Diagnostic> {
 }
 
 /// Parses suite text; `path` is only used in diagnostics.
+///
+/// Two passes: the first reads only the `kind` of every check (with its
+/// position, so an unknown kind points at itself); the second hands those
+/// kinds to [`SuiteSeed`], which deserializes each entry straight into its
+/// kind's struct with every position intact.
 pub fn parse_str(path: &Path, source: &str) -> Result<SuiteFile, Diagnostic> {
-    // Pass 1: only the kinds, so pass 2 can deserialize each check into its
-    // own struct without losing positions (see kinds.rs).
     let kinds: KindsOnly = serde_saphyr::from_str(source).map_err(|e| to_diag(path, source, &e))?;
-    PENDING_KINDS.with(|k| {
-        *k.borrow_mut() = kinds
-            .checks
-            .into_iter()
-            .map(|c| c.kind.map(|s| s.value))
-            .collect()
-    });
-    let parsed: Result<SuiteFile, _> = serde_saphyr::from_str(source);
-    PENDING_KINDS.with(|k| k.borrow_mut().clear());
-    parsed.map_err(|e| to_diag(path, source, &e))
+    let mut names = Vec::with_capacity(kinds.checks.len());
+    for c in kinds.checks {
+        match c.kind {
+            Some(k) if !kind_names().any(|n| n == k.value) => {
+                let mut msg = format!("unknown check kind `{}`", k.value);
+                if let Some(s) = suggest(&k.value, kind_names()) {
+                    msg.push_str(&format!(", did you mean `{s}`?"));
+                } else {
+                    msg.push_str(" (`tminus checks` lists the kinds)");
+                }
+                return Err(Diagnostic::new(path, source, k.referenced, msg));
+            }
+            k => names.push(k.map(|k| k.value)),
+        }
+    }
+    serde_saphyr::with_deserializer_from_str(source, |d| {
+        serde::de::DeserializeSeed::deserialize(SuiteSeed { kinds: &names }, d)
+    })
+    .map_err(|e| to_diag(path, source, &e))
 }
 
 fn to_diag(path: &Path, source: &str, err: &serde_saphyr::Error) -> Diagnostic {
@@ -183,6 +195,6 @@ mod tests {
         let src = "suite: s\nchecks:\n  - id: a\n    steps:\n      - request: { method: POST, path: /x, json: {a: 1} }\n        expect: { status: [200, 201], headers: { Trace-Id: present }, json: { $.a: 1 } }\n";
         let f = parse(src).unwrap();
         assert_eq!(f.checks.len(), 1);
-        assert_eq!(f.checks[0].value.id().referenced.line(), 3);
+        assert_eq!(f.checks[0].id().referenced.line(), 3);
     }
 }

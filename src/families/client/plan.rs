@@ -660,3 +660,20 @@ impl PlanCtx<'_> {
         p
     }
 }
+
+/// Plans a check of the client family.
+pub fn plan(ctx: &mut PlanCtx<'_>, spec: &ClientSpec) -> ClientPlan {
+    use ClientSpec as C;
+    match spec {
+        C::RespectsRetryAfter(s) => ctx.client_respects_retry_after(s),
+        C::ExponentialBackoff(s) => ctx.client_exponential_backoff(s),
+        C::Jitter(s) => ctx.client_jitter(s),
+        C::Bounded(s) => ctx.client_bounded(s),
+        C::NoRetryOn4xx(s) => ctx.client_no_retry_on_4xx(s),
+        C::Retry503Policy(s) => ctx.client_retry_503_policy(s),
+        C::IdempotencyKeys(s) => ctx.client_idempotency_keys(s),
+        C::SlowsBeforeLimit(s) => ctx.client_slows_before_limit(s),
+        C::RetryAmplification(s) => ctx.client_retry_amplification(s),
+        C::ReplayIsSuccess(s) => ctx.client_replay_is_success(s),
+    }
+}

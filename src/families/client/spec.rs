@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, Scalar};
-use crate::suite::kinds::check_spec;
+use crate::suite::kinds::{check_spec, family_kinds};
 
 /// The client under test.
 #[derive(Debug, Deserialize, Clone)]
@@ -370,3 +370,19 @@ pub const CLIENT_KINDS: &[crate::suite::kinds::KindInfo] = &[
         ],
     },
 ];
+
+family_kinds!(
+    /// A `client.*` check as written.
+    ClientSpec {
+        "client.respects_retry_after" => RespectsRetryAfter(RespectsRetryAfterSpec),
+        "client.exponential_backoff" => ExponentialBackoff(ExponentialBackoffSpec),
+        "client.jitter" => Jitter(JitterSpec),
+        "client.bounded" => Bounded(BoundedSpec),
+        "client.no_retry_on_4xx" => NoRetryOn4xx(NoRetryOn4xxSpec),
+        "client.retry_503_policy" => Retry503Policy(Retry503PolicySpec),
+        "client.idempotency_keys" => IdempotencyKeys(IdempotencyKeysSpec),
+        "client.slows_before_limit" => SlowsBeforeLimit(SlowsBeforeLimitSpec),
+        "client.retry_amplification" => RetryAmplification(RetryAmplificationSpec),
+        "client.replay_is_success" => ReplayIsSuccess(ReplayIsSuccessSpec),
+    }
+);

@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use serde_saphyr::Spanned;
 
-use crate::families::idempotency::spec::MarkerSpec;
+use crate::families::idempotency::spec::{IdempotencySpec, MarkerSpec};
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::{DurationValue, Scalar, StatusPattern, StatusSet};
 use crate::plan::{CounterPlan, PlanCtx, RequestPlan, Template};
-use crate::suite::kinds::CheckEntry;
 use crate::suite::request::{CounterSpec, RequestSpec};
 
 /// What the replay marker must look like.
@@ -147,10 +146,15 @@ struct Common<'s> {
     marker: Option<&'s MarkerSpec>,
 }
 
+/// Plans a check of the idempotency family.
+pub fn plan(ctx: &mut PlanCtx<'_>, spec: &IdempotencySpec) -> IdemPlan {
+    ctx.idempotency(spec)
+}
+
 impl PlanCtx<'_> {
-    /// Plans any idempotency check entry (the caller matched the variants).
-    pub fn idempotency(&mut self, c: &CheckEntry) -> IdemPlan {
-        use CheckEntry as E;
+    /// Plans any idempotency check entry.
+    pub fn idempotency(&mut self, c: &IdempotencySpec) -> IdemPlan {
+        use IdempotencySpec as E;
         macro_rules! common {
             ($s:expr, $key:expr, $marker:expr) => {
                 Common {
@@ -165,7 +169,7 @@ impl PlanCtx<'_> {
             };
         }
         let (common, mode) = match c {
-            E::IdemReplay(s) => {
+            E::Replay(s) => {
                 let ignore = s
                     .ignore
                     .iter()
@@ -177,14 +181,14 @@ impl PlanCtx<'_> {
                     Mode::Replay { ignore, id_path },
                 )
             }
-            E::IdemDistinctKeys(s) => {
+            E::DistinctKeys(s) => {
                 let id_path = self.opt_path(&s.id_path);
                 (
                     common!(s, s.key.as_ref(), s.marker.as_ref()),
                     Mode::DistinctKeys { id_path },
                 )
             }
-            E::IdemMismatch(s) => {
+            E::Mismatch(s) => {
                 let changed = s.changed.as_ref().map(|r| self.request(r, s.id.referenced));
                 (
                     common!(s, s.key.as_ref(), s.marker.as_ref()),
@@ -194,7 +198,7 @@ impl PlanCtx<'_> {
                     },
                 )
             }
-            E::IdemConcurrent(s) => {
+            E::Concurrent(s) => {
                 let n = match &s.concurrency {
                     None => DEFAULT_CONCURRENCY,
                     Some(c) if (2..=MAX_CONCURRENCY).contains(&c.value) => c.value,
@@ -220,7 +224,7 @@ impl PlanCtx<'_> {
                     },
                 )
             }
-            E::IdemLostResponse(s) => {
+            E::LostResponse(s) => {
                 let slow = self.headers(&s.slow_headers);
                 (
                     common!(s, s.key.as_ref(), s.marker.as_ref()),
@@ -235,7 +239,7 @@ impl PlanCtx<'_> {
                     },
                 )
             }
-            E::IdemErrorsNotCached(s) => {
+            E::ErrorsNotCached(s) => {
                 let invalid = self.request(&s.invalid, s.id.referenced);
                 let cached = match &s.policy {
                     None => false,
@@ -252,7 +256,7 @@ impl PlanCtx<'_> {
                     Mode::Errors { invalid, cached },
                 )
             }
-            E::IdemInFlight(s) => {
+            E::InFlight(s) => {
                 let slow = self.headers(&s.slow_headers);
                 (
                     common!(s, s.key.as_ref(), s.marker.as_ref()),
@@ -264,7 +268,7 @@ impl PlanCtx<'_> {
                     },
                 )
             }
-            E::IdemMissingKey(s) => {
+            E::MissingKey(s) => {
                 let required = match &s.policy {
                     None => true,
                     Some(p) => match parse_policy(&p.value, &["required", "optional"]) {
@@ -283,20 +287,20 @@ impl PlanCtx<'_> {
                     },
                 )
             }
-            E::IdemKeyScope(s) => {
+            E::KeyScope(s) => {
                 let id_path = self.opt_path(&s.id_path);
                 (
                     common!(s, s.key.as_ref(), s.marker.as_ref()),
                     Mode::KeyScope { id_path },
                 )
             }
-            E::IdemKeySyntax(s) => (
+            E::KeySyntax(s) => (
                 common!(s, s.key.as_ref(), None),
                 Mode::KeySyntax {
                     reject: s.reject_status.clone().unwrap_or(StatusSet::single(400)),
                 },
             ),
-            E::IdemEndpointScope(s) => {
+            E::EndpointScope(s) => {
                 let other = Box::new(self.request(&s.other_request, s.id.referenced));
                 let other_effects = s.other_effects.as_ref().map(|c| self.counter(c));
                 let policy = match &s.policy {
@@ -324,7 +328,7 @@ impl PlanCtx<'_> {
                     },
                 )
             }
-            E::IdemExpiry(s) => {
+            E::Expiry(s) => {
                 let ttl = s.ttl.value.0;
                 let margin = dur(&s.margin, DEFAULT_EXPIRY_MARGIN);
                 let max_wait = dur(&s.max_wait, DEFAULT_MAX_WAIT);
@@ -345,8 +349,6 @@ impl PlanCtx<'_> {
                     Mode::Expiry { ttl, margin },
                 )
             }
-            // The caller only passes idempotency entries.
-            _ => unreachable!("not an idempotency check"),
         };
         self.idem_common(common, mode)
     }

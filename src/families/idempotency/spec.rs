@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, Scalar, StatusSet};
-use crate::suite::kinds::{check_spec, KindInfo};
+use crate::suite::kinds::{check_spec, family_kinds, KindInfo};
 use crate::suite::request::{CounterSpec, RequestSpec};
 
 /// The replay marker's dialect: `{header, values, policy}`.
@@ -494,3 +494,21 @@ pub const KINDS: &[KindInfo] = &[
         ],
     },
 ];
+
+family_kinds!(
+    /// An `idempotency.*` check as written.
+    IdempotencySpec {
+        "idempotency.replay" => Replay(ReplaySpec),
+        "idempotency.distinct_keys" => DistinctKeys(DistinctKeysSpec),
+        "idempotency.mismatch" => Mismatch(MismatchSpec),
+        "idempotency.concurrent" => Concurrent(ConcurrentSpec),
+        "idempotency.lost_response" => LostResponse(LostResponseSpec),
+        "idempotency.errors_not_cached" => ErrorsNotCached(ErrorsSpec),
+        "idempotency.in_flight" => InFlight(InFlightSpec),
+        "idempotency.missing_key" => MissingKey(MissingKeySpec),
+        "idempotency.key_scope" => KeyScope(KeyScopeSpec),
+        "idempotency.key_syntax" => KeySyntax(KeySyntaxSpec),
+        "idempotency.endpoint_scope" => EndpointScope(Box<EndpointScopeSpec>),
+        "idempotency.expiry" => Expiry(ExpirySpec),
+    }
+);

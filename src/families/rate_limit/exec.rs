@@ -15,7 +15,7 @@ use hdrhistogram::Histogram;
 
 use crate::families::common::describe;
 use crate::families::rate_limit::plan::{
-    Exhaust, HeadersPlan, PartitionPlan, RecoveryPlan, StormPlan,
+    Exhaust, HeadersPlan, PartitionPlan, RateLimitPlan, RecoveryPlan, StormPlan,
 };
 use crate::families::CheckContext;
 use crate::fmt_duration;
@@ -751,4 +751,14 @@ pub async fn partition(p: &PartitionPlan, ctx: &CheckContext) -> Outcome {
         );
     }
     unreachable!("the loop returns on its last attempt")
+}
+
+/// Runs a planned `rate_limit.*` check.
+pub async fn run(plan: &RateLimitPlan, ctx: &CheckContext) -> Outcome {
+    match plan {
+        RateLimitPlan::Headers(p) => headers(p, ctx).await,
+        RateLimitPlan::Storm(p) => storm(p, ctx).await,
+        RateLimitPlan::Recovery(p) => recovery(p, ctx).await,
+        RateLimitPlan::Partition(p) => partition(p, ctx).await,
+    }
 }

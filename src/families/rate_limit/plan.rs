@@ -8,7 +8,8 @@ use serde_saphyr::{Location, Spanned};
 
 use crate::families::rate_limit::fields::{Dialect, Dialects, LegacyNames, ResetMode};
 use crate::families::rate_limit::spec::{
-    RateLimitHeadersSpec, RateLimitPartitionSpec, RateLimitRecoverySpec, RateLimitStormSpec,
+    RateLimitHeadersSpec, RateLimitPartitionSpec, RateLimitRecoverySpec, RateLimitSpec,
+    RateLimitStormSpec,
 };
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::DurationValue;
@@ -241,5 +242,24 @@ impl PlanCtx<'_> {
                 4,
             ),
         }
+    }
+}
+
+/// A planned `rate_limit.*` check.
+#[derive(Debug)]
+pub enum RateLimitPlan {
+    Headers(HeadersPlan),
+    Storm(StormPlan),
+    Recovery(RecoveryPlan),
+    Partition(PartitionPlan),
+}
+
+/// Plans a check of the rate-limit family.
+pub fn plan(ctx: &mut PlanCtx<'_>, spec: &RateLimitSpec) -> RateLimitPlan {
+    match spec {
+        RateLimitSpec::Headers(s) => RateLimitPlan::Headers(ctx.rl_headers(s)),
+        RateLimitSpec::Storm(s) => RateLimitPlan::Storm(ctx.rl_storm(s)),
+        RateLimitSpec::Recovery(s) => RateLimitPlan::Recovery(ctx.rl_recovery(s)),
+        RateLimitSpec::Partition(s) => RateLimitPlan::Partition(ctx.rl_partition(s)),
     }
 }

@@ -4,11 +4,10 @@
 //! that follows the checklist and the IETF drafts; `plan/rate_limit.rs`
 //! validates and resolves them.
 
-use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::DurationValue;
-use crate::suite::kinds::{check_spec, KindInfo};
+use crate::suite::kinds::{check_spec, family_kinds, KindInfo};
 use crate::suite::request::RequestSpec;
 
 pub const RATE_LIMIT_KINDS: &[KindInfo] = &[
@@ -137,5 +136,15 @@ check_spec!(
         pub concurrency: Option<Spanned<u32>>,
         #[serde(default)]
         pub cooldown_max: Option<Spanned<DurationValue>>,
+    }
+);
+
+family_kinds!(
+    /// A `rate_limit.*` check as written.
+    RateLimitSpec {
+        "rate_limit.headers" => Headers(RateLimitHeadersSpec),
+        "rate_limit.storm" => Storm(RateLimitStormSpec),
+        "rate_limit.recovery" => Recovery(RateLimitRecoverySpec),
+        "rate_limit.partition" => Partition(RateLimitPartitionSpec),
     }
 );

@@ -2,9 +2,10 @@
 //! against its expectations, capture values for the steps after it.
 
 use super::expect::evaluate;
+use super::plan::StepsPlan;
 use crate::families::CheckContext;
 use crate::outcome::{Evidence, Outcome};
-use crate::plan::{CaptureSource, Scope, StepsPlan};
+use crate::plan::{CaptureSource, Scope};
 
 pub async fn run(plan: &StepsPlan, ctx: &CheckContext) -> Outcome {
     let mut scope = Scope::new();

@@ -3,3 +3,5 @@
 
 pub mod exec;
 pub mod expect;
+pub mod plan;
+pub mod spec;

@@ -424,3 +424,8 @@ impl PlanCtx<'_> {
         }
     }
 }
+
+/// Plans a check of the trace family.
+pub fn plan(ctx: &mut PlanCtx<'_>, spec: &TraceSpec) -> TracePlan {
+    ctx.plan_trace(spec)
+}

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, StatusPattern, StatusSet};
-use crate::suite::kinds::{check_spec, Common, KindInfo};
+use crate::suite::kinds::{check_spec, family_kinds, KindInfo};
 use crate::suite::request::RequestSpec;
 
 fn yes() -> bool {
@@ -255,79 +255,19 @@ check_spec!(
     }
 );
 
-/// A `trace.*` check as written.
-#[derive(Debug, Clone)]
-pub enum TraceSpec {
-    Present(TracePresentSpec),
-    Unique(TraceUniqueSpec),
-    Propagated(TracePropagatedSpec),
-    InvalidIgnored(TraceInvalidIgnoredSpec),
-    RequestIdHygiene(TraceRequestIdSpec),
-    AsyncStatus(TraceAsyncStatusSpec),
-    VersionDowngrade(TraceVersionDowngradeSpec),
-    Tracestate(TraceTracestateSpec),
-}
-
-impl TraceSpec {
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            TraceSpec::Present(_) => "trace.present",
-            TraceSpec::Unique(_) => "trace.unique",
-            TraceSpec::Propagated(_) => "trace.propagated",
-            TraceSpec::InvalidIgnored(_) => "trace.invalid_ignored",
-            TraceSpec::RequestIdHygiene(_) => "trace.request_id_hygiene",
-            TraceSpec::AsyncStatus(_) => "trace.async_status",
-            TraceSpec::VersionDowngrade(_) => "trace.version_downgrade",
-            TraceSpec::Tracestate(_) => "trace.tracestate",
-        }
+family_kinds!(
+    /// A `trace.*` check as written.
+    TraceSpec {
+        "trace.present" => Present(TracePresentSpec),
+        "trace.unique" => Unique(TraceUniqueSpec),
+        "trace.propagated" => Propagated(TracePropagatedSpec),
+        "trace.invalid_ignored" => InvalidIgnored(TraceInvalidIgnoredSpec),
+        "trace.request_id_hygiene" => RequestIdHygiene(TraceRequestIdSpec),
+        "trace.async_status" => AsyncStatus(TraceAsyncStatusSpec),
+        "trace.version_downgrade" => VersionDowngrade(TraceVersionDowngradeSpec),
+        "trace.tracestate" => Tracestate(TraceTracestateSpec),
     }
-
-    pub fn common(&self) -> &dyn Common {
-        match self {
-            TraceSpec::Present(s) => s,
-            TraceSpec::Unique(s) => s,
-            TraceSpec::Propagated(s) => s,
-            TraceSpec::InvalidIgnored(s) => s,
-            TraceSpec::RequestIdHygiene(s) => s,
-            TraceSpec::AsyncStatus(s) => s,
-            TraceSpec::VersionDowngrade(s) => s,
-            TraceSpec::Tracestate(s) => s,
-        }
-    }
-
-    /// Deserializes the spec of a kind named in [`TRACE_KINDS`].
-    pub fn deserialize_kind<'de, D: serde::Deserializer<'de>>(
-        kind: &str,
-        d: D,
-    ) -> Result<TraceSpec, D::Error> {
-        match kind {
-            "trace.present" => TracePresentSpec::deserialize(d).map(TraceSpec::Present),
-            "trace.unique" => TraceUniqueSpec::deserialize(d).map(TraceSpec::Unique),
-            "trace.propagated" => TracePropagatedSpec::deserialize(d).map(TraceSpec::Propagated),
-            "trace.invalid_ignored" => {
-                TraceInvalidIgnoredSpec::deserialize(d).map(TraceSpec::InvalidIgnored)
-            }
-            "trace.request_id_hygiene" => {
-                TraceRequestIdSpec::deserialize(d).map(TraceSpec::RequestIdHygiene)
-            }
-            "trace.async_status" => {
-                TraceAsyncStatusSpec::deserialize(d).map(TraceSpec::AsyncStatus)
-            }
-            "trace.version_downgrade" => {
-                TraceVersionDowngradeSpec::deserialize(d).map(TraceSpec::VersionDowngrade)
-            }
-            "trace.tracestate" => TraceTracestateSpec::deserialize(d).map(TraceSpec::Tracestate),
-            other => Err(serde::de::Error::custom(format!(
-                "unknown trace kind `{other}`"
-            ))),
-        }
-    }
-}
-
-/// Is `kind` one of the trace family's kinds?
-pub fn is_trace_kind(kind: &str) -> bool {
-    TRACE_KINDS.iter().any(|k| k.name == kind)
-}
+);
 
 /// What `tminus checks` prints for the trace family.
 pub const TRACE_KINDS: &[KindInfo] = &[

@@ -9,3 +9,14 @@ pub fn unix_now() -> i64 {
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
 }
+
+/// Runs a planned `webhook.*` check.
+pub async fn run(
+    plan: &super::plan::WebhookPlan,
+    ctx: &crate::families::CheckContext,
+) -> crate::outcome::Outcome {
+    match plan {
+        super::plan::WebhookPlan::Sender(p) => super::sender::run(p, ctx).await,
+        super::plan::WebhookPlan::Sink(p) => super::sink::run(p, ctx).await,
+    }
+}

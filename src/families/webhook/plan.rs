@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use serde_saphyr::{Location, Spanned};
 
-use crate::families::webhook::spec::{CustomSchemeSpec, WebhookSenderSpec, WebhookSinkSpec};
+use crate::families::webhook::spec::{
+    CustomSchemeSpec, WebhookSenderSpec, WebhookSinkSpec, WebhookSpec,
+};
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::{StatusPattern, StatusSet};
 use crate::model::template::Template;
@@ -359,5 +361,42 @@ impl PlanCtx<'_> {
                 .as_ref()
                 .map(|p| self.json_path(&p.value, p.referenced)),
         }
+    }
+}
+
+/// A planned `webhook.*` check: the sender or the sink role.
+#[derive(Debug)]
+pub enum WebhookPlan {
+    Sender(WebhookSenderPlan),
+    Sink(WebhookSinkPlan),
+}
+
+/// Plans a check of the webhook family.
+pub fn plan(ctx: &mut PlanCtx<'_>, spec: &WebhookSpec) -> WebhookPlan {
+    use WebhookSpec as W;
+    let kind = spec.kind_name();
+    match spec {
+        W::AcceptsValid(s)
+        | W::RejectsMissingHeaders(s)
+        | W::RejectsForged(s)
+        | W::AcceptsRawBytes(s)
+        | W::RejectsReserialized(s)
+        | W::RejectsTruncated(s)
+        | W::RejectsWrongScheme(s)
+        | W::RejectsStale(s)
+        | W::RejectsFuture(s)
+        | W::DedupesReplay(s)
+        | W::DedupesRetry(s)
+        | W::RejectsTampered(s)
+        | W::KeyRotation(s)
+        | W::RejectsDottedId(s)
+        | W::Burst(s) => WebhookPlan::Sender(ctx.webhook_sender(kind, s)),
+        W::SinkDelivery(s)
+        | W::SinkRetries(s)
+        | W::SinkStopsOnSuccess(s)
+        | W::SinkStopsOnGone(s)
+        | W::SinkTrace(s)
+        | W::SinkRespectsRetryAfter(s)
+        | W::SinkTimeout(s) => WebhookPlan::Sink(ctx.webhook_sink(kind, s)),
     }
 }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, Scalar, StatusSet};
-use crate::suite::kinds::{check_spec, KindInfo};
+use crate::suite::kinds::{check_spec, family_kinds, KindInfo};
 use crate::suite::request::{CounterSpec, RequestSpec};
 
 /// A custom signing scheme (`scheme: custom`).
@@ -388,33 +388,31 @@ pub const SENDER_INFO: &[KindInfo] = &[
     },
 ];
 
-/// The static name of a sender or sink kind, if it is one.
-pub fn static_kind(k: &str) -> Option<&'static str> {
-    SENDER_KINDS
-        .iter()
-        .chain(SINK_KINDS)
-        .map(|(n, _)| *n)
-        .find(|n| *n == k)
-}
-
-pub fn is_sender(k: &str) -> bool {
-    SENDER_KINDS.iter().any(|(n, _)| *n == k)
-}
-
-pub fn is_sink(k: &str) -> bool {
-    SINK_KINDS.iter().any(|(n, _)| *n == k)
-}
-
-/// Deserializes a webhook check entry of kind `k` (see `kinds.rs`).
-pub fn deserialize_entry<'de, D: serde::Deserializer<'de>>(
-    k: &str,
-    d: D,
-) -> Result<crate::suite::kinds::CheckEntry, D::Error> {
-    use crate::suite::kinds::CheckEntry;
-    let kind = static_kind(k).unwrap_or("webhook");
-    if is_sender(k) {
-        WebhookSenderSpec::deserialize(d).map(|s| CheckEntry::WebhookSender(kind, Box::new(s)))
-    } else {
-        WebhookSinkSpec::deserialize(d).map(|s| CheckEntry::WebhookSink(kind, Box::new(s)))
+family_kinds!(
+    /// A `webhook.*` check as written: sender-role kinds share
+    /// `WebhookSenderSpec`, sink-role kinds `WebhookSinkSpec`.
+    WebhookSpec {
+        "webhook.accepts_valid" => AcceptsValid(Box<WebhookSenderSpec>),
+        "webhook.rejects_missing_headers" => RejectsMissingHeaders(Box<WebhookSenderSpec>),
+        "webhook.rejects_forged" => RejectsForged(Box<WebhookSenderSpec>),
+        "webhook.accepts_raw_bytes" => AcceptsRawBytes(Box<WebhookSenderSpec>),
+        "webhook.rejects_reserialized" => RejectsReserialized(Box<WebhookSenderSpec>),
+        "webhook.rejects_truncated" => RejectsTruncated(Box<WebhookSenderSpec>),
+        "webhook.rejects_wrong_scheme" => RejectsWrongScheme(Box<WebhookSenderSpec>),
+        "webhook.rejects_stale" => RejectsStale(Box<WebhookSenderSpec>),
+        "webhook.rejects_future" => RejectsFuture(Box<WebhookSenderSpec>),
+        "webhook.dedupes_replay" => DedupesReplay(Box<WebhookSenderSpec>),
+        "webhook.dedupes_retry" => DedupesRetry(Box<WebhookSenderSpec>),
+        "webhook.rejects_tampered" => RejectsTampered(Box<WebhookSenderSpec>),
+        "webhook.key_rotation" => KeyRotation(Box<WebhookSenderSpec>),
+        "webhook.rejects_dotted_id" => RejectsDottedId(Box<WebhookSenderSpec>),
+        "webhook.burst" => Burst(Box<WebhookSenderSpec>),
+        "webhook.sink_delivery" => SinkDelivery(Box<WebhookSinkSpec>),
+        "webhook.sink_retries" => SinkRetries(Box<WebhookSinkSpec>),
+        "webhook.sink_stops_on_success" => SinkStopsOnSuccess(Box<WebhookSinkSpec>),
+        "webhook.sink_stops_on_gone" => SinkStopsOnGone(Box<WebhookSinkSpec>),
+        "webhook.sink_trace" => SinkTrace(Box<WebhookSinkSpec>),
+        "webhook.sink_respects_retry_after" => SinkRespectsRetryAfter(Box<WebhookSinkSpec>),
+        "webhook.sink_timeout" => SinkTimeout(Box<WebhookSinkSpec>),
     }
-}
+);
