@@ -16,9 +16,59 @@ pub struct Diagnostic {
     pub column: u64,
     pub message: String,
     pub help: Option<String>,
-    /// The offending source line, captured when the diagnostic is made so the
+    /// The offending source line (a window of it around the column, control
+    /// characters escaped), captured when the diagnostic is made so the
     /// rendering needs no file access.
     pub source_line: Option<String>,
+    /// 1-based character position of the caret in `source_line`.
+    pub caret: u64,
+}
+
+/// Characters of a source line shown on each side of the caret.
+const EXCERPT_RADIUS: usize = 60;
+
+/// A printable window of `text` around 1-based character `column`: at most
+/// `EXCERPT_RADIUS` characters each side, `…` where it was cut, control
+/// characters escaped (`\u{1b}`) so a suite cannot drive the terminal. Returns
+/// the window and the caret's 1-based position in it.
+pub fn excerpt(text: &str, column: u64) -> (String, u64) {
+    let chars: Vec<char> = text.chars().collect();
+    let col = (column.max(1) as usize - 1).min(chars.len());
+    let start = col.saturating_sub(EXCERPT_RADIUS);
+    let end = (col + EXCERPT_RADIUS).min(chars.len());
+    let mut out = String::new();
+    let mut caret = 1u64;
+    if start > 0 {
+        out.push('…');
+        caret += 1;
+    }
+    for (i, c) in chars[start..end].iter().enumerate() {
+        let piece = match c {
+            // One column for a tab, so the caret (spaces) lines up.
+            '\t' => " ".to_owned(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        };
+        if start + i < col {
+            caret += piece.chars().count() as u64;
+        }
+        out.push_str(&piece);
+    }
+    if end < chars.len() {
+        out.push('…');
+    }
+    (out, caret)
+}
+
+/// `text` with control characters (other than newlines) escaped.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' => "\n".to_owned(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 impl Diagnostic {
@@ -33,15 +83,23 @@ impl Diagnostic {
         column: u64,
         message: impl Into<String>,
     ) -> Self {
-        let source_line = if line > 0 {
-            source.lines().nth((line - 1) as usize).map(str::to_owned)
-        } else {
-            None
+        // Only a window of the line is kept: a 50 MB single-line suite must not
+        // be echoed back whole. `column` becomes the caret's place in it.
+        let (source_line, caret) = match line {
+            0 => (None, column),
+            _ => match source.lines().nth((line - 1) as usize) {
+                Some(text) => {
+                    let (shown, caret) = excerpt(text, column);
+                    (Some(shown), caret)
+                }
+                None => (None, column),
+            },
         };
         Diagnostic {
             file: file.to_path_buf(),
             line,
             column,
+            caret,
             message: message.into(),
             help: None,
             source_line,
@@ -57,6 +115,7 @@ impl Diagnostic {
             message: message.into(),
             help: None,
             source_line: None,
+            caret: 0,
         }
     }
 
@@ -77,23 +136,18 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "error: {}", self.message)?;
+        writeln!(f, "error: {}", printable(&self.message))?;
         writeln!(f, "  --> {}", self.position())?;
         if let Some(src) = &self.source_line {
             let num = self.line.to_string();
             let pad = " ".repeat(num.len());
             writeln!(f, "{pad} |")?;
             writeln!(f, "{num} | {src}")?;
-            // Columns are character based; tabs keep their width so the caret lines up.
-            let lead: String = src
-                .chars()
-                .take(self.column.saturating_sub(1) as usize)
-                .map(|c| if c == '\t' { '\t' } else { ' ' })
-                .collect();
+            let lead = " ".repeat(self.caret.saturating_sub(1) as usize);
             writeln!(f, "{pad} | {lead}^")?;
         }
         if let Some(help) = &self.help {
-            writeln!(f, "  = help: {help}")?;
+            writeln!(f, "  = help: {}", printable(help))?;
         }
         Ok(())
     }
@@ -135,4 +189,46 @@ pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_are_clipped_around_the_caret() {
+        let line = format!("{}stauts: 200{}", "a".repeat(5000), "b".repeat(5000));
+        let (shown, caret) = excerpt(&line, 5001);
+        assert!(shown.chars().count() <= 2 * EXCERPT_RADIUS + 2, "{shown}");
+        assert!(shown.starts_with('…') && shown.ends_with('…'));
+        let at: String = shown.chars().skip(caret as usize - 1).take(6).collect();
+        assert_eq!(at, "stauts");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_and_the_caret_still_lines_up() {
+        let (shown, caret) = excerpt("a: \u{1b}[2Jx\tkey", 10);
+        assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
+        let at: String = shown.chars().skip(caret as usize - 1).take(3).collect();
+        assert_eq!(at, "key");
+        let d = Diagnostic::at(
+            Path::new("s.yaml"),
+            "x: \u{7}\u{1b}]52;c;AAAA\u{7}",
+            1,
+            4,
+            "bad \u{1b}[2J value",
+        );
+        let text = d.to_string();
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn short_lines_are_shown_whole() {
+        let (shown, caret) = excerpt("          stauts: 200", 11);
+        assert_eq!(shown, "          stauts: 200");
+        assert_eq!(caret, 11);
+    }
 }

@@ -63,8 +63,9 @@ struct KindOnly {
 
 /// Reads and parses one suite file.
 pub fn load_file(path: &Path) -> Result<LoadedSuite, Diagnostic> {
-    let source = std::fs::read_to_string(path)
+    let bytes = std::fs::read(path)
         .map_err(|e| Diagnostic::file_level(path, format!("cannot read suite: {e}")))?;
+    let source = decode(path, bytes)?;
     let file = parse_str(path, &source)?;
     Ok(LoadedSuite {
         path: path.to_path_buf(),
@@ -102,6 +103,29 @@ pub fn parse_str(path: &Path, source: &str) -> Result<SuiteFile, Diagnostic> {
     .map_err(|e| to_diag(path, source, &e))
 }
 
+/// The file's text, or an error at the line and column of its first byte that
+/// is not UTF-8.
+fn decode(path: &Path, bytes: Vec<u8>) -> Result<String, Diagnostic> {
+    String::from_utf8(bytes).map_err(|e| {
+        let good = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let before = String::from_utf8_lossy(&bytes[..good]);
+        let line = before.matches('\n').count() as u64 + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u64 + 1;
+        let lossy = String::from_utf8_lossy(bytes);
+        Diagnostic::at(
+            path,
+            &lossy,
+            line,
+            column,
+            format!(
+                "the suite is not valid UTF-8 (byte 0x{:02x}): save it as UTF-8",
+                bytes[good]
+            ),
+        )
+    })
+}
+
 fn to_diag(path: &Path, source: &str, err: &serde_saphyr::Error) -> Diagnostic {
     let message = core_message(err);
     let (line, col) = err
@@ -126,7 +150,39 @@ fn core_message(err: &serde_saphyr::Error) -> String {
         .map(|i| &first[..i])
         .unwrap_or(first);
     let cut = cut.strip_prefix("error: ").unwrap_or(cut);
-    cut.to_owned()
+    in_our_words(cut)
+}
+
+/// serde-saphyr's messages speak to Rust programmers ("use Option<String>",
+/// "set DuplicateKeyPolicy in Options"); a suite author gets these instead.
+fn in_our_words(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("duplicate mapping key") {
+        let key = rest
+            .split(", set DuplicateKeyPolicy")
+            .next()
+            .unwrap_or("")
+            .trim_start_matches(':')
+            .trim();
+        return match key {
+            "" => "the same key is written twice in this mapping".to_owned(),
+            k => format!("key `{k}` is written twice in this mapping"),
+        };
+    }
+    if message.contains("cannot deserialize null into string") {
+        return "a value is required here (found nothing or `null`)".to_owned();
+    }
+    if message.contains("invalid char: cannot deserialize null") {
+        return "a single character is required here (found nothing or `null`)".to_owned();
+    }
+    if let Some(rest) = message.strip_prefix("budget breached: ") {
+        let what = rest.split([' ', '{']).next().unwrap_or("");
+        return match what {
+            "Depth" => "the suite nests too deeply (more than 64 levels)".to_owned(),
+            "Aliases" | "Anchors" => "the suite uses too many YAML anchors or aliases".to_owned(),
+            _ => "the suite is too large to read".to_owned(),
+        };
+    }
+    message.to_owned()
 }
 
 /// "unknown field `stauts`, expected one of `status`, ..." -> "did you mean `status`?"
@@ -179,7 +235,25 @@ mod tests {
         let src = "suite: s\nchecks:\n  - id: a\n    kind: stpes\n    steps: []\n";
         let d = parse(src).unwrap_err();
         assert!(d.message.contains("did you mean `steps`"), "{d}");
-        assert!(d.line >= 3, "{d}");
+        // The caret sits on the `kind:` value itself.
+        assert_eq!((d.line, d.column), (4, 11), "{d}");
+    }
+
+    #[test]
+    fn errors_inside_a_family_kind_keep_their_position() {
+        let src = "suite: s\nchecks:\n  - id: a\n    steps: []\n  - id: b\n    kind: idempotency.replay\n    request: { method: POST, path: /x }\n    effects: { request: { path: /n }, value: $.n }\n    ignroe: [$.at]\n";
+        let d = parse(src).unwrap_err();
+        assert_eq!(d.line, 9, "{d}");
+        assert!(d.message.contains("ignroe"), "{d}");
+        assert_eq!(d.help.as_deref(), Some("did you mean `ignore`?"), "{d}");
+    }
+
+    #[test]
+    fn kinds_follow_their_entries_in_order() {
+        let src = "suite: s\nchecks:\n  - id: a\n    kind: trace.unique\n    request: { path: / }\n  - id: b\n    steps: []\n  - request: { path: / }\n    kind: trace.present\n    id: c\n";
+        let f = parse(src).unwrap();
+        let kinds: Vec<&str> = f.checks.iter().map(|c| c.kind_name()).collect();
+        assert_eq!(kinds, ["trace.unique", "steps", "trace.present"]);
     }
 
     #[test]
@@ -188,6 +262,30 @@ mod tests {
         let d = parse(src).unwrap_err();
         assert_eq!(d.line, 6, "{d}");
         assert!(d.message.contains("invalid status"), "{d}");
+    }
+
+    #[test]
+    fn library_wording_is_translated() {
+        let d = parse("suite: s\nsuite: t\nchecks: []\n").unwrap_err();
+        assert!(!d.message.contains("DuplicateKeyPolicy"), "{d}");
+        assert!(d.message.contains("written twice"), "{d}");
+        let deep = format!(
+            "suite: s\nvars:\n  x: {}1{}\n",
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        let d = parse(&deep).unwrap_err();
+        assert!(!d.message.contains("Depth {"), "{d}");
+    }
+
+    #[test]
+    fn invalid_utf8_points_at_the_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("bad.yaml");
+        std::fs::write(&p, b"suite: s\nchecks:\n  - id: a\xff\n").unwrap();
+        let d = load_file(&p).unwrap_err();
+        assert_eq!((d.line, d.column), (3, 10), "{d}");
+        assert!(d.message.contains("UTF-8"), "{d}");
     }
 
     #[test]
