@@ -116,14 +116,16 @@ fn cmd_run(a: RunArgs) -> i32 {
         .map(crate::model::scalar::parse_duration)
         .transpose()
     {
+        Ok(Some(t)) if t.is_zero() => {
+            return usage_error("--timeout: must be longer than zero");
+        }
         Ok(t) => t,
         Err(e) => return usage_error(&format!("--timeout: {e}")),
     };
     if let Some(t) = &a.target {
-        if !(t.starts_with("http://") || t.starts_with("https://")) {
-            return usage_error(&format!(
-                "--target `{t}` must start with http:// or https://"
-            ));
+        if let Err(e) = crate::plan::check_base_url(t.trim_end_matches('/')) {
+            let shown = crate::redact::mask_userinfo(t);
+            return usage_error(&format!("--target `{shown}` {e}"));
         }
     }
     let opts = PlanOptions {

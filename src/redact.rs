@@ -1,11 +1,24 @@
-//! Secret redaction. Every value that came through `${secret.X}` is
-//! registered here, and every reporter passes its text through `redact`
-//! before writing it anywhere. Sensitive headers are masked when an exchange
-//! is captured, so they never reach the event stream in clear.
+//! Secret redaction. Every value that came through `${secret.X}` (and every
+//! other credential tminus holds: webhook secrets, URL userinfo) is
+//! registered here, and every reporter passes its final text through
+//! `redact` before writing it anywhere. Sensitive headers are masked when an
+//! exchange is captured, so they never reach the event stream in clear.
+//!
+//! A secret leaks in more forms than its raw bytes: the target may echo it
+//! percent-encoded (a query string), JSON- or Debug-escaped, XML/HTML-escaped
+//! by a report, base64-encoded (a Basic credential), or cut in half by an
+//! excerpt. `add` registers every such form tminus can produce or provoke,
+//! and `redact` also masks a piece of a secret (8 characters or more) that
+//! stands at a cut (`…`, or the start or end of the text).
 
 use std::sync::{Arc, RwLock};
 
+use base64::Engine;
+
 pub const MASK: &str = "[REDACTED]";
+
+/// A piece of a secret this long, at a cut, is treated as the secret.
+pub const MIN_CUT_PIECE: usize = 8;
 
 /// Header names whose values are never shown, whatever their source.
 pub const SENSITIVE_HEADERS: &[&str] = &[
@@ -22,7 +35,7 @@ pub fn is_sensitive_header(name: &str) -> bool {
     SENSITIVE_HEADERS.contains(&n.as_str()) || n.contains("secret") || n.contains("token")
 }
 
-/// Shared, cheaply cloned set of secret values.
+/// Shared, cheaply cloned set of secret values (every registered form).
 #[derive(Clone, Default, Debug)]
 pub struct Redactor {
     secrets: Arc<RwLock<Vec<String>>>,
@@ -33,29 +46,99 @@ impl Redactor {
         Self::default()
     }
 
-    /// Registers a secret value. Very short values (under 3 characters) would
-    /// blank out ordinary text, so they are refused by the plan instead.
+    /// Registers a secret value and every encoded form of it. Very short
+    /// values (under 3 characters) would blank out ordinary text, so they are
+    /// refused by the plan instead.
     pub fn add(&self, secret: &str) {
         if secret.is_empty() {
             return;
         }
+        let forms = encoded_forms(secret);
         let mut s = self.secrets.write().expect("redactor lock");
-        if !s.iter().any(|x| x == secret) {
-            s.push(secret.to_owned());
+        let mut changed = false;
+        for f in forms {
+            // An encoding that yields a very short string would mask ordinary
+            // text; the raw form is always kept.
+            if (f.len() >= 3 || f == secret) && !s.contains(&f) {
+                s.push(f);
+                changed = true;
+            }
+        }
+        if changed {
             // Longest first so a secret that contains another is masked whole.
             s.sort_by_key(|x| std::cmp::Reverse(x.len()));
         }
     }
 
+    /// Registers what a header value derived from a secret looks like on the
+    /// wire or in an echo: the base64 of the whole value, and for
+    /// `Basic <token>` the token when it decodes to something holding a
+    /// secret. Called for every rendered request header.
+    pub fn add_derived_header(&self, value: &str) {
+        if self.is_empty() {
+            return;
+        }
+        if self.contains_secret(value) {
+            for e in base64_forms(value.as_bytes()) {
+                self.add_exact(&e);
+            }
+            if let Some((_, param)) = value.split_once(' ') {
+                for e in base64_forms(param.trim().as_bytes()) {
+                    self.add_exact(&e);
+                }
+            }
+        }
+        if let Some(token) = value.strip_prefix("Basic ").map(str::trim) {
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(token)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok());
+            if decoded.is_some_and(|d| self.contains_secret(&d)) {
+                self.add(token);
+            }
+        }
+    }
+
+    /// Registers a URL's userinfo (`user:password@`) as secret.
+    pub fn add_userinfo(&self, url: &str) {
+        if let Some(info) = userinfo(url) {
+            self.add(info);
+            if let Some((_, pw)) = info.split_once(':') {
+                if !pw.is_empty() {
+                    self.add(pw);
+                }
+            }
+        }
+    }
+
+    fn add_exact(&self, form: &str) {
+        if form.len() < 3 {
+            return;
+        }
+        let mut s = self.secrets.write().expect("redactor lock");
+        if !s.iter().any(|x| x == form) {
+            s.push(form.to_owned());
+            s.sort_by_key(|x| std::cmp::Reverse(x.len()));
+        }
+    }
+
+    fn contains_secret(&self, text: &str) -> bool {
+        let secrets = self.secrets.read().expect("redactor lock");
+        secrets.iter().any(|s| text.contains(s.as_str()))
+    }
+
     pub fn redact(&self, text: &str) -> String {
         let secrets = self.secrets.read().expect("redactor lock");
+        if secrets.is_empty() {
+            return text.to_owned();
+        }
         let mut out = text.to_owned();
         for s in secrets.iter() {
             if out.contains(s.as_str()) {
                 out = out.replace(s.as_str(), MASK);
             }
         }
-        out
+        mask_cut_pieces(&out, &secrets)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -63,9 +146,182 @@ impl Redactor {
     }
 }
 
+/// The forms a secret can take in tminus's own output or in a target's echo
+/// of what tminus sent.
+fn encoded_forms(secret: &str) -> Vec<String> {
+    let json = serde_json::to_string(secret).unwrap_or_default();
+    let json = json[1..json.len().saturating_sub(1).max(1)].to_owned();
+    let debug = format!("{secret:?}");
+    let debug = debug[1..debug.len().saturating_sub(1).max(1)].to_owned();
+    let mut bases = vec![secret.to_owned(), json.clone(), debug, ascii_json(secret)];
+    // An escaped form escaped again (a JSON report embedded in HTML, ...).
+    bases.push(
+        serde_json::to_string(&json)
+            .unwrap_or_default()
+            .trim_matches('"')
+            .to_owned(),
+    );
+    let mut out = Vec::new();
+    for b in bases {
+        out.push(xml_escape(&b));
+        out.push(html_escape(&b));
+        out.push(b);
+    }
+    out.push(percent_encode(secret, false, true));
+    out.push(percent_encode(secret, false, false));
+    out.push(percent_encode(secret, true, true));
+    out.push(percent_encode(secret, true, false));
+    out.extend(base64_forms(secret.as_bytes()));
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn base64_forms(bytes: &[u8]) -> Vec<String> {
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let mut v = vec![
+        STANDARD.encode(bytes),
+        STANDARD_NO_PAD.encode(bytes),
+        URL_SAFE.encode(bytes),
+        URL_SAFE_NO_PAD.encode(bytes),
+    ];
+    v.dedup();
+    v
+}
+
+/// JSON with every non-ASCII character as `\uXXXX` (what some encoders write).
+fn ascii_json(s: &str) -> String {
+    let plain = serde_json::to_string(s).unwrap_or_default();
+    let mut out = String::new();
+    for c in plain[1..plain.len().saturating_sub(1).max(1)].chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut buf = [0u16; 2];
+            for u in c.encode_utf16(&mut buf) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        }
+    }
+    out
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;")
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// Percent-encoding of every byte outside RFC 3986's unreserved set;
+/// `plus_for_space` as in forms, `upper` hex as recommended (lower as some
+/// encoders do).
+fn percent_encode(s: &str, plus_for_space: bool, upper: bool) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(b as char)
+            }
+            b' ' if plus_for_space => out.push('+'),
+            b if upper => out.push_str(&format!("%{b:02X}")),
+            b => out.push_str(&format!("%{b:02x}")),
+        }
+    }
+    out
+}
+
+/// `user:pw` of `scheme://user:pw@host/...`, if present.
+pub fn userinfo(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (info, _) = authority.rsplit_once('@')?;
+    (!info.is_empty()).then_some(info)
+}
+
+/// A URL with its userinfo replaced by the mask, for headers and reports.
+pub fn mask_userinfo(url: &str) -> String {
+    match userinfo(url) {
+        Some(info) => url.replacen(&format!("{info}@"), &format!("{MASK}@"), 1),
+        None => url.to_owned(),
+    }
+}
+
+/// Masks a head or tail of a secret (`MIN_CUT_PIECE` characters or more)
+/// standing at a cut: before `…` or the end of the text (a cut-off prefix),
+/// after `…` or at the start of the text (a tail kept from the end).
+fn mask_cut_pieces(text: &str, secrets: &[String]) -> String {
+    // Cut points as byte offsets: start, end and around every ellipsis.
+    let mut ends = vec![text.len()];
+    let mut starts = vec![0];
+    for (i, _) in text.match_indices('…') {
+        ends.push(i);
+        starts.push(i + '…'.len_utf8());
+    }
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    for s in secrets {
+        let chars: Vec<(usize, char)> = s.char_indices().collect();
+        if chars.len() <= MIN_CUT_PIECE {
+            continue;
+        }
+        for &e in &ends {
+            // Longest prefix of `s` (shorter than `s`) that ends at `e`.
+            for n in (MIN_CUT_PIECE..chars.len()).rev() {
+                let prefix = &s[..chars[n].0];
+                if text[..e].ends_with(prefix) {
+                    cuts.push((e - prefix.len(), e));
+                    break;
+                }
+            }
+        }
+        for &st in &starts {
+            for n in 1..=(chars.len() - MIN_CUT_PIECE) {
+                let suffix = &s[chars[n].0..];
+                if text[st..].starts_with(suffix) {
+                    cuts.push((st, st + suffix.len()));
+                    break;
+                }
+            }
+        }
+    }
+    if cuts.is_empty() {
+        return text.to_owned();
+    }
+    cuts.sort();
+    let mut out = String::new();
+    let mut at = 0;
+    for (a, b) in cuts {
+        if b <= at {
+            continue;
+        }
+        let a = a.max(at);
+        out.push_str(&text[at..a]);
+        out.push_str(MASK);
+        at = b;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SECRETS: &[&str] = &[
+        "sk_live_ZQX+/=?&#%abc",
+        "pa\"ss\\word with spaces",
+        "ключ-секрет-123456",
+        "<tag>&'quote'",
+    ];
 
     #[test]
     fn masks_longest_first() {
@@ -73,5 +329,68 @@ mod tests {
         r.add("abc");
         r.add("abcdef");
         assert_eq!(r.redact("x abcdef y abc"), "x [REDACTED] y [REDACTED]");
+    }
+
+    #[test]
+    fn every_encoded_form_is_masked() {
+        for s in SECRETS {
+            let r = Redactor::new();
+            r.add(s);
+            let json = serde_json::to_string(s).unwrap();
+            let forms = [
+                s.to_string(),
+                json.clone(),
+                format!("{s:?}"),
+                percent_encode(s, false, true),
+                percent_encode(s, true, true),
+                percent_encode(s, false, false),
+                base64::engine::general_purpose::STANDARD.encode(s),
+                xml_escape(&json),
+                html_escape(s),
+                ascii_json(s),
+            ];
+            for f in forms {
+                let out = r.redact(&format!("echo: {f} end"));
+                assert!(out.contains(MASK), "{s:?} as {f:?} gave {out:?}");
+                assert!(!out.contains(s), "{out:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_secret_cut_by_an_excerpt_is_masked() {
+        let r = Redactor::new();
+        let s = "0123456789abcdefg";
+        r.add(s);
+        // Cut after 16 of 17 characters, with and without an ellipsis.
+        assert_eq!(r.redact("body: 0123456789abcdef…"), "body: [REDACTED]…");
+        assert_eq!(r.redact("body: 0123456789abcdef"), "body: [REDACTED]");
+        // A tail kept from the end of a stream.
+        assert_eq!(r.redact("…3456789abcdefg rest"), "…[REDACTED] rest");
+        assert_eq!(r.redact("56789abcdefg rest"), "[REDACTED] rest");
+        // Short pieces are ordinary text.
+        assert_eq!(r.redact("x 0123456…"), "x 0123456…");
+    }
+
+    #[test]
+    fn basic_credentials_and_userinfo() {
+        let r = Redactor::new();
+        r.add("hunter2-hunter2");
+        let token = base64::engine::general_purpose::STANDARD.encode("bob:hunter2-hunter2");
+        r.add_derived_header(&format!("Basic {token}"));
+        assert_eq!(
+            r.redact(&format!("you sent {token}")),
+            "you sent [REDACTED]"
+        );
+
+        let r = Redactor::new();
+        r.add_userinfo("https://bob:pw-in-url@api.example.com/v1");
+        let out = r.redact("GET https://bob:pw-in-url@api.example.com/v1");
+        assert!(!out.contains("pw-in-url"), "{out}");
+        assert_eq!(
+            mask_userinfo("https://bob:pw@h/x"),
+            "https://[REDACTED]@h/x".to_owned()
+        );
+        assert_eq!(userinfo("http://h/x@y"), None);
     }
 }

@@ -130,10 +130,15 @@ pub fn encode(s: &str) -> String {
     out
 }
 
+/// Largest response body the probe reads by default (8 MiB): a hostile or
+/// broken target cannot make tminus's memory grow without bound.
+pub const DEFAULT_MAX_BODY: usize = 8 * 1024 * 1024;
+
 /// The probe's HTTP client.
 #[derive(Clone)]
 pub struct Client {
     inner: reqwest::Client,
+    max_body: usize,
 }
 
 impl Client {
@@ -143,10 +148,26 @@ impl Client {
             .connect_timeout(Duration::from_secs(5))
             // Redirects are part of what is judged, never followed silently.
             .redirect(reqwest::redirect::Policy::none())
+            // No `Accept-Encoding` unless a suite sets one, and nothing
+            // inflated behind tminus's back (goose turns reqwest's gzip on for
+            // the whole build; a 1 MB gzip bomb would become 1 GB).
+            .no_gzip()
+            .no_brotli()
+            .no_deflate()
+            .no_zstd()
             .no_proxy()
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        Ok(Client { inner })
+        Ok(Client {
+            inner,
+            max_body: DEFAULT_MAX_BODY,
+        })
+    }
+
+    /// The same client with another response-body cap.
+    pub fn with_max_body(mut self, max_body: usize) -> Self {
+        self.max_body = max_body;
+        self
     }
 
     pub fn raw(&self) -> &reqwest::Client {
@@ -164,8 +185,9 @@ impl Client {
             b = b.body(r.body.clone());
         }
         let started = Instant::now();
+        let max_body = self.max_body;
         let fut = async {
-            let resp = b.send().await?;
+            let mut resp = b.send().await?;
             let status = resp.status().as_u16();
             let headers: Vec<(String, String)> = resp
                 .headers()
@@ -178,16 +200,35 @@ impl Client {
                 })
                 .collect();
             let ttfb = started.elapsed();
-            let body = resp.bytes().await?.to_vec();
-            Ok::<_, reqwest::Error>((status, headers, body, ttfb))
+            // Read in chunks against the cap: an endless or huge body stops
+            // at the cap instead of filling memory.
+            if resp.content_length().is_some_and(|n| n > max_body as u64) {
+                return Ok(None);
+            }
+            let mut body = Vec::new();
+            while let Some(chunk) = resp.chunk().await? {
+                if body.len() + chunk.len() > max_body {
+                    return Ok(None);
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok::<_, reqwest::Error>(Some((status, headers, body, ttfb)))
         };
+        // One deadline for the whole exchange: connect, headers and body.
         match tokio::time::timeout(r.timeout, fut).await {
             Err(_) => Err(TransportError::Timeout {
                 request: request.line(),
                 after: r.timeout,
             }),
             Ok(Err(e)) => Err(TransportError::from_reqwest(&request, &e)),
-            Ok(Ok((status, headers, body, ttfb))) => Ok(Exchange {
+            Ok(Ok(None)) => Err(TransportError::Other {
+                request: request.line(),
+                reason: format!(
+                    "the response body is larger than the {} cap on what tminus reads",
+                    human_bytes(max_body)
+                ),
+            }),
+            Ok(Ok(Some((status, headers, body, ttfb)))) => Ok(Exchange {
                 request,
                 response: RecordedResponse {
                     status,
@@ -198,5 +239,16 @@ impl Client {
                 ttfb,
             }),
         }
+    }
+}
+
+/// `8 MiB`, `512 KiB`, `100 bytes`.
+pub fn human_bytes(n: usize) -> String {
+    if n >= 1024 * 1024 && n.is_multiple_of(1024 * 1024) {
+        format!("{} MiB", n / (1024 * 1024))
+    } else if n >= 1024 && n.is_multiple_of(1024) {
+        format!("{} KiB", n / 1024)
+    } else {
+        format!("{n} bytes")
     }
 }

@@ -25,6 +25,9 @@ pub struct Template {
     segments: Vec<Segment>,
 }
 
+/// The largest a template may become once its variables are put in.
+pub const MAX_EXPANDED: usize = 1024 * 1024;
+
 /// Values captured while a check runs, by name.
 pub type Scope = HashMap<String, String>;
 
@@ -46,6 +49,9 @@ impl Template {
     }
 
     /// Compiles `text`; every problem is returned, not just the first.
+    /// Expansion is bounded: a template may not grow past
+    /// [`MAX_EXPANDED`] bytes (variables that repeat variables would otherwise
+    /// grow exponentially).
     pub fn compile(text: &str, r: &Resolver<'_>) -> Result<Template, Vec<String>> {
         let mut segments = Vec::new();
         let mut errors = Vec::new();
@@ -73,7 +79,18 @@ impl Template {
             let expr = &after[2..end];
             rest = &after[end + 1..];
             match resolve(expr, r) {
-                Ok(Segment::Lit(v)) => lit.push_str(&v),
+                Ok(Segment::Lit(v)) => {
+                    if lit.len() + v.len() + segments.len() > MAX_EXPANDED {
+                        errors.push(format!(
+                            "`${{{expr}}}` makes this value longer than {} KiB: variables that repeat variables grow too fast",
+                            MAX_EXPANDED / 1024
+                        ));
+                        lit.clear();
+                        rest = "";
+                        break;
+                    }
+                    lit.push_str(&v)
+                }
                 Ok(seg) => {
                     if !lit.is_empty() {
                         segments.push(Segment::Lit(std::mem::take(&mut lit)));
@@ -180,6 +197,24 @@ fn resolve(expr: &str, r: &Resolver<'_>) -> Result<Segment, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn expansion_is_bounded() {
+        let mut vars = HashMap::new();
+        vars.insert("a".to_owned(), "x".repeat(600 * 1024));
+        let caps = HashSet::new();
+        let env = |_: &str| None;
+        let red = Redactor::new();
+        let r = Resolver {
+            vars: &vars,
+            captures: &caps,
+            env: &env,
+            redactor: &red,
+        };
+        let e = Template::compile("${var.a}${var.a}${var.a}", &r).unwrap_err();
+        assert!(e[0].contains("longer than 1024 KiB"), "{e:?}");
+        assert!(Template::compile("${var.a}", &r).is_ok());
+    }
 
     fn with<T>(f: impl FnOnce(&Resolver<'_>) -> T) -> T {
         let mut vars = HashMap::new();

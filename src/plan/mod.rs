@@ -11,7 +11,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_saphyr::Location;
+use serde_saphyr::{Location, Spanned};
+
+use crate::model::scalar::Scalar;
 
 pub use crate::model::template::{Resolver, Scope, Template};
 use crate::redact::Redactor;
@@ -119,6 +121,33 @@ impl<'a> PlanCtx<'a> {
             .push(Diagnostic::new(self.file, self.source, loc, msg));
     }
 
+    /// Plans a header: its name must be a valid HTTP field name and its
+    /// value may not hold CR, LF or NUL (it could never be sent, or would
+    /// split the request). A value that holds a secret has its derived forms
+    /// (base64, a Basic credential) registered with the redactor.
+    pub fn header(&mut self, name: &str, value: &Spanned<Scalar>) -> Template {
+        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            self.error(
+                value.referenced,
+                format!("`{}` is not a valid HTTP header name", name.escape_debug()),
+            );
+        }
+        let text = &value.value.0;
+        if text.contains(['\r', '\n', '\0']) {
+            self.error(
+                value.referenced,
+                format!(
+                    "the value of header `{name}` holds a line break or NUL, which HTTP cannot carry"
+                ),
+            );
+        }
+        let t = self.template_at(text, value.referenced);
+        if let Some(v) = t.as_literal() {
+            self.redactor.add_derived_header(&v);
+        }
+        t
+    }
+
     pub fn resolver(&self) -> Resolver<'_> {
         Resolver {
             vars: &self.vars,
@@ -194,31 +223,34 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
             if let Some(s) = tpl.as_literal() {
                 let s = s.trim().trim_end_matches('/').to_owned();
                 if !s.is_empty() {
-                    if !(s.starts_with("http://") || s.starts_with("https://")) {
-                        ctx.error(
-                            b.referenced,
-                            format!("base_url `{s}` must start with http:// or https://"),
-                        );
+                    ctx.redactor.add_userinfo(&s);
+                    if let Err(e) = check_base_url(&s) {
+                        let shown = crate::redact::mask_userinfo(&s);
+                        ctx.error(b.referenced, format!("base_url `{shown}` {e}"));
                     }
                     base_url = Some(s);
                 }
             }
         }
         for (k, v) in &t.headers {
-            headers.push((k.clone(), ctx.template_at(&v.value.0, v.referenced)));
+            headers.push((k.clone(), ctx.header(k, v)));
         }
         if let Some(h) = &t.second_tenant_headers {
             second_tenant_headers = Some(
                 h.iter()
-                    .map(|(k, v)| (k.clone(), ctx.template_at(&v.value.0, v.referenced)))
+                    .map(|(k, v)| (k.clone(), ctx.header(k, v)))
                     .collect(),
             );
         }
         if let Some(to) = &t.timeout {
+            if to.value.0.is_zero() {
+                ctx.error(to.referenced, "timeout must be longer than zero");
+            }
             timeout = to.value.0;
         }
     }
     if let Some(t) = &opts.target {
+        ctx.redactor.add_userinfo(t);
         base_url = Some(t.trim_end_matches('/').to_owned());
     }
     if let Some(t) = opts.timeout {
@@ -281,6 +313,21 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
     }
 }
 
+/// A base URL tminus can send to: http(s), a host, and nothing after the path.
+pub fn check_base_url(url: &str) -> Result<(), String> {
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err("must start with http:// or https://".into());
+    }
+    match reqwest::Url::parse(url) {
+        Err(e) => Err(format!("is not a valid URL ({e})")),
+        Ok(u) if u.host_str().is_none_or(str::is_empty) => Err("has no host".into()),
+        Ok(u) if u.query().is_some() || u.fragment().is_some() => {
+            Err("may not carry a query or fragment (paths are joined to it)".into())
+        }
+        Ok(_) => Ok(()),
+    }
+}
+
 /// `--only` globs match the check id or `suite/check`; `--tag` any tag.
 fn selected(suite: &str, id: &str, tags: &[String], opts: &PlanOptions) -> bool {
     let only_ok = opts.only.is_empty()
@@ -329,6 +376,86 @@ mod tests {
         assert!(glob_match("*replay", "idem-replay"));
         assert!(glob_match("s/*", "s/x"));
         assert!(!glob_match("idem", "idem-replay"));
+    }
+
+    fn plan_errors(src: &str) -> Vec<String> {
+        let path = Path::new("s.yaml");
+        let file = crate::suite::read::parse_str(path, src).unwrap();
+        let loaded = vec![LoadedSuite {
+            path: path.into(),
+            source: src.into(),
+            file,
+        }];
+        match build_with_env(&loaded, &PlanOptions::default(), &|_| None) {
+            Ok(_) => Vec::new(),
+            Err(d) => {
+                d.0.iter()
+                    .map(|d| format!("{}: {}", d.line, d.message))
+                    .collect()
+            }
+        }
+    }
+
+    #[test]
+    fn requests_that_can_never_be_sent_are_refused() {
+        let cases: &[(&str, &str)] = &[
+            ("headers: { X-A: \"a\\r\\nX-Injected: 1\" }", "line break"),
+            ("headers: { X-A: \"a\\u0000b\" }", "NUL"),
+            (
+                "headers: { \"Bad Name\": x }",
+                "not a valid HTTP header name",
+            ),
+            ("url: file:///etc/passwd", "http:// or https://"),
+            ("url: \"ht!tp://[::1\"", "http:// or https://"),
+            ("url: \"http://[::1\"", "not a valid URL"),
+            ("path: /x\n          timeout: 0s", "longer than zero"),
+        ];
+        for (req, want) in cases {
+            let src = format!(
+                "suite: s\nchecks:\n  - id: a\n    steps:\n      - request:\n          {req}\n"
+            );
+            let src = src.replace(
+                "request:\n          headers",
+                "request:\n          path: /\n          headers",
+            );
+            let errs = plan_errors(&src);
+            assert!(
+                errs.iter()
+                    .any(|e| e.contains(want) && !e.starts_with("0:")),
+                "{req}: {errs:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn target_timeout_and_url_are_checked() {
+        let errs = plan_errors(
+            "suite: s\ntarget: { base_url: \"http://u:pw@\", timeout: 0s }\nchecks: []\n",
+        );
+        assert!(
+            errs.iter().any(|e| e.contains("longer than zero")),
+            "{errs:?}"
+        );
+        assert!(errs.iter().any(|e| e.contains("base_url")), "{errs:?}");
+        assert!(errs.iter().all(|e| !e.contains("pw")), "{errs:?}");
+    }
+
+    #[test]
+    fn url_userinfo_is_a_secret() {
+        let src =
+            "suite: s\ntarget: { base_url: \"http://bob:pw-123456@127.0.0.1:9\" }\nchecks: []\n";
+        let path = Path::new("s.yaml");
+        let file = crate::suite::read::parse_str(path, src).unwrap();
+        let loaded = vec![LoadedSuite {
+            path: path.into(),
+            source: src.into(),
+            file,
+        }];
+        let plan = build_with_env(&loaded, &PlanOptions::default(), &|_| None).unwrap();
+        let shown = plan
+            .redactor
+            .redact("GET http://bob:pw-123456@127.0.0.1:9/x");
+        assert!(!shown.contains("pw-123456"), "{shown}");
     }
 
     #[test]

@@ -182,7 +182,18 @@ impl PlanCtx<'_> {
                 }
                 UrlPlan::Path(self.template(p))
             }
-            (None, Some(u)) => UrlPlan::Absolute(self.template(u)),
+            (None, Some(u)) => {
+                let t = self.template(u);
+                if let Some(text) = t.as_literal() {
+                    if let Err(e) = absolute_url(&text) {
+                        self.error(
+                            u.referenced,
+                            format!("url `{}` {e}", crate::redact::mask_userinfo(&text)),
+                        );
+                    }
+                }
+                UrlPlan::Absolute(t)
+            }
             (Some(p), Some(_)) => {
                 self.error(p.referenced, "a request takes `path` or `url`, not both");
                 UrlPlan::Path(Template::default())
@@ -195,7 +206,7 @@ impl PlanCtx<'_> {
         let headers = r
             .headers
             .iter()
-            .map(|(k, v)| (k.clone(), self.template_at(&v.value.0, v.referenced)))
+            .map(|(k, v)| (k.clone(), self.header(k, v)))
             .collect();
         let query = r
             .query
@@ -228,7 +239,12 @@ impl PlanCtx<'_> {
             headers,
             query,
             body,
-            timeout: r.timeout.as_ref().map(|t| t.value.0),
+            timeout: r.timeout.as_ref().map(|t| {
+                if t.value.0.is_zero() {
+                    self.error(t.referenced, "timeout must be longer than zero");
+                }
+                t.value.0
+            }),
         }
     }
 
@@ -317,5 +333,17 @@ impl PlanCtx<'_> {
             request: self.request(&c.request, c.value.referenced),
             value: self.json_path(&c.value.value, c.value.referenced),
         }
+    }
+}
+
+/// An absolute request URL tminus can send to: http(s) with a host.
+fn absolute_url(url: &str) -> Result<(), String> {
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err("must be an http:// or https:// URL".into());
+    }
+    match reqwest::Url::parse(url) {
+        Err(e) => Err(format!("is not a valid URL ({e})")),
+        Ok(u) if u.host_str().is_none_or(str::is_empty) => Err("has no host".into()),
+        Ok(_) => Ok(()),
     }
 }

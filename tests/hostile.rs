@@ -1,0 +1,308 @@
+//! tminus against a hostile target (issue "Hostile targets"): a raw HTTP
+//! server on 127.0.0.1:0 that sends endless bodies, reflects what it was sent
+//! (secrets included, in every encoding), and writes terminal escapes. Each
+//! test names the item of the issue it pins.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use common::{stderr, stdout, tminus};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// A request as the hostile server read it.
+struct Seen {
+    line: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+fn read_request(s: &mut TcpStream) -> Option<Seen> {
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut r = BufReader::new(s.try_clone().ok()?);
+    let mut line = String::new();
+    r.read_line(&mut line).ok()?;
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h).ok()?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
+        }
+    }
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; len.min(1 << 20)];
+    r.read_exact(&mut body).ok()?;
+    Some(Seen {
+        line: line.trim_end().to_owned(),
+        headers,
+        body,
+    })
+}
+
+/// Serves `handler` on 127.0.0.1:0 (a thread per connection, for the life
+/// of the test process) and returns the base URL.
+fn serve(handler: fn(&Seen, &mut TcpStream)) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                if let Some(seen) = read_request(&mut s) {
+                    handler(&seen, &mut s);
+                }
+            });
+        }
+    });
+    url
+}
+
+fn respond(s: &mut TcpStream, extra_headers: &str, body: &[u8]) {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n{extra_headers}\r\n",
+        body.len()
+    );
+    let _ = s.write_all(head.as_bytes());
+    let _ = s.write_all(body);
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_owned()
+}
+
+/// Item 7: an endless chunked body stops at the cap; the check is an error
+/// naming the cap, and the run ends in bounded time.
+#[test]
+fn an_endless_body_stops_at_the_cap() {
+    let url = serve(|_, s| {
+        let _ = s.write_all(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n",
+        );
+        let chunk = vec![b'a'; 64 * 1024];
+        let started = Instant::now();
+        // Bounded: at most 60 s or 1 GiB, and it stops when tminus hangs up.
+        for _ in 0..16 * 1024 {
+            if started.elapsed() > Duration::from_secs(60) {
+                break;
+            }
+            let head = format!("{:x}\r\n", chunk.len());
+            if s.write_all(head.as_bytes()).is_err()
+                || s.write_all(&chunk).is_err()
+                || s.write_all(b"\r\n").is_err()
+            {
+                break;
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "endless.yaml",
+        "suite: endless\nchecks:\n  - id: endless-body\n    steps:\n      - request: { path: /x, timeout: 30s }\n        expect: { status: 200 }\n",
+    );
+    let started = Instant::now();
+    let out = tminus(
+        dir.path(),
+        &["run", &suite, "--target", &url],
+        &[],
+        DEADLINE,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("8 MiB cap"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// Item 8: tminus asks for no compression and inflates nothing on its own.
+#[test]
+fn no_accept_encoding_unless_the_suite_sets_one() {
+    let url = serve(|seen, s| {
+        let ae = seen
+            .headers
+            .iter()
+            .find(|(k, _)| k == "accept-encoding")
+            .map_or("none", |(_, v)| v.as_str())
+            .to_owned();
+        respond(
+            s,
+            "Content-Type: text/plain\r\n",
+            format!("ae={ae}").as_bytes(),
+        );
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "ae.yaml",
+        "suite: ae\nchecks:\n  - id: plain\n    steps:\n      - request: { path: /x }\n        expect: { status: 200, body_contains: \"ae=none\" }\n  - id: asked\n    steps:\n      - request: { path: /x, headers: { Accept-Encoding: br } }\n        expect: { status: 200, body_contains: \"ae=br\" }\n",
+    );
+    let out = tminus(
+        dir.path(),
+        &["run", &suite, "--target", &url],
+        &[],
+        DEADLINE,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// The forms a secret can take when a target reflects it.
+fn forms(secret: &str) -> Vec<(&'static str, String)> {
+    let json = serde_json::to_string(secret).unwrap();
+    let json = json[1..json.len() - 1].to_owned();
+    let pct: String = secret
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            b => format!("%{b:02X}"),
+        })
+        .collect();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(secret);
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("bob:{secret}"));
+    let head: String = secret.chars().take(secret.chars().count() - 1).collect();
+    vec![
+        ("raw", secret.to_owned()),
+        ("json-escaped", json),
+        ("percent-encoded", pct),
+        ("base64", b64),
+        ("basic-credential", basic),
+        ("cut-off head", head),
+    ]
+}
+
+/// Items 1 and 2: the secret in a header, a query, a body and a Basic
+/// credential; the target reflects the whole request (in its body and in a
+/// header) and the check fails, so everything reaches every output.
+#[test]
+fn a_reflected_secret_never_appears_in_any_form() {
+    let url = serve(|seen, s| {
+        let mut echo = format!("{}\n", seen.line);
+        for (k, v) in &seen.headers {
+            echo.push_str(&format!("{k}: {v}\n"));
+        }
+        echo.push_str(&String::from_utf8_lossy(&seen.body));
+        // Also JSON-escaped, and a reflected request id holding it.
+        let json = serde_json::to_string(&echo).unwrap();
+        let reflected = seen
+            .headers
+            .iter()
+            .find(|(k, _)| k == "x-token")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        let body = format!("{{\"echo\":{json},\"raw\":\"{echo}\"}}");
+        respond(
+            s,
+            &format!("Content-Type: application/json\r\nX-Request-Id: {reflected}\r\n"),
+            body.as_bytes(),
+        );
+    });
+    // Header values must be visible ASCII, so the unicode secret travels in
+    // the query and the body only.
+    let ascii = "ZQX+/=?&#%\"q\\u sp ace";
+    let unicode = "ключ-секрет+/=?&# 42";
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("bob:{ascii}"));
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "leak.yaml",
+        "suite: leak\ntarget:\n  headers: { X-Token: \"${secret.HOSTILE_ASCII}\", Authorization: \"Basic ${secret.HOSTILE_BASIC}\" }\nchecks:\n  - id: reflects-everything\n    steps:\n      - request: { method: POST, path: /echo, query: { q: \"${secret.HOSTILE_UNICODE}\", a: \"${secret.HOSTILE_ASCII}\" }, json: { s: \"${secret.HOSTILE_UNICODE}\", t: \"${secret.HOSTILE_ASCII}\" } }\n        expect: { status: 200, body_contains: \"never there\" }\n",
+    );
+    let out = tminus(
+        dir.path(),
+        &["run", &suite, "--target", &url],
+        &[
+            ("HOSTILE_ASCII", ascii),
+            ("HOSTILE_UNICODE", unicode),
+            ("HOSTILE_BASIC", &basic),
+        ],
+        DEADLINE,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let reports = dir.path().join("reports");
+    let outputs = [
+        ("stdout", stdout(&out)),
+        ("stderr", stderr(&out)),
+        (
+            "junit",
+            std::fs::read_to_string(reports.join("junit.xml")).unwrap(),
+        ),
+        (
+            "json",
+            std::fs::read_to_string(reports.join("report.json")).unwrap(),
+        ),
+        (
+            "html",
+            std::fs::read_to_string(reports.join("report.html")).unwrap(),
+        ),
+    ];
+    assert!(outputs[4].1.contains("reflects-everything"));
+    for (name, text) in &outputs {
+        for (form, value) in forms(ascii).into_iter().chain(forms(unicode)) {
+            assert!(
+                !text.contains(&value),
+                "the secret leaked {form} ({value:?}) in {name}:\n{text}"
+            );
+        }
+    }
+}
+
+/// Item 3: a password in the target URL is never printed.
+#[test]
+fn a_password_in_the_target_url_is_never_printed() {
+    let url = serve(|_, s| respond(s, "", b"{}"));
+    let with_pw = url.replace("http://", "http://bob:pw-in-the-url-42@");
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "pw.yaml",
+        "suite: pw\nchecks:\n  - id: fails\n    steps:\n      - request: { path: /x }\n        expect: { status: 201 }\n",
+    );
+    let out = tminus(
+        dir.path(),
+        &["run", &suite, "--target", &with_pw],
+        &[],
+        DEADLINE,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let reports = dir.path().join("reports");
+    for (name, text) in [
+        ("stdout", stdout(&out)),
+        ("stderr", stderr(&out)),
+        (
+            "junit",
+            std::fs::read_to_string(reports.join("junit.xml")).unwrap(),
+        ),
+        (
+            "json",
+            std::fs::read_to_string(reports.join("report.json")).unwrap(),
+        ),
+        (
+            "html",
+            std::fs::read_to_string(reports.join("report.html")).unwrap(),
+        ),
+    ] {
+        assert!(
+            !text.contains("pw-in-the-url-42"),
+            "leaked in {name}:\n{text}"
+        );
+    }
+}
