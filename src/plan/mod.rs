@@ -257,6 +257,12 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> Pla
         timeout = t;
     }
     let suite_name = f.suite.value.clone();
+    if f.checks.is_empty() && f.load.is_none() {
+        ctx.error(
+            f.suite.referenced,
+            format!("suite `{suite_name}` has no checks and no `load:`: there is nothing to run"),
+        );
+    }
     let mut checks = Vec::new();
     let mut ids: HashSet<String> = HashSet::new();
     for c in &f.checks {
@@ -443,7 +449,7 @@ mod tests {
     #[test]
     fn url_userinfo_is_a_secret() {
         let src =
-            "suite: s\ntarget: { base_url: \"http://bob:pw-123456@127.0.0.1:9\" }\nchecks: []\n";
+            "suite: s\ntarget: { base_url: \"http://bob:pw-123456@127.0.0.1:9\" }\nchecks:\n  - id: a\n    steps: [{ request: { path: / } }]\n";
         let path = Path::new("s.yaml");
         let file = crate::suite::read::parse_str(path, src).unwrap();
         let loaded = vec![LoadedSuite {
