@@ -34,9 +34,10 @@ const TABLE: &[(&str, &[&str])] = &[
     ("receiver-accepts-future", &["wh-rejects-future"]),
     (
         "receiver-no-dedupe",
-        &["wh-dedupes-replay", "wh-dedupes-retry"],
+        &["wh-dedupes-replay", "wh-dedupes-retry", "wh-replay-new-id"],
     ),
     ("receiver-dedupes-on-signature", &["wh-dedupes-retry"]),
+    ("receiver-dedupes-by-delivery-id", &["wh-replay-new-id"]),
     ("receiver-slow-ack", &["wh-accepts-valid", "wh-burst-ack"]),
     ("receiver-first-signature-only", &["wh-key-rotation"]),
     ("receiver-accepts-dotted-id", &["wh-rejects-dotted-id"]),
@@ -89,7 +90,7 @@ fn check_defect(name: &str, intended: &[&str]) -> Result<(), String> {
 fn reference_passes_and_each_defect_fails_only_its_checks() {
     let r = RefHandle::start(&[]);
     let (v, out) = run_suite_against(SUITE, &r.url, &[]);
-    assert_eq!(v.len(), 22, "{}", stdout(&out));
+    assert_eq!(v.len(), 23, "{}", stdout(&out));
     assert!(
         not_passing(&v).is_empty(),
         "healthy reference: {:?}\n{}",
@@ -242,6 +243,61 @@ checks:
         "needs `trigger:`",
         "max_attempts 5 needs 4 schedule delays",
         "5 error(s)",
+    ] {
+        assert!(e.contains(want), "missing `{want}` in:\n{e}");
+    }
+    assert!(!e.contains("s3cr3t-value"), "{e}");
+}
+
+#[test]
+fn parameters_a_kind_does_not_read_and_missing_effects_are_plan_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("kinds.yaml");
+    std::fs::write(
+        &suite,
+        r#"suite: kinds
+checks:
+  - id: a
+    kind: webhook.accepts_valid
+    receiver: /r
+    secret: "whsec_dG1pbnVz"
+    count: 5
+  - id: b
+    kind: webhook.dedupes_replay
+    receiver: /r
+    secret: "whsec_dG1pbnVz"
+  - id: c
+    kind: webhook.replay_new_id
+    receiver: /r
+    scheme: stripe
+    secret: s3cr3t-value
+    effects: { request: { path: /c }, value: $.count }
+  - id: d
+    kind: webhook.sink_timeout
+    secret: s3cr3t-value
+    trigger: [{ method: POST, path: /t }]
+    schedule: [1s]
+"#,
+    )
+    .unwrap();
+    let out = tminus(
+        dir.path(),
+        &["validate", suite.to_str().unwrap()],
+        &[],
+        Duration::from_secs(20),
+    );
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    for want in [
+        "kinds.yaml:7:12",
+        "`count` only applies to webhook.burst, not to webhook.accepts_valid",
+        "kinds.yaml:8:",
+        "webhook.dedupes_replay needs `effects:`",
+        "kinds.yaml:15:13",
+        "scheme `stripe` has no id header",
+        "kinds.yaml:22:15",
+        "`schedule` only applies to",
+        "4 error(s)",
     ] {
         assert!(e.contains(want), "missing `{want}` in:\n{e}");
     }

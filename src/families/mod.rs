@@ -55,7 +55,7 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "webhook",
-        kinds: &[webhook::spec::SENDER_INFO, webhook::spec::SINK_INFO],
+        kinds: &[webhook::spec::KINDS],
     },
     Family {
         name: "client",

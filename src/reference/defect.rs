@@ -147,6 +147,10 @@ defects! {
     /// The receiver dedupes on id + signature, so a sender retry is processed twice.
     ReceiverDedupesOnSignature => "receiver-dedupes-on-signature",
         "the integrator receiver dedupes on id+signature, so retries with a new timestamp are processed again";
+    /// The receiver dedupes on the delivery id header alone, which GitHub-style
+    /// schemes do not sign, so a captured delivery re-sent under a new id is processed again.
+    ReceiverDedupesByDeliveryId => "receiver-dedupes-by-delivery-id",
+        "the integrator receiver dedupes only on the delivery id header, so a GitHub-style delivery (unsigned X-GitHub-Delivery) re-sent under a new id is processed again";
     /// The receiver acknowledges after 2.5 s.
     ReceiverSlowAck => "receiver-slow-ack",
         "the integrator receiver takes 2.5 s to acknowledge";

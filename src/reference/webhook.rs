@@ -13,7 +13,11 @@
 //!   Webhooks signatures over the raw bytes with
 //!   `ReferenceConfig::webhook_secret`, rejects stale and future timestamps,
 //!   dedupes on `webhook-id`, acknowledges at once, and counts each processed
-//!   event in `/__tminus/effects/webhooks.processed`.
+//!   event in `/__tminus/effects/webhooks.processed`. A delivery carrying
+//!   `X-Hub-Signature-256` (and no `webhook-signature`) is verified the GitHub
+//!   way instead, with the same secret used as a raw string; as GitHub does not
+//!   sign `X-GitHub-Delivery`, such deliveries are also deduped on their
+//!   signature, so a captured one re-sent under a new id is not processed again.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Mutex, OnceLock};
@@ -32,7 +36,7 @@ use super::effects::Effect;
 use super::errors::ApiError;
 use super::state::AppState;
 use super::trace::new_trace_id;
-use crate::signing::{Delivery, Scheme, VerifyError};
+use crate::signing::{Delivery, Part, Scheme, VerifyError};
 
 /// The receiver's timestamp tolerance (Standard Webhooks' library default).
 const TOLERANCE_SECS: i64 = 300;
@@ -269,7 +273,11 @@ pub(crate) async fn receive(
     headers: HeaderMap,
     body: Bytes,
 ) -> (StatusCode, Json<Value>) {
-    let scheme = Scheme::builtin("standard").expect("standard scheme");
+    // Standard Webhooks, unless only a GitHub-style signature is present.
+    let github =
+        headers.contains_key("x-hub-signature-256") && !headers.contains_key("webhook-signature");
+    let scheme =
+        Scheme::builtin(if github { "github" } else { "standard" }).expect("built-in scheme");
     let key = match scheme.decode_secret(&state.config().webhook_secret) {
         Ok(k) => k,
         Err(e) => {
@@ -308,11 +316,17 @@ pub(crate) async fn receive(
         // Headers present and timestamp fresh, signature never compared.
         (|| {
             let need = |n: &str| hdr(n).ok_or_else(|| VerifyError::MissingHeader(n.into()));
-            need("webhook-signature")?;
-            let id = need("webhook-id")?;
-            let ts: i64 = need("webhook-timestamp")?
-                .parse()
-                .map_err(|_| VerifyError::Malformed("webhook-timestamp".into()))?;
+            need(&scheme.signature_header)?;
+            let id = match &scheme.id_header {
+                Some(h) => need(h)?,
+                None => String::new(),
+            };
+            let ts: i64 = match &scheme.timestamp_header {
+                Some(h) => need(h)?
+                    .parse()
+                    .map_err(|_| VerifyError::Malformed(h.clone()))?,
+                None => now(),
+            };
             if let Some(t) = tolerance {
                 if ts < now() - t {
                     return Err(VerifyError::TooOld(ts));
@@ -343,11 +357,22 @@ pub(crate) async fn receive(
             ),
         );
     }
-    let dedupe_key = if state.has(Defect::ReceiverDedupesOnSignature) {
-        format!("{}|{}", d.id, get("webhook-signature").unwrap_or_default())
+    let id_key = if state.has(Defect::ReceiverDedupesOnSignature) {
+        format!(
+            "{}:{}|{}",
+            scheme.name,
+            d.id,
+            get(&scheme.signature_header).unwrap_or_default()
+        )
     } else {
-        d.id.clone()
+        format!("{}:{}", scheme.name, d.id)
     };
+    let mut dedupe_keys = vec![id_key];
+    // An id the signature does not cover can be changed by anyone who saw the
+    // delivery, so the signed content is a dedupe key too (the defect forgets it).
+    if !scheme.content.contains(&Part::Id) && !state.has(Defect::ReceiverDedupesByDeliveryId) {
+        dedupe_keys.push(format!("mac:{}", scheme.digest(&key, &d)));
+    }
     let fresh = state.has(Defect::ReceiverNoDedupe) || {
         let mut seen = state
             .webhooks()
@@ -355,13 +380,17 @@ pub(crate) async fn receive(
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         let (set, order) = &mut *seen;
-        let fresh = set.insert(dedupe_key.clone());
-        if fresh {
-            order.push_back(dedupe_key);
-            if order.len() > MAX_SEEN {
-                if let Some(old) = order.pop_front() {
-                    set.remove(&old);
-                }
+        let mut fresh = true;
+        for k in dedupe_keys {
+            if set.insert(k.clone()) {
+                order.push_back(k);
+            } else {
+                fresh = false;
+            }
+        }
+        while order.len() > MAX_SEEN {
+            if let Some(old) = order.pop_front() {
+                set.remove(&old);
             }
         }
         fresh

@@ -9,13 +9,13 @@ use std::time::Duration;
 use serde_saphyr::{Location, Spanned};
 
 use crate::families::webhook::spec::{
-    CustomSchemeSpec, WebhookSenderSpec, WebhookSinkSpec, WebhookSpec,
+    CustomSchemeSpec, WebhookSenderSpec, WebhookSinkSpec, WebhookSpec, KINDS,
 };
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::{StatusPattern, StatusSet};
 use crate::model::template::Template;
 use crate::plan::request::{RequestPlan, UrlPlan};
-use crate::plan::{CounterPlan, PlanCtx};
+use crate::plan::{CounterPlan, PlanCtx, Scope};
 use crate::signing::{CustomScheme, DigestEncoding, Scheme, SecretEncoding};
 
 /// Run-time variable holding the delivery id in a sender body template.
@@ -26,6 +26,128 @@ pub const SINK_URL_VAR: &str = "sink_url";
 /// The default event body: a `message.created` event whose id is the delivery id.
 /// The non-ASCII `é` makes re-serialization observable (`\u00e9` vs raw UTF-8).
 pub const DEFAULT_BODY: &str = r#"{"id":"${var.webhook_id}","type":"message.created","data":{"message_id":"msg_1","amount":100,"text":"café"}}"#;
+
+/// Which sender check a plan runs: one variant per sender-role kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SenderCase {
+    AcceptsValid,
+    RejectsMissingHeaders,
+    RejectsForged,
+    AcceptsRawBytes,
+    RejectsReserialized,
+    RejectsTruncated,
+    RejectsWrongScheme,
+    RejectsStale,
+    RejectsFuture,
+    DedupesReplay,
+    ReplayNewId,
+    DedupesRetry,
+    RejectsTampered,
+    KeyRotation,
+    RejectsDottedId,
+    Burst,
+}
+
+impl SenderCase {
+    /// The kind's name as written in suites, for messages.
+    pub fn kind_name(self) -> &'static str {
+        match self {
+            Self::AcceptsValid => "webhook.accepts_valid",
+            Self::RejectsMissingHeaders => "webhook.rejects_missing_headers",
+            Self::RejectsForged => "webhook.rejects_forged",
+            Self::AcceptsRawBytes => "webhook.accepts_raw_bytes",
+            Self::RejectsReserialized => "webhook.rejects_reserialized",
+            Self::RejectsTruncated => "webhook.rejects_truncated",
+            Self::RejectsWrongScheme => "webhook.rejects_wrong_scheme",
+            Self::RejectsStale => "webhook.rejects_stale",
+            Self::RejectsFuture => "webhook.rejects_future",
+            Self::DedupesReplay => "webhook.dedupes_replay",
+            Self::ReplayNewId => "webhook.replay_new_id",
+            Self::DedupesRetry => "webhook.dedupes_retry",
+            Self::RejectsTampered => "webhook.rejects_tampered",
+            Self::KeyRotation => "webhook.key_rotation",
+            Self::RejectsDottedId => "webhook.rejects_dotted_id",
+            Self::Burst => "webhook.burst",
+        }
+    }
+
+    /// Kinds whose verdict is "processed once" while every answer is a 2xx:
+    /// only a side-effect counter can tell, so `effects:` is required.
+    pub fn needs_effects(self) -> bool {
+        match self {
+            Self::DedupesReplay | Self::DedupesRetry | Self::ReplayNewId => true,
+            Self::AcceptsValid
+            | Self::RejectsMissingHeaders
+            | Self::RejectsForged
+            | Self::AcceptsRawBytes
+            | Self::RejectsReserialized
+            | Self::RejectsTruncated
+            | Self::RejectsWrongScheme
+            | Self::RejectsStale
+            | Self::RejectsFuture
+            | Self::RejectsTampered
+            | Self::KeyRotation
+            | Self::RejectsDottedId
+            | Self::Burst => false,
+        }
+    }
+}
+
+/// Which sink check a plan runs: one variant per `webhook.sink_*` kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SinkCase {
+    Delivery,
+    Retries,
+    StopsOnSuccess,
+    StopsOnGone,
+    Trace,
+    RespectsRetryAfter,
+    Timeout,
+}
+
+impl SinkCase {
+    /// The kind's name as written in suites, for messages.
+    pub fn kind_name(self) -> &'static str {
+        match self {
+            Self::Delivery => "webhook.sink_delivery",
+            Self::Retries => "webhook.sink_retries",
+            Self::StopsOnSuccess => "webhook.sink_stops_on_success",
+            Self::StopsOnGone => "webhook.sink_stops_on_gone",
+            Self::Trace => "webhook.sink_trace",
+            Self::RespectsRetryAfter => "webhook.sink_respects_retry_after",
+            Self::Timeout => "webhook.sink_timeout",
+        }
+    }
+
+    /// What tminus answers, attempt by attempt, when `respond:` is not written.
+    fn default_respond(self) -> Vec<u16> {
+        match self {
+            Self::Retries => vec![500],
+            Self::StopsOnSuccess => vec![500, 200],
+            Self::StopsOnGone => vec![410],
+            Self::RespectsRetryAfter => vec![429, 200],
+            Self::Delivery | Self::Trace | Self::Timeout => vec![200],
+        }
+    }
+}
+
+/// The parameters `kind` reads: its `KINDS` row.
+fn kind_params(kind: &str) -> &'static [(&'static str, &'static str, &'static str)] {
+    KINDS
+        .iter()
+        .find(|k| k.name == kind)
+        .map_or(&[], |k| k.params)
+}
+
+/// `a, b, c and 5 more`.
+fn short_list(names: &[&str]) -> String {
+    match names {
+        [] => "no kind".into(),
+        [one] => (*one).to_owned(),
+        n if n.len() <= 4 => format!("{} and {}", n[..n.len() - 1].join(", "), n[n.len() - 1]),
+        n => format!("{} and {} more", n[..3].join(", "), n.len() - 3),
+    }
+}
 
 /// A decoded signing key; Debug never shows it.
 #[derive(Clone)]
@@ -39,7 +161,7 @@ impl fmt::Debug for SecretKey {
 
 #[derive(Debug, Clone)]
 pub struct WebhookSenderPlan {
-    pub case: &'static str,
+    pub case: SenderCase,
     pub url: UrlPlan,
     pub scheme: Scheme,
     pub key: SecretKey,
@@ -58,7 +180,7 @@ pub struct WebhookSenderPlan {
 
 #[derive(Debug, Clone)]
 pub struct WebhookSinkPlan {
-    pub case: &'static str,
+    pub case: SinkCase,
     pub scheme: Scheme,
     pub key: SecretKey,
     pub trigger: Vec<RequestPlan>,
@@ -82,6 +204,31 @@ pub struct WebhookSinkPlan {
 const DEFAULT_SCHEDULE: [u64; 5] = [30, 300, 1800, 7200, 21600];
 
 impl PlanCtx<'_> {
+    /// Reports each parameter written (`Some(position)`) that `kind`'s
+    /// `KINDS` row does not list: the kind would silently ignore it.
+    fn webhook_unread(&mut self, kind: &'static str, written: &[(&str, Option<Location>)]) {
+        let mut unread: Vec<(&str, Location)> = written
+            .iter()
+            .filter_map(|&(name, at)| Some((name, at?)))
+            .filter(|(name, _)| !kind_params(kind).iter().any(|p| p.0 == *name))
+            .collect();
+        unread.sort_by_key(|(_, at)| (at.line(), at.column()));
+        for (name, at) in unread {
+            let readers: Vec<&str> = KINDS
+                .iter()
+                .filter(|k| k.params.iter().any(|p| p.0 == name))
+                .map(|k| k.name)
+                .collect();
+            self.error(
+                at,
+                format!(
+                    "`{name}` only applies to {}, not to {kind}",
+                    short_list(&readers)
+                ),
+            );
+        }
+    }
+
     fn webhook_scheme(
         &mut self,
         scheme: &Option<Spanned<String>>,
@@ -161,15 +308,47 @@ impl PlanCtx<'_> {
         }
     }
 
-    pub fn webhook_sender(
-        &mut self,
-        case: &'static str,
-        s: &WebhookSenderSpec,
-    ) -> WebhookSenderPlan {
+    pub fn webhook_sender(&mut self, case: SenderCase, s: &WebhookSenderSpec) -> WebhookSenderPlan {
+        let kind = case.kind_name();
+        self.webhook_unread(
+            kind,
+            &[
+                ("effects", s.effects.as_ref().map(|v| v.referenced)),
+                ("ack_within", s.ack_within.as_ref().map(|v| v.referenced)),
+                ("tolerance", s.tolerance.as_ref().map(|v| v.referenced)),
+                (
+                    "accept_status",
+                    s.accept_status.as_ref().map(|v| v.referenced),
+                ),
+                (
+                    "reject_status",
+                    s.reject_status.as_ref().map(|v| v.referenced),
+                ),
+                ("count", s.count.as_ref().map(|v| v.referenced)),
+                ("over", s.over.as_ref().map(|v| v.referenced)),
+            ],
+        );
+        if case.needs_effects() && s.effects.is_none() {
+            self.error(
+                s.id.referenced,
+                format!("{kind} needs `effects:` (a side-effect counter): a 2xx alone cannot show whether the event was processed once"),
+            );
+        }
         let errors_before = self.diags.len();
         let scheme = self.webhook_scheme(&s.scheme, &s.custom, "standard", s.id.referenced);
+        let scheme_clean = self.diags.len() == errors_before;
+        if scheme_clean && case == SenderCase::ReplayNewId && scheme.id_header.is_none() {
+            let at = s.scheme.as_ref().map_or(s.id.referenced, |v| v.referenced);
+            self.error(
+                at,
+                format!(
+                    "{kind} re-sends a delivery under a new delivery id, and scheme `{}` has no id header (a replay there is webhook.dedupes_replay)",
+                    scheme.name
+                ),
+            );
+        }
         // A secret is only judged against a scheme that planned cleanly.
-        let key = if self.diags.len() == errors_before {
+        let key = if scheme_clean {
             self.webhook_key(&scheme, &s.secret)
         } else {
             SecretKey(Vec::new())
@@ -192,12 +371,26 @@ impl PlanCtx<'_> {
             Some(b) => self.template(b),
             None => self.template_at(DEFAULT_BODY, s.id.referenced),
         };
+        if matches!(
+            case,
+            SenderCase::AcceptsRawBytes | SenderCase::RejectsReserialized
+        ) {
+            let mut scope = Scope::new();
+            scope.insert(WEBHOOK_ID_VAR.into(), "msg_0".into());
+            if serde_json::from_str::<serde_json::Value>(&body.render(&scope)).is_err() {
+                let at = s.body.as_ref().map_or(s.id.referenced, |b| b.referenced);
+                self.error(
+                    at,
+                    format!("{kind} re-serializes the body, so `body` must be JSON"),
+                );
+            }
+        }
         let headers = s
             .headers
             .iter()
             .map(|(k, v)| (k.clone(), self.template_at(&v.value.0, v.referenced)))
             .collect();
-        let effects = s.effects.as_ref().map(|c| self.counter(c));
+        let effects = s.effects.as_ref().map(|c| self.counter(&c.value));
         let count = match &s.count {
             None => 200,
             Some(c) if (1..=10_000).contains(&c.value) => c.value,
@@ -208,7 +401,10 @@ impl PlanCtx<'_> {
         };
         WebhookSenderPlan {
             count,
-            over: s.over.map_or(Duration::from_secs(10), |d| d.0),
+            over: s
+                .over
+                .as_ref()
+                .map_or(Duration::from_secs(10), |d| d.value.0),
             case,
             url,
             scheme,
@@ -236,7 +432,39 @@ impl PlanCtx<'_> {
         }
     }
 
-    pub fn webhook_sink(&mut self, case: &'static str, s: &WebhookSinkSpec) -> WebhookSinkPlan {
+    pub fn webhook_sink(&mut self, case: SinkCase, s: &WebhookSinkSpec) -> WebhookSinkPlan {
+        let kind = case.kind_name();
+        self.webhook_unread(
+            kind,
+            &[
+                ("event", s.event.as_ref().map(|v| v.referenced)),
+                ("schedule", s.schedule.as_ref().map(|v| v.referenced)),
+                (
+                    "schedule_mode",
+                    s.schedule_mode.as_ref().map(|v| v.referenced),
+                ),
+                (
+                    "max_attempts",
+                    s.max_attempts.as_ref().map(|v| v.referenced),
+                ),
+                (
+                    "tolerance_pct",
+                    s.tolerance_pct.as_ref().map(|v| v.referenced),
+                ),
+                (
+                    "tolerance_floor",
+                    s.tolerance_floor.as_ref().map(|v| v.referenced),
+                ),
+                ("quiet", s.quiet.as_ref().map(|v| v.referenced)),
+                ("retry_after", s.retry_after.as_ref().map(|v| v.referenced)),
+                ("hang", s.hang.as_ref().map(|v| v.referenced)),
+                (
+                    "max_sender_timeout",
+                    s.max_sender_timeout.as_ref().map(|v| v.referenced),
+                ),
+                ("trace_json", s.trace_json.as_ref().map(|v| v.referenced)),
+            ],
+        );
         let errors_before = self.diags.len();
         let scheme = self.webhook_scheme(&s.scheme, &s.custom, "botix", s.id.referenced);
         // A secret is only judged against a scheme that planned cleanly.
@@ -258,7 +486,7 @@ impl PlanCtx<'_> {
             .map(|r| self.request(r, s.id.referenced))
             .collect();
         let mut schedule: Vec<Duration> = match &s.schedule {
-            Some(v) => v.iter().map(|d| d.0).collect(),
+            Some(v) => v.value.iter().map(|d| d.0).collect(),
             None => DEFAULT_SCHEDULE
                 .iter()
                 .map(|s| Duration::from_secs(*s))
@@ -288,10 +516,17 @@ impl PlanCtx<'_> {
                 format!("unknown schedule_mode `{other}`: use `between` or `since_first`"),
             ),
         }
-        let max_attempts = s.max_attempts.unwrap_or(schedule.len() as u32 + 1);
+        let max_attempts = s
+            .max_attempts
+            .as_ref()
+            .map_or(schedule.len() as u32 + 1, |m| m.value);
         if max_attempts == 0 || max_attempts as usize > schedule.len() + 1 {
+            let at = s
+                .max_attempts
+                .as_ref()
+                .map_or(s.id.referenced, |m| m.referenced);
             self.error(
-                s.id.referenced,
+                at,
                 format!(
                     "max_attempts {max_attempts} needs {} schedule delays, the schedule has {}",
                     max_attempts.saturating_sub(1),
@@ -300,34 +535,45 @@ impl PlanCtx<'_> {
             );
         }
         let respond = if s.respond.is_empty() {
-            match case {
-                "webhook.sink_retries" => vec![500],
-                "webhook.sink_stops_on_success" => vec![500, 200],
-                "webhook.sink_stops_on_gone" => vec![410],
-                "webhook.sink_respects_retry_after" => vec![429, 200],
-                _ => vec![200],
-            }
+            case.default_respond()
         } else {
             s.respond.clone()
         };
         if respond.iter().any(|c| !(100..=599).contains(c)) {
             self.error(s.id.referenced, "respond: statuses must be 100..599");
         }
-        if case == "webhook.sink_timeout" {
-            let hang = s.hang.map_or(Duration::from_secs(40), |d| d.0);
-            let limit = s
-                .max_sender_timeout
-                .map_or(Duration::from_secs(30), |d| d.0);
-            if hang <= limit {
+        let throttles = |c: &u16| *c == 429 || *c == 503;
+        if case == SinkCase::RespectsRetryAfter && !respond.first().is_some_and(throttles) {
+            self.error(
+                s.id.referenced,
+                format!("{kind} needs a first answer of 429 or 503 in `respond` (that is what carries Retry-After)"),
+            );
+        }
+        if let Some(ra) = &s.retry_after {
+            if !respond.iter().any(throttles) {
                 self.error(
-                    s.id.referenced,
-                    format!(
-                        "hang ({}) must be longer than max_sender_timeout ({}), or a patient sender looks like a timeout",
-                        crate::fmt_duration(hang),
-                        crate::fmt_duration(limit)
-                    ),
+                    ra.referenced,
+                    "`retry_after` is only sent with 429/503 answers, and `respond` has none",
                 );
             }
+        }
+        let hang = s
+            .hang
+            .as_ref()
+            .map_or(Duration::from_secs(40), |d| d.value.0);
+        let max_sender_timeout = s
+            .max_sender_timeout
+            .as_ref()
+            .map_or(Duration::from_secs(30), |d| d.value.0);
+        if case == SinkCase::Timeout && hang <= max_sender_timeout {
+            self.error(
+                s.hang.as_ref().map_or(s.id.referenced, |h| h.referenced),
+                format!(
+                    "hang ({}) must be longer than max_sender_timeout ({}), or a patient sender looks like a timeout",
+                    crate::fmt_duration(hang),
+                    crate::fmt_duration(max_sender_timeout)
+                ),
+            );
         }
         let used = (max_attempts.saturating_sub(1) as usize).min(schedule.len());
         let last = used.checked_sub(1).map(|i| schedule[i]);
@@ -336,25 +582,25 @@ impl PlanCtx<'_> {
             scheme,
             key,
             trigger,
-            event: s.event.clone(),
+            event: s.event.as_ref().map(|e| e.value.clone()),
             respond,
-            retry_after: s.retry_after.unwrap_or(120),
-            hang: (case == "webhook.sink_timeout")
-                .then(|| s.hang.map_or(Duration::from_secs(40), |d| d.0)),
-            max_sender_timeout: s
-                .max_sender_timeout
-                .map_or(Duration::from_secs(30), |d| d.0),
+            retry_after: s.retry_after.as_ref().map_or(120, |r| r.value),
+            hang: (case == SinkCase::Timeout).then_some(hang),
+            max_sender_timeout,
             schedule,
             max_attempts,
-            tolerance_pct: s.tolerance_pct.unwrap_or(10.0),
-            tolerance_floor: s.tolerance_floor.map_or(Duration::from_millis(50), |d| d.0),
+            tolerance_pct: s.tolerance_pct.as_ref().map_or(10.0, |t| t.value),
+            tolerance_floor: s
+                .tolerance_floor
+                .as_ref()
+                .map_or(Duration::from_millis(50), |d| d.value.0),
             wait: s.wait.map_or(Duration::from_secs(10), |d| d.0),
-            quiet: s.quiet.map_or_else(
+            quiet: s.quiet.as_ref().map_or_else(
                 || {
                     last.unwrap_or(Duration::from_secs(1))
                         .min(Duration::from_secs(10))
                 },
-                |d| d.0,
+                |d| d.value.0,
             ),
             trace_json: s
                 .trace_json
@@ -371,32 +617,240 @@ pub enum WebhookPlan {
     Sink(WebhookSinkPlan),
 }
 
-/// Plans a check of the webhook family.
+/// Plans a check of the webhook family: the kind becomes a typed case.
 pub fn plan(ctx: &mut PlanCtx<'_>, spec: &WebhookSpec) -> WebhookPlan {
+    use SenderCase as S;
+    use SinkCase as K;
     use WebhookSpec as W;
-    let kind = spec.kind_name();
-    match spec {
-        W::AcceptsValid(s)
-        | W::RejectsMissingHeaders(s)
-        | W::RejectsForged(s)
-        | W::AcceptsRawBytes(s)
-        | W::RejectsReserialized(s)
-        | W::RejectsTruncated(s)
-        | W::RejectsWrongScheme(s)
-        | W::RejectsStale(s)
-        | W::RejectsFuture(s)
-        | W::DedupesReplay(s)
-        | W::DedupesRetry(s)
-        | W::RejectsTampered(s)
-        | W::KeyRotation(s)
-        | W::RejectsDottedId(s)
-        | W::Burst(s) => WebhookPlan::Sender(ctx.webhook_sender(kind, s)),
-        W::SinkDelivery(s)
-        | W::SinkRetries(s)
-        | W::SinkStopsOnSuccess(s)
-        | W::SinkStopsOnGone(s)
-        | W::SinkTrace(s)
-        | W::SinkRespectsRetryAfter(s)
-        | W::SinkTimeout(s) => WebhookPlan::Sink(ctx.webhook_sink(kind, s)),
+    let (case, s) = match spec {
+        W::AcceptsValid(s) => (S::AcceptsValid, s),
+        W::RejectsMissingHeaders(s) => (S::RejectsMissingHeaders, s),
+        W::RejectsForged(s) => (S::RejectsForged, s),
+        W::AcceptsRawBytes(s) => (S::AcceptsRawBytes, s),
+        W::RejectsReserialized(s) => (S::RejectsReserialized, s),
+        W::RejectsTruncated(s) => (S::RejectsTruncated, s),
+        W::RejectsWrongScheme(s) => (S::RejectsWrongScheme, s),
+        W::RejectsStale(s) => (S::RejectsStale, s),
+        W::RejectsFuture(s) => (S::RejectsFuture, s),
+        W::DedupesReplay(s) => (S::DedupesReplay, s),
+        W::ReplayNewId(s) => (S::ReplayNewId, s),
+        W::DedupesRetry(s) => (S::DedupesRetry, s),
+        W::RejectsTampered(s) => (S::RejectsTampered, s),
+        W::KeyRotation(s) => (S::KeyRotation, s),
+        W::RejectsDottedId(s) => (S::RejectsDottedId, s),
+        W::Burst(s) => (S::Burst, s),
+        W::SinkDelivery(s) => return WebhookPlan::Sink(ctx.webhook_sink(K::Delivery, s)),
+        W::SinkRetries(s) => return WebhookPlan::Sink(ctx.webhook_sink(K::Retries, s)),
+        W::SinkStopsOnSuccess(s) => {
+            return WebhookPlan::Sink(ctx.webhook_sink(K::StopsOnSuccess, s))
+        }
+        W::SinkStopsOnGone(s) => return WebhookPlan::Sink(ctx.webhook_sink(K::StopsOnGone, s)),
+        W::SinkTrace(s) => return WebhookPlan::Sink(ctx.webhook_sink(K::Trace, s)),
+        W::SinkRespectsRetryAfter(s) => {
+            return WebhookPlan::Sink(ctx.webhook_sink(K::RespectsRetryAfter, s))
+        }
+        W::SinkTimeout(s) => return WebhookPlan::Sink(ctx.webhook_sink(K::Timeout, s)),
+    };
+    WebhookPlan::Sender(ctx.webhook_sender(case, s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SENDERS: [SenderCase; 16] = [
+        SenderCase::AcceptsValid,
+        SenderCase::RejectsMissingHeaders,
+        SenderCase::RejectsForged,
+        SenderCase::AcceptsRawBytes,
+        SenderCase::RejectsReserialized,
+        SenderCase::RejectsTruncated,
+        SenderCase::RejectsWrongScheme,
+        SenderCase::RejectsStale,
+        SenderCase::RejectsFuture,
+        SenderCase::DedupesReplay,
+        SenderCase::ReplayNewId,
+        SenderCase::DedupesRetry,
+        SenderCase::RejectsTampered,
+        SenderCase::KeyRotation,
+        SenderCase::RejectsDottedId,
+        SenderCase::Burst,
+    ];
+    const SINKS: [SinkCase; 7] = [
+        SinkCase::Delivery,
+        SinkCase::Retries,
+        SinkCase::StopsOnSuccess,
+        SinkCase::StopsOnGone,
+        SinkCase::Trace,
+        SinkCase::RespectsRetryAfter,
+        SinkCase::Timeout,
+    ];
+
+    /// The cases name every kind of the enum once, in table order.
+    #[test]
+    fn cases_name_the_kinds() {
+        let names: Vec<&str> = SENDERS
+            .iter()
+            .map(|c| c.kind_name())
+            .chain(SINKS.iter().map(|c| c.kind_name()))
+            .collect();
+        assert_eq!(names, WebhookSpec::NAMES);
+    }
+
+    /// `effects` is documented as required exactly where the planner requires it.
+    #[test]
+    fn required_effects_match_the_table() {
+        for c in SENDERS {
+            let effects = kind_params(c.kind_name())
+                .iter()
+                .find(|p| p.0 == "effects")
+                .expect("every sender kind reads effects");
+            assert_eq!(
+                effects.1 == "required",
+                c.needs_effects(),
+                "{}",
+                c.kind_name()
+            );
+        }
+    }
+
+    /// A YAML value for each parameter name, valid for every kind that reads it.
+    fn sample(name: &str) -> &'static str {
+        match name {
+            "receiver" => "/r",
+            "scheme" | "custom" => unreachable!("written by the caller"),
+            "secret" => "whsec_dG1pbnVzLXJlZmVyZW5jZS1yZWNlaXZlci1rZXk=",
+            "body" => r#"'{"id":"${var.webhook_id}"}'"#,
+            "event" => "x",
+            "headers" => "{ X-A: b }",
+            "effects" => "{ request: { path: /c }, value: $.count }",
+            "ack_within" | "over" | "wait" | "quiet" => "1s",
+            "tolerance" => "300s",
+            "accept_status" => "2xx",
+            "reject_status" => "[401, 403]",
+            "count" => "5",
+            "trigger" => "[{ method: POST, path: /t }]",
+            "respond" => "[429, 200]",
+            "schedule" => "[100ms, 200ms]",
+            "schedule_mode" => "between",
+            "max_attempts" => "3",
+            "tolerance_pct" => "20",
+            "tolerance_floor" => "40ms",
+            "retry_after" => "1",
+            "hang" => "4s",
+            "max_sender_timeout" => "3s",
+            "trace_json" => "$.trace_id",
+            other => panic!("no sample for `{other}`"),
+        }
+    }
+
+    /// One check of `kind` writing `params` (and a plain scheme).
+    fn check_yaml(kind: &str, params: &[&str]) -> String {
+        let mut y = format!("  - id: {}\n    kind: {kind}\n", kind.replace('.', "-"));
+        for p in params
+            .iter()
+            .filter(|p| !matches!(**p, "scheme" | "custom"))
+        {
+            y.push_str(&format!("    {p}: {}\n", sample(p)));
+        }
+        y
+    }
+
+    fn plan_errors(checks: &str) -> Vec<String> {
+        let src =
+            format!("suite: s\ntarget: {{ base_url: http://127.0.0.1:1 }}\nchecks:\n{checks}");
+        let path = std::path::Path::new("s.yaml");
+        let file =
+            crate::suite::read::parse_str(path, &src).unwrap_or_else(|d| panic!("{d}\n{src}"));
+        let loaded = vec![crate::suite::read::LoadedSuite {
+            path: path.into(),
+            source: src.clone(),
+            file,
+        }];
+        match crate::plan::build_with_env(&loaded, &Default::default(), &|_| None) {
+            Ok(_) => Vec::new(),
+            Err(d) => {
+                d.0.iter()
+                    .map(|x| format!("{}:{} {}", x.line, x.column, x.message))
+                    .collect()
+            }
+        }
+    }
+
+    /// Every kind plans cleanly with every parameter its row lists, and
+    /// refuses, with a position, each optional one its row does not list.
+    #[test]
+    fn the_table_says_which_parameters_a_kind_reads() {
+        let all: String = KINDS
+            .iter()
+            .map(|k| check_yaml(k.name, &k.params.iter().map(|p| p.0).collect::<Vec<_>>()))
+            .collect();
+        assert_eq!(plan_errors(&all), Vec::<String>::new());
+
+        let sender_optional = [
+            "effects",
+            "ack_within",
+            "tolerance",
+            "accept_status",
+            "reject_status",
+            "count",
+            "over",
+        ];
+        let sink_optional = [
+            "event",
+            "schedule",
+            "schedule_mode",
+            "max_attempts",
+            "tolerance_pct",
+            "tolerance_floor",
+            "quiet",
+            "retry_after",
+            "hang",
+            "max_sender_timeout",
+            "trace_json",
+        ];
+        let mut refused = 0;
+        for k in KINDS {
+            let row: Vec<&str> = k.params.iter().map(|p| p.0).collect();
+            let optional: &[&str] = if row.contains(&"receiver") {
+                &sender_optional
+            } else {
+                &sink_optional
+            };
+            for extra in optional.iter().filter(|p| !row.contains(p)) {
+                let mut params = row.clone();
+                params.push(extra);
+                let errors = plan_errors(&check_yaml(k.name, &params));
+                let want = format!("`{extra}` only applies to");
+                assert!(
+                    errors.len() == 1 && errors[0].contains(&want) && errors[0].contains(k.name),
+                    "{} with {extra}: {errors:?}",
+                    k.name
+                );
+                assert!(
+                    errors[0].starts_with(&format!("{}:", 5 + params.len() - 2)),
+                    "{errors:?}"
+                );
+                refused += 1;
+            }
+        }
+        assert!(refused > 60, "{refused}");
+    }
+
+    #[test]
+    fn missing_effects_and_an_id_less_scheme_are_plan_errors() {
+        let e = plan_errors(
+            "  - id: a\n    kind: webhook.dedupes_replay\n    receiver: /r\n    secret: whsec_dG1pbnVz\n\
+             \x20 - id: b\n    kind: webhook.replay_new_id\n    receiver: /r\n    scheme: stripe\n    secret: s3cr3t-value\n    effects: { request: { path: /c }, value: $.count }\n",
+        );
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert!(
+            e[0].starts_with("4:") && e[0].contains("webhook.dedupes_replay needs `effects:`"),
+            "{e:?}"
+        );
+        assert!(
+            e[1].starts_with("11:") && e[1].contains("scheme `stripe` has no id header"),
+            "{e:?}"
+        );
     }
 }

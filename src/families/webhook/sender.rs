@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::exec::unix_now;
 use crate::families::common::{describe, read_counter, send};
-use crate::families::webhook::plan::{WebhookSenderPlan, WEBHOOK_ID_VAR};
+use crate::families::webhook::plan::{SenderCase, WebhookSenderPlan, WEBHOOK_ID_VAR};
 use crate::families::{CheckContext, Evidence, Outcome};
 use crate::http::{Exchange, Rendered};
 use crate::plan::{Scope, UrlPlan};
@@ -268,18 +268,16 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
     let s = &p.scheme;
     let now = unix_now();
     let tol = p.tolerance.as_secs() as i64;
-    let needs_counter = matches!(p.case, "webhook.dedupes_replay" | "webhook.dedupes_retry");
-    if needs_counter && p.effects.is_none() {
-        return Outcome::error(format!("{} needs `effects:` (a side-effect counter) to see whether the event was processed once", p.case));
-    }
+    // `effects:` is required by the planner for the kinds that need it.
+    debug_assert!(!p.case.needs_effects() || p.effects.is_some());
     match p.case {
-        "webhook.accepts_valid" => {
+        SenderCase::AcceptsValid => {
             let d = r.delivery(now);
             let req = r.request(&d, None);
             r.expect_accepted(vec![("valid delivery".into(), req)], 1, Some(p.ack_within))
                 .await
         }
-        "webhook.accepts_raw_bytes" => {
+        SenderCase::AcceptsRawBytes => {
             let d0 = r.delivery(now);
             let Some(raw) = non_canonical(&d0.body) else {
                 return Outcome::error(
@@ -295,7 +293,7 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
             )
             .await
         }
-        "webhook.dedupes_replay" => {
+        SenderCase::DedupesReplay => {
             let d = r.delivery(now);
             let req = r.request(&d, None);
             r.expect_accepted(
@@ -308,7 +306,7 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
             )
             .await
         }
-        "webhook.dedupes_retry" => {
+        SenderCase::DedupesRetry => {
             if !s.signs_timestamp() {
                 return Outcome::skipped(format!("not applicable: {} signs no timestamp, so a retry is byte-identical to a replay (see dedupes_replay)", s.name));
             }
@@ -331,7 +329,7 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
             )
             .await
         }
-        "webhook.key_rotation" => {
+        SenderCase::KeyRotation => {
             if !s.supports_rotation() {
                 return Outcome::skipped(format!(
                     "not applicable: {} carries one signature per delivery",
@@ -356,7 +354,7 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
             }
             r.expect_accepted(sends, 2, None).await
         }
-        "webhook.rejects_dotted_id" => {
+        SenderCase::RejectsDottedId => {
             if !s.content.contains(&Part::Id) {
                 return Outcome::skipped(format!(
                     "not applicable: {} does not sign the delivery id",
@@ -372,21 +370,21 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
             r.expect_rejected(vec![(format!("validly signed, id `{}`", d.id), req)])
                 .await
         }
-        "webhook.burst" => burst(&mut r, now).await,
-        "webhook.rejects_forged" => {
+        SenderCase::Burst => burst(&mut r, now).await,
+        SenderCase::RejectsForged => {
             let d = r.delivery(now);
             let req = r.request(&d, None);
             let v = s.signature_value(&d, &[forged_digest(s)]);
             r.expect_rejected(vec![("forged signature".into(), r.with_signature(req, v))])
                 .await
         }
-        "webhook.rejects_tampered" => {
+        SenderCase::RejectsTampered => {
             let d = r.delivery(now);
             let req = r.request(&d, Some(&tamper(&d.body)));
             r.expect_rejected(vec![("body changed by one byte after signing".into(), req)])
                 .await
         }
-        "webhook.rejects_reserialized" => {
+        SenderCase::RejectsReserialized => {
             let d = r.delivery(now);
             let Some(other) = non_canonical(&d.body) else {
                 return Outcome::error("the body is not JSON, so it cannot be re-serialized");
@@ -403,7 +401,7 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
             )])
             .await
         }
-        "webhook.rejects_truncated" => {
+        SenderCase::RejectsTruncated => {
             let d = r.delivery(now);
             let digest = s.digest(&p.key.0, &d);
             let variants = s
@@ -423,7 +421,7 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
                 .collect();
             r.expect_rejected(variants).await
         }
-        "webhook.rejects_wrong_scheme" => {
+        SenderCase::RejectsWrongScheme => {
             let d = r.delivery(now);
             let digest = s.digest(&p.key.0, &d);
             let variants = s
@@ -439,7 +437,7 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
                 .collect();
             r.expect_rejected(variants).await
         }
-        "webhook.rejects_missing_headers" => {
+        SenderCase::RejectsMissingHeaders => {
             let d = r.delivery(now);
             let mut names = vec![s.signature_header.clone()];
             names.extend(s.id_header.clone());
@@ -454,27 +452,125 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
                 .collect();
             r.expect_rejected(variants).await
         }
-        "webhook.rejects_stale" | "webhook.rejects_future" => {
-            if !s.signs_timestamp() {
-                return Outcome::skipped(format!("not applicable: {} signs no timestamp; replay protection rests on the delivery id", s.name));
-            }
-            let (ts, label) = if p.case == "webhook.rejects_stale" {
-                (
-                    now - tol - 60,
-                    format!("timestamp {} s in the past", tol + 60),
-                )
-            } else {
-                (
-                    now + tol + 60,
-                    format!("timestamp {} s in the future", tol + 60),
-                )
-            };
-            let d = r.delivery(ts);
-            let req = r.request(&d, None);
-            r.expect_rejected(vec![(format!("validly signed, {label}"), req)])
-                .await
+        SenderCase::RejectsStale => {
+            let label = format!("timestamp {} s in the past", tol + 60);
+            out_of_tolerance(&mut r, now - tol - 60, label).await
         }
-        other => Outcome::error(format!("unknown webhook sender case `{other}`")),
+        SenderCase::RejectsFuture => {
+            let label = format!("timestamp {} s in the future", tol + 60);
+            out_of_tolerance(&mut r, now + tol + 60, label).await
+        }
+        SenderCase::ReplayNewId => replay_new_id(&mut r, now).await,
+    }
+}
+
+/// WH-006 / WH-007: a validly signed delivery stamped `ts`, outside the tolerance.
+async fn out_of_tolerance(r: &mut Run<'_>, ts: i64, label: String) -> Outcome {
+    let s = &r.p.scheme;
+    if !s.signs_timestamp() {
+        return Outcome::skipped(format!(
+            "not applicable: {} signs no timestamp; replay protection rests on the delivery id",
+            s.name
+        ));
+    }
+    let d = r.delivery(ts);
+    let req = r.request(&d, None);
+    r.expect_rejected(vec![(format!("validly signed, {label}"), req)])
+        .await
+}
+
+/// WH-008, new id: a valid delivery, then the same body and signature
+/// headers under a fresh delivery id, as anyone who saw the first one can
+/// send. Where the scheme signs the id the signature no longer matches and a
+/// 4xx is expected; where it does not (GitHub's `X-GitHub-Delivery`, BOTIX,
+/// Shopify) a receiver that dedupes on the id header alone processes it
+/// again. Either way the counter must move by exactly one.
+async fn replay_new_id(r: &mut Run<'_>, now: i64) -> Outcome {
+    let p = r.p;
+    // The planner refuses schemes without an id header.
+    let Some(id_header) = p.scheme.id_header.clone() else {
+        return Outcome::error(format!(
+            "{} has no delivery id header to change",
+            p.scheme.name
+        ));
+    };
+    let signs_id = p.scheme.content.contains(&Part::Id);
+    let before = match r.count("effects before").await {
+        Ok(b) => b,
+        Err(o) => return o,
+    };
+    let d = r.delivery(now);
+    let first = r.request(&d, None);
+    let mut again = first.clone();
+    let fresh = new_id();
+    again.set_header(&id_header, fresh.clone());
+    let ex = match r.send(&first, "delivery").await {
+        Ok(ex) => ex,
+        Err(o) => return o,
+    };
+    if !p.accept.matches(ex.status()) {
+        return r.fail(
+            format!(
+                "the original delivery was not accepted: answered {}",
+                describe(&ex)
+            ),
+            &format!("status {}", p.accept),
+            format!("status {}", ex.status()),
+        );
+    }
+    let label = format!("same body and signature, {id_header}: {fresh}");
+    let ex2 = match r.send(&again, &label).await {
+        Ok(ex) => ex,
+        Err(o) => return o,
+    };
+    let st = ex2.status();
+    let rejected = p.reject.matches(st);
+    if !rejected && !p.accept.matches(st) {
+        let hint = if st >= 500 {
+            " (a 5xx makes an at-least-once sender retry it)"
+        } else {
+            ""
+        };
+        return r.fail(
+            format!(
+                "the delivery re-sent under a new {id_header} answered {}{hint}: expected a reject ({}) or an acknowledgement without effect ({})",
+                describe(&ex2),
+                p.reject,
+                p.accept
+            ),
+            &format!("status {} or {}", p.reject, p.accept),
+            format!("status {st}"),
+        );
+    }
+    let seen = format!(
+        "delivery {}: {}; re-sent as {fresh}: {}",
+        d.id,
+        describe(&ex),
+        describe(&ex2)
+    );
+    match r.delta(before, 1).await {
+        Err(o) => o,
+        Ok(Some(n)) if n != 1 => {
+            let why = if n > 1 && !signs_id {
+                format!(": {} does not sign {id_header}, so dedupe must not rest on it alone (key on the signed body, e.g. its event id or the signature)", p.scheme.name)
+            } else {
+                String::new()
+            };
+            r.fail(
+                format!("processed {n} time(s), expected 1{why} ({seen})"),
+                "counter +1",
+                format!("counter +{n}"),
+            )
+        }
+        Ok(_) => {
+            let how = if rejected {
+                "rejected"
+            } else {
+                "acknowledged and not processed again"
+            };
+            Outcome::pass(format!("re-sent under a new {id_header}: {how} ({seen})"))
+                .with_evidence(std::mem::take(&mut r.evidence))
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::exec::unix_now;
 use crate::families::common::{describe, send};
-use crate::families::webhook::plan::{WebhookSinkPlan, SINK_URL_VAR};
+use crate::families::webhook::plan::{SinkCase, WebhookSinkPlan, SINK_URL_VAR};
 use crate::families::{CheckContext, Evidence, Outcome};
 use crate::plan::Scope;
 use crate::sink::{Received, Sink};
@@ -75,7 +75,7 @@ async fn judge(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
     for (i, req) in p.trigger.iter().enumerate() {
         let label = format!("trigger {}", i + 1);
         let mut r = ctx.target.render(req, &scope);
-        if p.case == "webhook.sink_trace" {
+        if p.case == SinkCase::Trace {
             r.set_header("traceparent", &traceparent);
         }
         let ex = match send(ctx, &r, &label).await {
@@ -105,19 +105,15 @@ async fn judge(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
         )
         .with_evidence(evidence);
     };
-    match p.case {
-        "webhook.sink_delivery" => delivery(p, &d).with_evidence(evidence),
-        "webhook.sink_trace" => trace(p, &d, &trace_id, &parent_id).with_evidence(evidence),
-        "webhook.sink_retries" => retries(p, ctx, sink).await.with_evidence(evidence),
-        "webhook.sink_timeout" => timeout(p, ctx, sink).await.with_evidence(evidence),
-        "webhook.sink_respects_retry_after" => {
-            retry_after(p, ctx, sink).await.with_evidence(evidence)
-        }
-        "webhook.sink_stops_on_success" | "webhook.sink_stops_on_gone" => {
-            stops(p, ctx, sink).await.with_evidence(evidence)
-        }
-        other => Outcome::error(format!("unknown webhook sink case `{other}`")),
-    }
+    let out = match p.case {
+        SinkCase::Delivery => delivery(p, &d),
+        SinkCase::Trace => trace(p, &d, &trace_id, &parent_id),
+        SinkCase::Retries => retries(p, ctx, sink).await,
+        SinkCase::Timeout => timeout(p, ctx, sink).await,
+        SinkCase::RespectsRetryAfter => retry_after(p, ctx, sink).await,
+        SinkCase::StopsOnSuccess | SinkCase::StopsOnGone => stops(p, ctx, sink).await,
+    };
+    out.with_evidence(evidence)
 }
 
 /// WHS-001: signature over the raw bytes, event header, UUID request id.
