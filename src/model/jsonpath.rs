@@ -1,111 +1,75 @@
-//! A small JSON path: `$`, `.name`, `["name"]`, `[index]` (negative counts
-//! from the end) and a trailing `.length()` for arrays, objects and strings.
-//! Enough for captures, expectations and side-effect counters; anything else
-//! is rejected when the suite is planned, not guessed at run time.
+//! JSON paths in suites: RFC 9535 JSONPath (through the maintained
+//! `serde_json_path` crate), so filters, wildcards, slices and descendants
+//! work as in other tools (`$.data[?@.id == '2'].name`), plus tminus's
+//! trailing `.length()` for arrays, objects and strings.
+//!
+//! What a path selects: nothing -> `None` (the value is missing); one node ->
+//! that value; several nodes (a wildcard or a filter that matches more than
+//! one) -> a JSON array of them, in document order.
 
 use std::fmt;
 
 use serde_json::Value;
 
-#[derive(Debug, Clone, PartialEq)]
-enum Seg {
-    Key(String),
-    Index(i64),
-    Length,
-}
-
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct JsonPath {
     text: String,
-    segs: Vec<Seg>,
+    query: serde_json_path::JsonPath,
+    /// A trailing `.length()`.
+    length: bool,
+}
+
+impl PartialEq for JsonPath {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
 }
 
 impl JsonPath {
     pub fn parse(text: &str) -> Result<JsonPath, String> {
         let t = text.trim();
-        let rest = t
-            .strip_prefix('$')
-            .ok_or_else(|| format!("invalid JSON path `{text}`: must start with `$`"))?;
-        let chars: Vec<char> = rest.chars().collect();
-        let mut i = 0;
-        let mut segs = Vec::new();
         let bad = |why: &str| format!("invalid JSON path `{text}`: {why}");
-        while i < chars.len() {
-            if segs.last() == Some(&Seg::Length) {
-                return Err(bad("`.length()` must come last"));
-            }
-            match chars[i] {
-                '.' => {
-                    let start = i + 1;
-                    let mut j = start;
-                    while j < chars.len() && chars[j] != '.' && chars[j] != '[' {
-                        j += 1;
-                    }
-                    let name: String = chars[start..j].iter().collect();
-                    if name.is_empty() {
-                        return Err(bad("empty name after `.`"));
-                    }
-                    if name == "length()" {
-                        segs.push(Seg::Length);
-                    } else {
-                        segs.push(Seg::Key(name));
-                    }
-                    i = j;
-                }
-                '[' => {
-                    let close = chars[i..]
-                        .iter()
-                        .position(|c| *c == ']')
-                        .ok_or_else(|| bad("missing `]`"))?
-                        + i;
-                    let inner: String = chars[i + 1..close].iter().collect();
-                    let inner = inner.trim();
-                    if let Some(q) = inner
-                        .strip_prefix('"')
-                        .and_then(|s| s.strip_suffix('"'))
-                        .or_else(|| inner.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))
-                    {
-                        segs.push(Seg::Key(q.to_owned()));
-                    } else {
-                        let n: i64 = inner
-                            .parse()
-                            .map_err(|_| bad("brackets take an index or a quoted name"))?;
-                        segs.push(Seg::Index(n));
-                    }
-                    i = close + 1;
-                }
-                c => return Err(bad(&format!("unexpected `{c}`"))),
-            }
+        if !t.starts_with('$') {
+            return Err(bad("must start with `$`"));
         }
+        let (query, length) = match t.strip_suffix(".length()") {
+            Some(q) => (q, true),
+            None => (t, false),
+        };
+        if query.contains(".length()") {
+            return Err(bad("`.length()` must come last"));
+        }
+        let parsed = serde_json_path::JsonPath::parse(query).map_err(|e| {
+            // The crate's message is one line; keep ours around it.
+            let first = e.to_string();
+            bad(first.lines().next().unwrap_or("not RFC 9535 JSONPath"))
+        })?;
         Ok(JsonPath {
             text: t.to_owned(),
-            segs,
+            query: parsed,
+            length,
         })
     }
 
-    /// The value at the path, or `None` when any step is missing.
+    /// The value at the path, or `None` when nothing matches (see the module
+    /// doc for several matches).
     pub fn select(&self, root: &Value) -> Option<Value> {
-        let mut cur = root;
-        for seg in &self.segs {
-            match seg {
-                Seg::Key(k) => cur = cur.get(k)?,
-                Seg::Index(n) => {
-                    let arr = cur.as_array()?;
-                    let idx = if *n < 0 { arr.len() as i64 + n } else { *n };
-                    cur = arr.get(usize::try_from(idx).ok()?)?;
-                }
-                Seg::Length => {
-                    let len = match cur {
-                        Value::Array(a) => a.len(),
-                        Value::Object(o) => o.len(),
-                        Value::String(s) => s.chars().count(),
-                        _ => return None,
-                    };
-                    return Some(Value::from(len));
-                }
-            }
+        let nodes = self.query.query(root).all();
+        let value = match nodes.as_slice() {
+            [] => return None,
+            [one] => (*one).clone(),
+            many => Value::Array(many.iter().map(|v| (*v).clone()).collect()),
+        };
+        if !self.length {
+            return Some(value);
         }
-        Some(cur.clone())
+        let len = match &value {
+            Value::Array(a) => a.len(),
+            Value::Object(o) => o.len(),
+            Value::String(s) => s.chars().count(),
+            _ => return None,
+        };
+        Some(Value::from(len))
     }
 
     pub fn as_str(&self) -> &str {
@@ -136,5 +100,20 @@ mod tests {
         assert_eq!(p("$.missing"), None);
         assert!(JsonPath::parse("data.id").is_err());
         assert!(JsonPath::parse("$.a[x]").is_err());
+        assert!(JsonPath::parse("$.a.length().b").is_err());
+    }
+
+    #[test]
+    fn rfc_9535_filters_wildcards_and_slices() {
+        let v =
+            json!({"data": [{"id": "1", "n": "a"}, {"id": "2", "n": "b"}, {"id": "3", "n": "c"}]});
+        let p = |s: &str| JsonPath::parse(s).unwrap().select(&v);
+        assert_eq!(p("$.data[?@.id == '2'].n"), Some(json!("b")));
+        assert_eq!(p("$.data[?@.id != '2'].n"), Some(json!(["a", "c"])));
+        assert_eq!(p("$.data[*].id.length()"), Some(json!(3)));
+        assert_eq!(p("$.data[0:2].n"), Some(json!(["a", "b"])));
+        assert_eq!(p("$..n"), Some(json!(["a", "b", "c"])));
+        assert_eq!(p("$.data[?@.id == '9']"), None);
+        assert_eq!(p("$.data[?length(@.n) == 1].id.length()"), Some(json!(3)));
     }
 }
