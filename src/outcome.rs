@@ -2,7 +2,10 @@
 //! explain it, and the evidence (request line, status, request id) a person
 //! can attach to a ticket.
 
-use serde::Serialize;
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Serialize, Serializer};
 
 use crate::http::{Exchange, TransportError};
 
@@ -93,8 +96,9 @@ pub struct Outcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actual: Option<String>,
     pub evidence: Vec<Evidence>,
-    /// Measured values (latencies, counts): JUnit properties and JSON.
-    pub properties: Vec<(String, String)>,
+    /// Measured values (latencies, counts) and identifiers, typed: the JSON
+    /// report writes numbers as numbers, JUnit and HTML their text form.
+    pub properties: Vec<(String, PropValue)>,
 }
 
 impl Outcome {
@@ -144,8 +148,186 @@ impl Outcome {
         self.evidence.extend(ev);
         self
     }
-    pub fn with_properties(mut self, props: Vec<(String, String)>) -> Self {
-        self.properties.extend(props);
+    /// Adds properties. Typed values come from [`prop`]; plain
+    /// `Vec<(String, String)>` is still accepted and stays text.
+    pub fn with_properties<V: Into<PropValue>>(
+        mut self,
+        props: impl IntoIterator<Item = (String, V)>,
+    ) -> Self {
+        self.properties
+            .extend(props.into_iter().map(|(k, v)| (k, v.into())));
         self
+    }
+    /// The value of property `key`, if set.
+    pub fn property(&self, key: &str) -> Option<&PropValue> {
+        self.properties
+            .iter()
+            .find_map(|(k, v)| (k == key).then_some(v))
+    }
+}
+
+/// One measured value or identifier of an [`Outcome`]. Numbers stay numbers
+/// (`Int`, `Float`); ids, units and display strings are `Text`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PropValue {
+    Int(i64),
+    Float(f64),
+    Text(String),
+    Bool(bool),
+}
+
+/// A property entry: `prop("attempts", n)`, `prop("p95_ms", PropValue::rounded(ms, 3))`.
+pub fn prop(key: impl Into<String>, value: impl Into<PropValue>) -> (String, PropValue) {
+    (key.into(), value.into())
+}
+
+impl PropValue {
+    /// `v` rounded to `decimals` places, so the JSON number and the text form
+    /// carry no float noise (`0.123`, not `0.12300000000000001`).
+    pub fn rounded(v: f64, decimals: i32) -> Self {
+        let f = 10f64.powi(decimals);
+        let r = (v * f).round() / f;
+        PropValue::Float(if r.is_finite() { r } else { v })
+    }
+    /// The text form (JUnit properties, HTML, console).
+    pub fn text(&self) -> Cow<'_, str> {
+        match self {
+            PropValue::Text(s) => Cow::Borrowed(s),
+            other => Cow::Owned(other.to_string()),
+        }
+    }
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            PropValue::Int(i) => Some(*i as f64),
+            PropValue::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            PropValue::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            PropValue::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for PropValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PropValue::Int(i) => write!(f, "{i}"),
+            PropValue::Float(x) => write!(f, "{x}"),
+            PropValue::Text(s) => f.write_str(s),
+            PropValue::Bool(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+/// JSON: numbers as numbers, text as strings, booleans as booleans. A
+/// non-finite float (which JSON cannot hold) is written as its text form.
+impl Serialize for PropValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            PropValue::Int(i) => s.serialize_i64(*i),
+            PropValue::Float(x) if x.is_finite() => s.serialize_f64(*x),
+            PropValue::Float(x) => s.serialize_str(&x.to_string()),
+            PropValue::Text(t) => s.serialize_str(t),
+            PropValue::Bool(b) => s.serialize_bool(*b),
+        }
+    }
+}
+
+macro_rules! prop_from_int {
+    ($($t:ty),*) => {$(
+        impl From<$t> for PropValue {
+            fn from(v: $t) -> Self {
+                PropValue::Int(i64::from(v))
+            }
+        }
+    )*};
+}
+prop_from_int!(i8, i16, i32, i64, u8, u16, u32);
+
+macro_rules! prop_from_wide_int {
+    ($($t:ty),*) => {$(
+        /// Saturates at `i64::MAX` (no count gets there).
+        impl From<$t> for PropValue {
+            fn from(v: $t) -> Self {
+                PropValue::Int(i64::try_from(v).unwrap_or(i64::MAX))
+            }
+        }
+    )*};
+}
+prop_from_wide_int!(u64, u128, usize, isize, i128);
+
+impl From<f64> for PropValue {
+    fn from(v: f64) -> Self {
+        PropValue::Float(v)
+    }
+}
+impl From<f32> for PropValue {
+    fn from(v: f32) -> Self {
+        PropValue::Float(f64::from(v))
+    }
+}
+impl From<bool> for PropValue {
+    fn from(v: bool) -> Self {
+        PropValue::Bool(v)
+    }
+}
+impl From<String> for PropValue {
+    fn from(v: String) -> Self {
+        PropValue::Text(v)
+    }
+}
+impl From<&str> for PropValue {
+    fn from(v: &str) -> Self {
+        PropValue::Text(v.to_owned())
+    }
+}
+impl From<&String> for PropValue {
+    fn from(v: &String) -> Self {
+        PropValue::Text(v.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_keep_their_type_in_json_and_text() {
+        let o = Outcome::pass("ok").with_properties(vec![
+            prop("attempts", 3usize),
+            prop("p95_ms", PropValue::rounded(12.345_678, 3)),
+            prop("request_id", "0042"),
+            prop("capped", true),
+            prop("nan", f64::NAN),
+        ]);
+        let j = serde_json::to_value(&o.properties).unwrap();
+        assert_eq!(
+            j,
+            serde_json::json!([
+                ["attempts", 3],
+                ["p95_ms", 12.346],
+                ["request_id", "0042"],
+                ["capped", true],
+                ["nan", "NaN"]
+            ])
+        );
+        let text: Vec<String> = o.properties.iter().map(|(_, v)| v.to_string()).collect();
+        assert_eq!(text, ["3", "12.346", "0042", "true", "NaN"]);
+    }
+
+    #[test]
+    fn string_properties_stay_text() {
+        // The compatibility path: `Vec<(String, String)>` as before.
+        let o = Outcome::pass("ok").with_properties(vec![("attempts".to_owned(), "3".to_owned())]);
+        assert_eq!(o.property("attempts"), Some(&PropValue::Text("3".into())));
     }
 }

@@ -74,6 +74,27 @@ fn launch_checklist_against_embedded_reference_passes_and_writes_reports() {
         declared
     );
     validate_against_schema(&json);
+
+    // Properties keep the type they were measured with: counts are integers,
+    // latencies numbers, lists and ids strings (never parsed back).
+    let props = |id: &str| {
+        json["suites"][0]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("no check {id}"))["properties"]
+            .clone()
+    };
+    let steps = props("message-create-and-count");
+    assert!(steps["step1.latency_ms"].is_f64(), "{steps}");
+    let replay = props("idem-replay");
+    assert!(replay["executions"].is_i64(), "{replay}");
+    let headers = props("rate-limit-headers");
+    assert!(headers["dialects"].is_string(), "{headers}");
+    let storm = props("rate-limit-storm");
+    assert!(storm["requests"].is_u64(), "{storm}");
+    assert!(storm["statuses"].is_string(), "{storm}");
 }
 
 fn validate_against_schema(json: &serde_json::Value) {

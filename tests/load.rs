@@ -32,9 +32,32 @@ fn run_in(dir: &Path, suite: &Path, url: &str) -> std::process::Output {
     )
 }
 
+/// The burst's JSON summary, checked against `schema/load-summary.schema.json`.
 fn summary(dir: &Path, stem: &str) -> serde_json::Value {
     let text = std::fs::read_to_string(dir.join(format!("{stem}.json"))).expect("load summary");
-    serde_json::from_str(&text).expect("summary parses")
+    let v = serde_json::from_str(&text).expect("summary parses");
+    validate_summary(&v);
+    v
+}
+
+fn summary_errors(v: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("schema/load-summary.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    validator
+        .iter_errors(v)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
+fn validate_summary(v: &serde_json::Value) {
+    let errors = summary_errors(v);
+    assert!(
+        errors.is_empty(),
+        "load summary does not match schema: {errors:#?}\n{v:#}"
+    );
 }
 
 /// Merges every interval of the `.hlog` carrying `tag`.
@@ -107,9 +130,40 @@ fn burst_passes_its_thresholds_and_files_agree_with_the_summary() {
         junit.contains("measured"),
         "threshold property missing: {junit}"
     );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    let props = |id: &str| {
+        report["suites"][0]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("no result {id}: {report}"))["properties"]
+            .clone()
+    };
+    let p95 = props("burst.p95");
+    assert!(p95["measured"].is_number(), "{p95}");
+    assert!(p95["requests"].is_u64(), "{p95}");
+    assert_eq!(p95["unit"], "us", "{p95}");
+    assert!(p95["measured_display"].is_string(), "{p95}");
+    let delivered = props("burst.delivered");
+    assert!(delivered["scheduled"].is_u64(), "{delivered}");
+    assert!(delivered["delivered_share"].is_f64(), "{delivered}");
 
     let stem = "load-burst-burst";
     let s = summary(dir.path(), stem);
+    // users 4, hatch_rate 4 (1 s), hold 3s, ramp_down 1s.
+    assert_eq!(
+        s["profile"],
+        serde_json::json!({"kind": "stages", "stages": [
+            {"users": 4, "over_s": 1}, {"users": 4, "over_s": 3}, {"users": 0, "over_s": 1}
+        ]})
+    );
+    // The schema is strict: the old Debug text of the profile is refused.
+    let mut old = s.clone();
+    old["profile"] = "Stages([(4, 1), (4, 3), (0, 1)])".into();
+    assert!(!summary_errors(&old).is_empty());
     let count = s["overall"]["latency_corrected"]["count"].as_u64().unwrap();
     assert!(count > 100, "{s}");
     assert_eq!(s["overall"]["requests"].as_u64(), Some(count));
@@ -359,6 +413,10 @@ fn duplicate_key_retries_judge_load_005_both_ways() {
         );
         assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
         let s = summary(dir.path(), "load-dup-dup");
+        assert_eq!(
+            s["profile"],
+            serde_json::json!({"kind": "iterations", "users": 3, "hatch_rate": 10.0, "iterations": 30})
+        );
         assert!(
             s["idempotency"]["duplicate_retries"].as_u64().unwrap() > 0,
             "{s}"

@@ -131,7 +131,7 @@ impl Html {
                     let props: Vec<String> = o
                         .properties
                         .iter()
-                        .map(|(k, v)| format!("{}={}", self.esc(k), self.esc(v)))
+                        .map(|(k, v)| format!("{}={}", self.esc(k), self.esc(&v.text())))
                         .collect();
                     let _ = write!(h, "<p class=\"props\">{}</p>", props.join(" · "));
                 }

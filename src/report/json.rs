@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::{prepare, Reporter};
 use crate::events::{Event, Summary};
 use crate::families::{Evidence, Verdict};
+use crate::outcome::PropValue;
 use crate::redact::Redactor;
 
 pub const FORMAT_VERSION: u32 = 1;
@@ -64,6 +65,10 @@ struct JsonCheck {
     properties: serde_json::Map<String, serde_json::Value>,
 }
 
+fn prop_json(v: &PropValue) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()))
+}
+
 pub struct Json {
     path: PathBuf,
     redactor: Redactor,
@@ -104,19 +109,12 @@ impl Reporter for Json {
             Event::CheckFinished(r) => {
                 self.summary.add(r.outcome.verdict);
                 let o = &r.outcome;
+                // Typed values: numbers are written as JSON numbers, text as
+                // strings (never parsed back), so an id like "0042" stays text.
                 let props = o
                     .properties
                     .iter()
-                    .map(|(k, v)| {
-                        // Numbers stay numbers so dashboards can plot them.
-                        let val = v
-                            .parse::<f64>()
-                            .ok()
-                            .and_then(serde_json::Number::from_f64)
-                            .map(serde_json::Value::Number)
-                            .unwrap_or_else(|| serde_json::Value::String(v.clone()));
-                        (k.clone(), val)
-                    })
+                    .map(|(k, v)| (k.clone(), prop_json(v)))
                     .collect();
                 if let Some(s) = self.suites.last_mut() {
                     s.checks.push(JsonCheck {
@@ -177,5 +175,71 @@ impl Reporter for Json {
         prepare(&self.path)?;
         let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
         std::fs::write(&self.path, self.redactor.redact(&text) + "\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{CheckResult, SuiteInfo};
+    use crate::outcome::{prop, Outcome};
+    use std::time::Duration;
+
+    #[test]
+    fn properties_keep_their_type_and_text_is_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.json");
+        let redactor = Redactor::new();
+        redactor.add("s3cr3t-value");
+        let mut j = Json::new(path.clone(), redactor);
+        j.event(&Event::SuiteStarted(SuiteInfo {
+            name: "s".into(),
+            file: "s.yaml".into(),
+            version: None,
+            target: "http://127.0.0.1:1".into(),
+            checks: 1,
+        }));
+        let outcome = Outcome::pass("ok").with_properties(vec![
+            prop("attempts", 3u32),
+            prop("p95_ms", PropValue::rounded(1.23456, 3)),
+            prop("request_id", "0042"),
+            prop("capped", false),
+            prop("token", "Bearer s3cr3t-value"),
+            // The compatibility path: a string stays a string.
+            ("legacy".to_owned(), PropValue::from("12".to_owned())),
+        ]);
+        j.event(&Event::CheckFinished(Box::new(CheckResult {
+            suite: "s".into(),
+            id: "c".into(),
+            kind: "steps",
+            tags: Vec::new(),
+            description: None,
+            outcome,
+            started_at: SystemTime::now(),
+            duration: Duration::from_millis(5),
+        })));
+        j.event(&Event::RunFinished {
+            summary: Summary {
+                passed: 1,
+                ..Summary::default()
+            },
+            duration: Duration::from_millis(6),
+            cancelled: false,
+        });
+        j.finish().unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let p = &v["suites"][0]["checks"][0]["properties"];
+        assert_eq!(
+            *p,
+            serde_json::json!({
+                "attempts": 3,
+                "p95_ms": 1.235,
+                "request_id": "0042",
+                "capped": false,
+                "token": "Bearer [REDACTED]",
+                "legacy": "12"
+            })
+        );
     }
 }

@@ -82,7 +82,7 @@ impl Junit {
             tc.add_property(Property::new("tags", r.tags.join(",")));
         }
         for (k, v) in &o.properties {
-            tc.add_property(Property::new(k.clone(), red(v)));
+            tc.add_property(Property::new(k.clone(), red(&v.text())));
         }
         if let Some(id) = o.evidence.last().and_then(|e| e.request_id.clone()) {
             tc.add_property(Property::new("request_id", red(&id)));

@@ -11,7 +11,7 @@ pub mod junit;
 use std::io;
 
 use crate::events::Event;
-use crate::run::EventSink;
+use crate::run::EventListener;
 
 pub trait Reporter {
     fn event(&mut self, e: &Event);
@@ -41,7 +41,7 @@ impl Reporters {
     }
 }
 
-impl EventSink for Reporters {
+impl EventListener for Reporters {
     fn event(&mut self, e: &Event) {
         for r in &mut self.0 {
             r.event(e);

@@ -6,7 +6,7 @@ use std::time::{Instant, SystemTime};
 use tokio::sync::mpsc;
 
 use crate::events::{CheckResult, Event, SuiteInfo, Summary};
-use crate::families::{self, CheckContext, Outcome};
+use crate::families::{self, load, CheckContext, Outcome};
 use crate::http::{Client, Target};
 use crate::plan::Plan;
 
@@ -22,12 +22,13 @@ pub struct RunOptions {
     pub allow_remote_load: bool,
 }
 
-/// Something that consumes events (a set of reporters, a test's Vec, ...).
-pub trait EventSink {
+/// Something that consumes the runner's events (a set of reporters, a
+/// test's Vec, ...). Not to be confused with a webhook sink.
+pub trait EventListener {
     fn event(&mut self, e: &Event);
 }
 
-impl<F: FnMut(&Event)> EventSink for F {
+impl<F: FnMut(&Event)> EventListener for F {
     fn event(&mut self, e: &Event) {
         self(e)
     }
@@ -45,10 +46,7 @@ pub fn suite_infos(plan: &Plan, opts: &RunOptions) -> Vec<SuiteInfo> {
                 .clone()
                 .or_else(|| opts.default_base_url.clone())
                 .unwrap_or_default(),
-            checks: s.checks.len()
-                + s.load
-                    .as_ref()
-                    .map_or(0, crate::families::load::exec::result_count),
+            checks: s.checks.len() + s.load.as_ref().map_or(0, load::exec::result_count),
         })
         .collect()
 }
@@ -60,12 +58,12 @@ pub async fn run(
     plan: &Plan,
     opts: &RunOptions,
     client: &Client,
-    sink: &mut dyn EventSink,
+    events: &mut dyn EventListener,
     cancel: tokio::sync::watch::Receiver<bool>,
 ) -> Summary {
     let started = Instant::now();
     let infos = suite_infos(plan, opts);
-    sink.event(&Event::RunStarted {
+    events.event(&Event::RunStarted {
         started_at: SystemTime::now(),
         suites: infos.clone(),
     });
@@ -73,7 +71,7 @@ pub async fn run(
     let mut stop: Option<String> = None;
     for (suite, info) in plan.suites.iter().zip(infos) {
         let suite_started = Instant::now();
-        sink.event(&Event::SuiteStarted(info.clone()));
+        events.event(&Event::SuiteStarted(info.clone()));
         let target = Target {
             base_url: info.target.clone(),
             headers: suite.headers.clone(),
@@ -89,7 +87,7 @@ pub async fn run(
             let outcome = if let Some(why) = &stop {
                 Outcome::skipped(why.clone())
             } else {
-                sink.event(&Event::CheckStarted {
+                events.event(&Event::CheckStarted {
                     suite: suite.name.clone(),
                     id: check.id.clone(),
                 });
@@ -105,7 +103,7 @@ pub async fn run(
                 loop {
                     tokio::select! {
                         o = &mut fut => break o,
-                        Some(note) = rx.recv() => sink.event(&Event::CheckNote {
+                        Some(note) = rx.recv() => events.event(&Event::CheckNote {
                             suite: suite.name.clone(),
                             id: check.id.clone(),
                             message: note,
@@ -119,20 +117,7 @@ pub async fn run(
                     }
                 }
             };
-            summary.add(outcome.verdict);
-            if opts.fail_fast
-                && stop.is_none()
-                && matches!(
-                    outcome.verdict,
-                    families::Verdict::Fail | families::Verdict::Error
-                )
-            {
-                stop = Some(format!(
-                    "not run: --fail-fast stopped after {}/{}",
-                    suite.name, check.id
-                ));
-            }
-            sink.event(&Event::CheckFinished(Box::new(CheckResult {
+            let finished = CheckResult {
                 suite: suite.name.clone(),
                 id: check.id.clone(),
                 kind: check.kind,
@@ -141,40 +126,84 @@ pub async fn run(
                 outcome,
                 started_at,
                 duration: check_started.elapsed(),
-            })));
+            };
+            record(&mut summary, &mut stop, opts, events, finished);
         }
         // The burst rehearsal runs after the suite's checks; each threshold
         // comes back as its own result.
         if let Some(load) = &suite.load {
-            let skip = stop.clone().or_else(|| {
-                cancel
-                    .borrow()
-                    .then(|| "not run: the run was cancelled".to_owned())
-            });
-            crate::families::load::exec::run_suite_load(
-                load,
-                &suite.name,
-                &target,
-                opts,
-                plan.redactor.clone(),
-                client,
-                skip,
-                sink,
-                &mut summary,
-                cancel.clone(),
-            )
-            .await;
+            if stop.is_none() && *cancel.borrow() {
+                stop = Some("not run: the run was cancelled".into());
+            }
+            let load_started = Instant::now();
+            let started_at = SystemTime::now();
+            let results = match &stop {
+                Some(why) => load::exec::uniform(load, Outcome::skipped(why.clone())),
+                None => {
+                    events.event(&Event::CheckStarted {
+                        suite: suite.name.clone(),
+                        id: load.id.clone(),
+                    });
+                    let ctx = load::exec::LoadContext {
+                        suite: &suite.name,
+                        target: &target,
+                        client,
+                        redactor: plan.redactor.clone(),
+                        report_dir: &opts.report_dir,
+                        allow_remote: opts.allow_remote_load,
+                        cancel: cancel.clone(),
+                    };
+                    load::exec::run(load, ctx).await
+                }
+            };
+            let duration = load_started.elapsed();
+            for r in results {
+                let finished = CheckResult {
+                    suite: suite.name.clone(),
+                    id: r.id,
+                    kind: r.kind,
+                    tags: load.tags.clone(),
+                    description: Some(r.description),
+                    outcome: r.outcome,
+                    started_at,
+                    duration,
+                };
+                record(&mut summary, &mut stop, opts, events, finished);
+            }
         }
-        sink.event(&Event::SuiteFinished {
+        events.event(&Event::SuiteFinished {
             suite: suite.name.clone(),
             duration: suite_started.elapsed(),
         });
     }
     let cancelled = *cancel.borrow();
-    sink.event(&Event::RunFinished {
+    events.event(&Event::RunFinished {
         summary,
         duration: started.elapsed(),
         cancelled,
     });
     summary
+}
+
+/// Counts a finished result, applies `--fail-fast` and reports it: the one
+/// place results of checks and of loads are added to the run's `Summary`.
+fn record(
+    summary: &mut Summary,
+    stop: &mut Option<String>,
+    opts: &RunOptions,
+    events: &mut dyn EventListener,
+    r: CheckResult,
+) {
+    let verdict = r.outcome.verdict;
+    summary.add(verdict);
+    if opts.fail_fast
+        && stop.is_none()
+        && matches!(verdict, families::Verdict::Fail | families::Verdict::Error)
+    {
+        *stop = Some(format!(
+            "not run: --fail-fast stopped after {}/{}",
+            r.suite, r.id
+        ));
+    }
+    events.event(&Event::CheckFinished(Box::new(r)));
 }

@@ -14,6 +14,7 @@ use futures::future::join_all;
 
 use crate::families::client::plan::{ClientPlan, Judge};
 use crate::families::{CheckContext, Outcome};
+use crate::outcome::prop;
 use crate::upstream::{Attempt, Upstream};
 use process::{run_client, ClientRunResult, Ended, StopRule};
 
@@ -118,10 +119,7 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
         } => judge::replay(&runs, header, value, *operations),
     };
     let total: usize = runs.iter().map(|r| r.attempts.len()).sum();
-    out.with_properties(vec![
-        ("clients".into(), clients.to_string()),
-        ("attempts".into(), total.to_string()),
-    ])
+    out.with_properties(vec![prop("clients", clients), prop("attempts", total)])
 }
 
 pub(crate) fn stderr_note(r: &ClientRunResult) -> String {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::exec::{stderr_note, RunRecord};
 use crate::families::client::plan::{KeyFormat, Policy503};
 use crate::families::Outcome;
+use crate::outcome::{prop, PropValue};
 use crate::upstream::{Attempt, RetryAfterForm};
 
 fn secs(d: Duration) -> f64 {
@@ -108,7 +109,7 @@ pub fn retry_after(runs: &[RunRecord], tolerance: Duration) -> Outcome {
     Outcome::pass(format!(
         "the client waited {min:.3} s or more after Retry-After"
     ))
-    .with_properties(vec![("min_gap_s".into(), format!("{min:.3}"))])
+    .with_properties(vec![prop("min_gap_s", PropValue::rounded(min, 3))])
 }
 
 pub fn exponential(runs: &[RunRecord], growth: f64, max_gap: Duration, min_gaps: usize) -> Outcome {
@@ -150,8 +151,8 @@ pub fn exponential(runs: &[RunRecord], growth: f64, max_gap: Duration, min_gaps:
         f64::INFINITY
     };
     let props = vec![
-        ("gaps_s".into(), shown.clone()),
-        ("growth".into(), format!("{ratio:.2}")),
+        prop("gaps_s", shown.clone()),
+        prop("growth", PropValue::rounded(ratio, 2)),
     ];
     if ratio < growth {
         return Outcome::fail(
@@ -223,10 +224,10 @@ pub fn jitter(
     let min = sorted[0];
     let max = sorted[sorted.len() - 1];
     let props = vec![
-        ("offset_stdev_s".into(), format!("{stdev:.3}")),
-        ("max_bucket_share".into(), format!("{share:.2}")),
-        ("offset_min_s".into(), format!("{min:.3}")),
-        ("offset_max_s".into(), format!("{max:.3}")),
+        prop("offset_stdev_s", PropValue::rounded(stdev, 3)),
+        prop("max_bucket_share", PropValue::rounded(share, 2)),
+        prop("offset_min_s", PropValue::rounded(min, 3)),
+        prop("offset_max_s", PropValue::rounded(max, 3)),
     ];
     let summary = format!(
         "{} retries, offsets from Retry-After {min:.3} s to {max:.3} s, stdev {stdev:.3} s, {top_n} ({:.0} %) in the {}–{} ms bucket",
@@ -418,7 +419,14 @@ pub fn idempotency_keys(runs: &[RunRecord], format: KeyFormat, min_operations: u
         .filter_map(|x| x.idempotency_key.as_ref())
         .find(|k| !key_ok(k, format))
     {
-        problems.push(format!("key `{bad}` is not {format:?}"));
+        // As the suite spells the format.
+        let want = match format {
+            KeyFormat::UuidV4OrUlid => "uuidv4-or-ulid",
+            KeyFormat::UuidV4 => "uuidv4",
+            KeyFormat::Ulid => "ulid",
+            KeyFormat::Any => "any",
+        };
+        problems.push(format!("key `{bad}` is not {want}"));
     }
     for (i, op) in ops.iter().enumerate() {
         let first = op[0];
@@ -572,11 +580,11 @@ pub fn amplification(runs: &[RunRecord], operations: Option<usize>, max: f64) ->
     let amp = a.len() as f64 / ops as f64;
     let hist = histogram(&per_key);
     let props = vec![
-        ("requests".into(), a.len().to_string()),
-        ("logical_operations".into(), ops.to_string()),
-        ("amplification".into(), format!("{amp:.3}")),
-        ("injected_failures".into(), injected.to_string()),
-        ("attempts_per_key".into(), hist.clone()),
+        prop("requests", a.len()),
+        prop("logical_operations", ops),
+        prop("amplification", PropValue::rounded(amp, 3)),
+        prop("injected_failures", injected),
+        prop("attempts_per_key", hist.clone()),
     ];
     let counts = format!(
         "{} requests for {ops} logical operations{} ({injected} injected failures, {held} more requests inside a failure's hold); attempts per key: {hist}",

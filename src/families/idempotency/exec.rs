@@ -17,7 +17,7 @@ use crate::families::CheckContext;
 use crate::http::{Exchange, Rendered, Target};
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::StatusSet;
-use crate::outcome::{Evidence, Outcome};
+use crate::outcome::{prop, Evidence, Outcome, PropValue};
 use crate::plan::{CounterPlan, RequestPlan};
 use crate::plan::{Scope, Template};
 
@@ -34,7 +34,7 @@ struct Run<'a> {
     plan: &'a IdemPlan,
     scope: Scope,
     evidence: Vec<Evidence>,
-    props: Vec<(String, String)>,
+    props: Vec<(String, PropValue)>,
     problems: Vec<(String, String, String)>,
 }
 
@@ -72,7 +72,7 @@ impl<'a> Run<'a> {
 
     async fn counter(&mut self, label: &str) -> Result<i64, Outcome> {
         let (n, _) = read_counter(self.ctx, &self.plan.effects, &self.scope, label).await?;
-        self.props.push((label.replace(' ', "_"), n.to_string()));
+        self.props.push(prop(label.replace(' ', "_"), n));
         Ok(n)
     }
 
@@ -115,8 +115,7 @@ impl<'a> Run<'a> {
     }
 
     fn delta(&mut self, before: i64, after: i64, want: i64, what: &str) {
-        self.props
-            .push(("executions".into(), (after - before).to_string()));
+        self.props.push(prop("executions", after - before));
         if after - before != want {
             self.problem(
                 format!(
@@ -433,8 +432,8 @@ async fn concurrent(
                 .push(Evidence::from_exchange(format!("parallel #{}", i + 1), &ex));
         }
     }
-    r.props.push(("successes".into(), ok.to_string()));
-    r.props.push(("conflicts".into(), conflicts.to_string()));
+    r.props.push(prop("successes", ok));
+    r.props.push(prop("conflicts", conflicts));
     r.delta(
         before,
         after,
@@ -572,7 +571,7 @@ async fn lost_response(
         }
         break ex;
     };
-    r.props.push(("retries".into(), attempts.to_string()));
+    r.props.push(prop("retries", attempts));
     // The dropped attempt may still be running somewhere (a target that did
     // not reserve the key answered the retry at once): give it time to land
     // in the counter before judging "one execution".
@@ -924,8 +923,7 @@ async fn key_syntax(mut r: Run<'_>, reject: &StatusSet) -> Res {
         (true, true) => {
             // Both accepted: they must be one key, so the bare one replays.
             if after - mid >= 2 {
-                r.props
-                    .push(("executions".into(), (after - mid).to_string()));
+                r.props.push(prop("executions", after - mid));
                 r.problem(
                     format!(
                         "the quoted key \"K\" and the bare key K are two different keys: both executed (quoted {}, bare {}; the side-effect counter {} went from {mid} to {after})",
@@ -1087,8 +1085,7 @@ async fn endpoint_scope(
     if let (Some(c), Some(ob)) = (other_effects, other_before) {
         let (oa, _) = read_counter(r.ctx, c, &r.scope, "B counter after").await?;
         let want = i64::from(b_ok && !leaked);
-        r.props
-            .push(("other_executions".into(), (oa - ob).to_string()));
+        r.props.push(prop("other_executions", oa - ob));
         if oa - ob != want {
             r.problem(
                 format!(
@@ -1171,8 +1168,7 @@ async fn expiry(mut r: Run<'_>, ttl: Duration, margin: Duration) -> Res {
     }
     if after - mid != 1 {
         let marker = r.marker_text(&third);
-        r.props
-            .push(("executions_after_expiry".into(), (after - mid).to_string()));
+        r.props.push(prop("executions_after_expiry", after - mid));
         r.problem(
             format!(
                 "the key did not expire: {:.2} s after the first (ttl {ttl:?}) it got {} ({marker}) and the side-effect counter {} went from {mid} to {after} ({} execution(s), expected 1)",

@@ -2,27 +2,27 @@
 //! section, run by `tminus run` after the suite's checks.
 //!
 //! goose drives the users (`engine.rs`); tminus measures with HDR histograms
-//! (`stats.rs`), writes `.hgrm`, `.hlog` and a JSON summary to the report
-//! folder, and judges: each threshold, the delivered load and the side-effect
-//! count (LOAD-005) become results of their own (`CheckFinished` events with
-//! kind `load.threshold`, `load.delivery`, `load.effects`), so they reach
-//! JUnit as testcases and a breach exits 1.
+//! (`stats.rs`), writes `.hgrm`, `.hlog` and a JSON summary (`summary.rs`) to
+//! the report folder, and judges: each threshold, the delivered load and the
+//! side-effect count (LOAD-005) become results of their own ([`LoadResult`],
+//! kind `load.threshold`, `load.delivery`, `load.effects`). The runner turns
+//! them into `CheckFinished` events and counts them, so they reach JUnit as
+//! testcases and a breach exits 1. This module never sees the runner's
+//! summary or event stream.
 
+use super::summary::{EffectsSummary, FilesSummary, IdempotencySummary, KindSummary, LoadSummary};
 use super::{engine, signal, stats};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
-use serde_json::json;
-
-use crate::events::{CheckResult, Event, Summary};
 use crate::families::load::plan::{LoadPlan, Metric, Profile, Threshold};
 use crate::families::{common, CheckContext, Outcome, Verdict};
 use crate::http::{Client, Target};
+use crate::outcome::{prop, PropValue};
 use crate::plan::Scope;
 use crate::redact::Redactor;
-use crate::run::{EventSink, RunOptions};
 use stats::KindStats;
 
 /// How many results a load reports: its thresholds, the delivery check and
@@ -46,58 +46,76 @@ pub fn is_loopback(base_url: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-struct Emitter<'a> {
-    suite: &'a str,
-    plan: &'a LoadPlan,
-    sink: &'a mut dyn EventSink,
-    summary: &'a mut Summary,
+/// What a burst needs from the runner.
+pub struct LoadContext<'a> {
+    pub suite: &'a str,
+    pub target: &'a Target,
+    pub client: &'a Client,
+    pub redactor: Redactor,
+    /// Folder for the `.hgrm`, `.hlog` and JSON figures; empty: `reports`.
+    pub report_dir: &'a Path,
+    /// `--allow-remote-load`: load may go to a non-loopback target.
+    pub allow_remote: bool,
+    pub cancel: tokio::sync::watch::Receiver<bool>,
 }
 
-impl Emitter<'_> {
-    fn emit(
-        &mut self,
-        slug: &str,
-        kind: &'static str,
-        description: String,
-        outcome: Outcome,
-        started: (SystemTime, Instant),
-    ) {
-        self.summary.add(outcome.verdict);
-        self.sink.event(&Event::CheckFinished(Box::new(CheckResult {
-            suite: self.suite.to_owned(),
-            id: format!("{}.{slug}", self.plan.id),
-            kind,
-            tags: self.plan.tags.clone(),
-            description: Some(description),
-            outcome,
-            started_at: started.0,
-            duration: started.1.elapsed(),
-        })));
+/// One judged result of a burst; the runner reports it as a check result of
+/// the suite (with the load's tags).
+#[derive(Debug, Clone)]
+pub struct LoadResult {
+    /// `<load id>.<slug>`: `burst.p95`, `burst.delivered`, `burst.effects`.
+    pub id: String,
+    pub kind: &'static str,
+    pub description: String,
+    pub outcome: Outcome,
+}
+
+/// Collects a load's results in their reporting order.
+struct Results<'a> {
+    plan: &'a LoadPlan,
+    out: Vec<LoadResult>,
+}
+
+impl<'a> Results<'a> {
+    fn new(plan: &'a LoadPlan) -> Self {
+        Results {
+            plan,
+            out: Vec::with_capacity(result_count(plan)),
+        }
     }
 
-    /// Every result with the same verdict (skipped runs, refused loads).
-    fn all(&mut self, make: impl Fn() -> Outcome, started: (SystemTime, Instant)) {
+    fn push(&mut self, slug: &str, kind: &'static str, description: String, outcome: Outcome) {
+        self.out.push(LoadResult {
+            id: format!("{}.{slug}", self.plan.id),
+            kind,
+            description,
+            outcome,
+        });
+    }
+
+    /// Every result with the same outcome (skipped runs, refused loads).
+    fn all(mut self, outcome: Outcome) -> Vec<LoadResult> {
         let plan = self.plan;
         for t in &plan.thresholds {
-            self.emit(&t.slug(), "load.threshold", t.text.clone(), make(), started);
+            self.push(&t.slug(), "load.threshold", t.text.clone(), outcome.clone());
         }
-        self.emit(
+        self.push(
             "delivered",
             "load.delivery",
             delivered_description(plan),
-            make(),
-            started,
+            outcome.clone(),
         );
         if plan.effects.is_some() {
-            self.emit(
-                "effects",
-                "load.effects",
-                effects_description(),
-                make(),
-                started,
-            );
+            self.push("effects", "load.effects", effects_description(), outcome);
         }
+        self.out
     }
+}
+
+/// Every result of `plan` with the same outcome: what the runner reports for
+/// a load it does not run (`--fail-fast`, cancelled).
+pub fn uniform(plan: &LoadPlan, outcome: Outcome) -> Vec<LoadResult> {
+    Results::new(plan).all(outcome)
 }
 
 fn delivered_description(p: &LoadPlan) -> String {
@@ -112,65 +130,45 @@ fn effects_description() -> String {
     "LOAD-005: after the burst, the side-effect count equals the number of distinct idempotency keys".into()
 }
 
-#[allow(clippy::too_many_arguments)]
-pub async fn run_suite_load(
-    plan: &LoadPlan,
-    suite: &str,
-    target: &Target,
-    opts: &RunOptions,
-    redactor: Redactor,
-    client: &Client,
-    skip: Option<String>,
-    sink: &mut dyn EventSink,
-    summary: &mut Summary,
-    cancel: tokio::sync::watch::Receiver<bool>,
-) {
-    let started = (SystemTime::now(), Instant::now());
-    sink.event(&Event::CheckStarted {
-        suite: suite.to_owned(),
-        id: plan.id.clone(),
-    });
-    let mut em = Emitter {
+/// Runs the burst of `plan`, writes its figures and judges it: one result per
+/// threshold, then delivery, then effects (see [`result_count`]).
+pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
+    let res = Results::new(plan);
+    let LoadContext {
         suite,
-        plan,
-        sink,
-        summary,
-    };
-    if let Some(why) = skip {
-        em.all(|| Outcome::skipped(why.clone()), started);
-        return;
-    }
-    if !(is_loopback(&target.base_url) || plan.allow_remote || opts.allow_remote_load) {
-        let msg = format!(
+        target,
+        client,
+        redactor,
+        report_dir,
+        allow_remote,
+        cancel,
+    } = ctx;
+    if !(is_loopback(&target.base_url) || plan.allow_remote || allow_remote) {
+        return res.all(Outcome::error(format!(
             "refusing to send load to {}: not a loopback address; set `allow_remote: true` in the suite's `load:` or pass --allow-remote-load",
             target.base_url
-        );
-        em.all(|| Outcome::error(msg.clone()), started);
-        return;
+        )));
     }
     let (notes, _) = tokio::sync::mpsc::unbounded_channel();
     let ctx = CheckContext {
         client: client.clone(),
         target: target.clone(),
         notes,
-        redactor,
+        redactor: redactor.clone(),
     };
     let before = match &plan.effects {
         Some(c) => {
             match common::read_counter(&ctx, c, &Scope::new(), "effects before the burst").await {
                 Ok((n, _)) => Some(n),
-                Err(o) => {
-                    em.all(|| o.clone(), started);
-                    return;
-                }
+                Err(o) => return res.all(o),
             }
         }
         None => None,
     };
-    let dir = if opts.report_dir.as_os_str().is_empty() {
+    let dir = if report_dir.as_os_str().is_empty() {
         PathBuf::from("reports")
     } else {
-        opts.report_dir.clone()
+        report_dir.to_path_buf()
     };
     let stem = format!("load-{}-{}", sanitize(suite), sanitize(&plan.id));
     let files = Files {
@@ -180,16 +178,10 @@ pub async fn run_suite_load(
         json: dir.join(format!("{stem}.json")),
     };
     if let Err(e) = std::fs::create_dir_all(&dir) {
-        em.all(
-            || {
-                Outcome::error(format!(
-                    "cannot create the report folder {}: {e}",
-                    dir.display()
-                ))
-            },
-            started,
-        );
-        return;
+        return res.all(Outcome::error(format!(
+            "cannot create the report folder {}: {e}",
+            dir.display()
+        )));
     }
     let base = SystemTime::now();
     let hlog = match stats::HlogFile::create(
@@ -199,11 +191,10 @@ pub async fn run_suite_load(
     ) {
         Ok(h) => Some(h),
         Err(e) => {
-            em.all(
-                || Outcome::error(format!("cannot write {}: {e}", files.hlog.display())),
-                started,
-            );
-            return;
+            return res.all(Outcome::error(format!(
+                "cannot write {}: {e}",
+                files.hlog.display()
+            )))
         }
     };
     let shared = Arc::new(engine::Shared::new(plan.clone(), target.clone()));
@@ -233,34 +224,52 @@ pub async fn run_suite_load(
     };
 
     // Files first: they are written on cancel too (partial figures).
-    let mut summary_json = json!({
-        "suite": suite,
-        "load": plan.id,
-        "target": target.base_url,
-        "cancelled": cancelled,
-        "hit_max_duration": out.hit_max_duration,
-        "engine_error": out.engine_error,
-        "elapsed_s": out.elapsed.as_secs_f64(),
-        "profile": format!("{:?}", plan.profile),
-        "max_rate_per_s": plan.max_rate,
-        "scheduled_requests": expected.round(),
-        "delivered_share": delivered,
-        "idempotency": {"distinct_keys_succeeded": distinct, "duplicate_retries": duplicates},
-        "overall": stats::kind_json(&overall, out.elapsed),
-        "kinds": plan.mix.iter().zip(&out.kinds).map(|(m, k)| (m.name.clone(), stats::kind_json(k, out.elapsed))).collect::<serde_json::Map<_, _>>(),
-        "files": {"hgrm": files.hgrm, "raw_hgrm": files.raw_hgrm, "hlog": files.hlog},
-    });
-    if let (Some(b), Some(Ok((a, _)))) = (before, &after) {
-        summary_json["effects"] = json!({"before": b, "after": a, "delta": a - b});
-    }
+    let summary = LoadSummary {
+        version: super::summary::FORMAT_VERSION,
+        suite: suite.to_owned(),
+        load: plan.id.clone(),
+        target: target.base_url.clone(),
+        cancelled,
+        hit_max_duration: out.hit_max_duration,
+        engine_error: out.engine_error.clone(),
+        elapsed_s: out.elapsed.as_secs_f64(),
+        profile: (&plan.profile).into(),
+        max_rate_per_s: plan.max_rate,
+        scheduled_requests: expected.round(),
+        delivered_share: delivered,
+        idempotency: IdempotencySummary {
+            distinct_keys_succeeded: distinct,
+            duplicate_retries: duplicates,
+        },
+        overall: KindSummary::new(&overall, out.elapsed),
+        kinds: plan
+            .mix
+            .iter()
+            .zip(&out.kinds)
+            .map(|(m, k)| (m.name.clone(), KindSummary::new(k, out.elapsed)))
+            .collect(),
+        files: FilesSummary {
+            hgrm: files.hgrm.clone(),
+            raw_hgrm: files.raw_hgrm.clone(),
+            hlog: files.hlog.clone(),
+        },
+        effects: match (before, &after) {
+            (Some(b), Some(Ok((a, _)))) => Some(EffectsSummary {
+                before: b,
+                after: *a,
+                delta: a - b,
+            }),
+            _ => None,
+        },
+    };
+    let summary_text = serde_json::to_string_pretty(&summary)
+        .map(|t| redactor.redact(&t) + "\n")
+        .unwrap_or_default();
     let mut write_err = None;
     for r in [
         stats::write_hgrm(&files.hgrm, &overall.corrected),
         stats::write_hgrm(&files.raw_hgrm, &overall.raw),
-        std::fs::write(
-            &files.json,
-            serde_json::to_vec_pretty(&summary_json).unwrap_or_default(),
-        ),
+        std::fs::write(&files.json, summary_text),
     ] {
         if let Err(e) = r {
             write_err = Some(format!(
@@ -272,26 +281,24 @@ pub async fn run_suite_load(
 
     let headline = headline(&overall, out.elapsed);
     if cancelled {
-        let msg = format!(
+        return res.all(Outcome::error(format!(
             "the burst was cancelled after {}: not judged; partial figures in {} ({headline})",
             crate::fmt_duration(out.elapsed),
             files.json.display()
-        );
-        em.all(|| Outcome::error(msg.clone()), started);
-        return;
+        )));
     }
     if let Some(e) = out.engine_error.clone().or(write_err) {
-        em.all(|| Outcome::error(e.clone()), started);
-        return;
+        return res.all(Outcome::error(e));
     }
+    let mut res = res;
     for t in &plan.thresholds {
         let o = judge(t, plan, &out.kinds, &overall, out.elapsed);
-        em.emit(&t.slug(), "load.threshold", t.text.clone(), o, started);
+        res.push(&t.slug(), "load.threshold", t.text.clone(), o);
     }
     let props = vec![
-        ("requests".to_owned(), overall.requests.to_string()),
-        ("scheduled".to_owned(), format!("{expected:.0}")),
-        ("delivered_share".to_owned(), format!("{delivered:.3}")),
+        prop("requests", overall.requests),
+        prop("scheduled", expected.round() as i64),
+        prop("delivered_share", PropValue::rounded(delivered, 3)),
     ];
     let d = if out.hit_max_duration {
         Outcome::fail(
@@ -322,12 +329,11 @@ pub async fn run_suite_load(
             delivered * 100.0
         ))
     };
-    em.emit(
+    res.push(
         "delivered",
         "load.delivery",
         delivered_description(plan),
         d.with_properties(props),
-        started,
     );
     if let (Some(b), Some(after)) = (before, after) {
         let o = match after {
@@ -335,9 +341,9 @@ pub async fn run_suite_load(
             Ok((a, _)) => {
                 let delta = a - b;
                 let props = vec![
-                    ("effects_delta".to_owned(), delta.to_string()),
-                    ("distinct_keys".to_owned(), distinct.to_string()),
-                    ("duplicate_retries".to_owned(), duplicates.to_string()),
+                    prop("effects_delta", delta),
+                    prop("distinct_keys", distinct),
+                    prop("duplicate_retries", duplicates),
                 ];
                 if delta == distinct as i64 {
                     Outcome::pass(format!(
@@ -356,8 +362,9 @@ pub async fn run_suite_load(
                 .with_properties(props)
             }
         };
-        em.emit("effects", "load.effects", effects_description(), o, started);
+        res.push("effects", "load.effects", effects_description(), o);
     }
+    res.out
 }
 
 struct Files {
@@ -451,31 +458,27 @@ fn judge(
         _ => "",
     };
     let mut props = vec![
-        ("measured".to_owned(), format!("{v:.3}")),
-        ("measured_display".to_owned(), shown.clone()),
-        ("limit".to_owned(), format!("{}", t.limit)),
-        (
-            "unit".to_owned(),
+        prop("measured", PropValue::rounded(v, 3)),
+        prop("measured_display", shown.clone()),
+        prop("limit", t.limit),
+        prop(
+            "unit",
             match t.metric {
                 Metric::ErrorRate | Metric::Rate429 => "share",
                 Metric::Throughput => "requests_per_s",
                 _ => "us",
-            }
-            .to_owned(),
+            },
         ),
-        ("requests".to_owned(), k.requests.to_string()),
+        prop("requests", k.requests),
     ];
     if let Metric::Percentile { q, .. } = t.metric {
-        props.push((
-            "raw_ms".to_owned(),
-            format!("{:.3}", k.raw.value_at_quantile(q / 100.0) as f64 / 1000.0),
+        props.push(prop(
+            "raw_ms",
+            PropValue::rounded(k.raw.value_at_quantile(q / 100.0) as f64 / 1000.0, 3),
         ));
-        props.push((
-            "corrected_ms".to_owned(),
-            format!(
-                "{:.3}",
-                k.corrected.value_at_quantile(q / 100.0) as f64 / 1000.0
-            ),
+        props.push(prop(
+            "corrected_ms",
+            PropValue::rounded(k.corrected.value_at_quantile(q / 100.0) as f64 / 1000.0, 3),
         ));
     }
     let o = if t.op.holds(v, t.limit) {

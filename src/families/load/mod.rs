@@ -7,3 +7,4 @@ pub mod plan;
 pub mod signal;
 pub mod spec;
 pub mod stats;
+pub mod summary;

@@ -6,7 +6,7 @@
 //!
 //! Also the files: `.hgrm` (HdrHistogram percentile distribution text, as
 //! `HistogramLogProcessor`/plotters read it), `.hlog` (interval log through
-//! the hdrhistogram crate's writer) and the JSON summary.
+//! the hdrhistogram crate's writer); the JSON summary is `summary.rs`.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -16,7 +16,6 @@ use std::time::{Duration, SystemTime};
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
-use serde_json::{json, Value};
 
 /// Highest trackable latency: 10 minutes in µs (longer values are clamped).
 pub const MAX_US: u64 = 600_000_000;
@@ -131,40 +130,6 @@ impl Shard {
 /// Microseconds as milliseconds with 3 decimals, for people and JSON.
 pub fn ms(us: f64) -> f64 {
     (us / 1000.0 * 1000.0).round() / 1000.0
-}
-
-fn hist_json(h: &Histogram<u64>) -> Value {
-    if h.is_empty() {
-        return json!({"count": 0});
-    }
-    json!({
-        "count": h.len(),
-        "min_ms": ms(h.min() as f64),
-        "mean_ms": ms(h.mean()),
-        "p50_ms": ms(h.value_at_quantile(0.50) as f64),
-        "p90_ms": ms(h.value_at_quantile(0.90) as f64),
-        "p95_ms": ms(h.value_at_quantile(0.95) as f64),
-        "p99_ms": ms(h.value_at_quantile(0.99) as f64),
-        "p99_9_ms": ms(h.value_at_quantile(0.999) as f64),
-        "max_ms": ms(h.max() as f64),
-    })
-}
-
-pub fn kind_json(k: &KindStats, elapsed: Duration) -> Value {
-    let secs = elapsed.as_secs_f64().max(1e-9);
-    let n = k.requests.max(1) as f64;
-    json!({
-        "requests": k.requests,
-        "throughput_per_s": (k.requests as f64 / secs * 100.0).round() / 100.0,
-        "error_rate": k.failed as f64 / n,
-        "rate_429": k.r429 as f64 / n,
-        "failed": k.failed,
-        "responses_429": k.r429,
-        "statuses": k.statuses.iter().map(|(s, c)| (s.to_string(), json!(c))).collect::<serde_json::Map<_, _>>(),
-        "errors": k.errors,
-        "latency_raw": hist_json(&k.raw),
-        "latency_corrected": hist_json(&k.corrected),
-    })
 }
 
 /// The percentile distribution in HdrHistogram's text format, values in ms

@@ -20,7 +20,7 @@ use crate::families::rate_limit::plan::{
 use crate::families::CheckContext;
 use crate::fmt_duration;
 use crate::http::{Exchange, Rendered};
-use crate::outcome::{Evidence, Outcome};
+use crate::outcome::{prop, Evidence, Outcome, PropValue};
 use crate::plan::Scope;
 use fields::{date_of, observe};
 
@@ -134,7 +134,7 @@ async fn cool_down(
 
 fn with_warning(o: Outcome, w: Option<String>) -> Outcome {
     match w {
-        Some(w) => o.with_properties(vec![("cooldown".into(), w)]),
+        Some(w) => o.with_properties(vec![prop("cooldown", w)]),
         None => o,
     }
 }
@@ -240,7 +240,7 @@ pub async fn headers(p: &HeadersPlan, ctx: &CheckContext) -> Outcome {
         dialects.join(" + ")
     ))
     .with_evidence(evidence)
-    .with_properties(vec![("dialects".into(), dialects.join(","))])
+    .with_properties(vec![prop("dialects", dialects.join(","))])
 }
 
 #[derive(Default)]
@@ -385,21 +385,18 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
     };
     let p95 = Duration::from_micros(hist.value_at_quantile(0.95));
     let mut props = vec![
-        ("requests".to_owned(), total.to_string()),
-        ("statuses".to_owned(), seen.clone()),
-        (
-            "duration_ms".to_owned(),
-            format!("{:.0}", elapsed.as_secs_f64() * 1000.0),
-        ),
+        prop("requests", total),
+        prop("statuses", seen.clone()),
+        prop("duration_ms", elapsed.as_millis()),
     ];
     if t.limited > 0 {
-        props.push((
-            "limited_p95_ms".into(),
-            format!("{:.1}", p95.as_secs_f64() * 1000.0),
+        props.push(prop(
+            "limited_p95_ms",
+            PropValue::rounded(p95.as_secs_f64() * 1000.0, 1),
         ));
-        props.push((
-            "limited_p50_ms".into(),
-            format!("{:.1}", hist.value_at_quantile(0.5) as f64 / 1000.0),
+        props.push(prop(
+            "limited_p50_ms",
+            PropValue::rounded(hist.value_at_quantile(0.5) as f64 / 1000.0, 1),
         ));
     }
     // Cool down before judging, so even a failing storm leaves the key usable.
@@ -641,8 +638,8 @@ pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
         };
         evidence.push(Evidence::from_exchange("recovery probe", &after));
         let props = vec![
-            ("requests_to_limit".to_owned(), lim.sent.to_string()),
-            ("wait_ms".to_owned(), wait.as_millis().to_string()),
+            prop("requests_to_limit", lim.sent),
+            prop("wait_ms", wait.as_millis()),
         ];
         if after.status() == x.limited_status || after.status() >= 500 {
             let warn = cool_down(ctx, &r, x.limited_status, None, x.cooldown_max).await;

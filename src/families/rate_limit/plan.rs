@@ -62,6 +62,36 @@ fn dur(v: &Option<Spanned<DurationValue>>, default: Duration) -> Duration {
     v.as_ref().map(|d| d.value.0).unwrap_or(default)
 }
 
+/// The `rate_limit.*` fields every limit-exhausting check shares.
+struct ExhaustFields<'a> {
+    request: &'a crate::suite::request::RequestSpec,
+    at: Location,
+    limited_status: &'a Option<Spanned<u16>>,
+    max_requests: &'a Option<Spanned<u32>>,
+    concurrency: &'a Option<Spanned<u32>>,
+    cooldown_max: &'a Option<Spanned<DurationValue>>,
+}
+
+/// The [`ExhaustFields`] of a storm, recovery or partition spec.
+macro_rules! exhaust_fields {
+    ($s:expr) => {
+        ExhaustFields {
+            request: &$s.request,
+            at: $s.id.referenced,
+            limited_status: &$s.limited_status,
+            max_requests: &$s.max_requests,
+            concurrency: &$s.concurrency,
+            cooldown_max: &$s.cooldown_max,
+        }
+    };
+}
+
+/// Per-kind defaults of the exhausting burst.
+struct ExhaustDefaults {
+    max_requests: u32,
+    concurrency: u32,
+}
+
 impl PlanCtx<'_> {
     fn rl_count(&mut self, v: &Option<Spanned<u32>>, default: u32, max: u32, what: &str) -> u32 {
         match v {
@@ -77,18 +107,15 @@ impl PlanCtx<'_> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn rl_exhaust(
-        &mut self,
-        request: &crate::suite::request::RequestSpec,
-        at: Location,
-        limited_status: &Option<Spanned<u16>>,
-        max_requests: &Option<Spanned<u32>>,
-        concurrency: &Option<Spanned<u32>>,
-        cooldown_max: &Option<Spanned<DurationValue>>,
-        default_max: u32,
-        default_conc: u32,
-    ) -> Exhaust {
+    fn rl_exhaust(&mut self, s: ExhaustFields<'_>, defaults: ExhaustDefaults) -> Exhaust {
+        let ExhaustFields {
+            request,
+            at,
+            limited_status,
+            max_requests,
+            concurrency,
+            cooldown_max,
+        } = s;
         let status = match limited_status {
             None => 429,
             Some(s) if !(400..600).contains(&s.value) => {
@@ -106,8 +133,13 @@ impl PlanCtx<'_> {
         Exhaust {
             request: self.request(request, at),
             limited_status: status,
-            max_requests: self.rl_count(max_requests, default_max, 100_000, "max_requests"),
-            concurrency: self.rl_count(concurrency, default_conc, 256, "concurrency"),
+            max_requests: self.rl_count(
+                max_requests,
+                defaults.max_requests,
+                100_000,
+                "max_requests",
+            ),
+            concurrency: self.rl_count(concurrency, defaults.concurrency, 256, "concurrency"),
             cooldown_max: dur(cooldown_max, Duration::from_secs(10)),
         }
     }
@@ -175,14 +207,11 @@ impl PlanCtx<'_> {
 
     pub fn rl_storm(&mut self, s: &RateLimitStormSpec) -> StormPlan {
         let exhaust = self.rl_exhaust(
-            &s.request,
-            s.id.referenced,
-            &s.limited_status,
-            &s.max_requests,
-            &s.concurrency,
-            &s.cooldown_max,
-            500,
-            8,
+            exhaust_fields!(s),
+            ExhaustDefaults {
+                max_requests: 500,
+                concurrency: 8,
+            },
         );
         let path = match &s.error_code_path {
             Some(p) => self.json_path(&p.value, p.referenced),
@@ -208,14 +237,11 @@ impl PlanCtx<'_> {
 
     pub fn rl_recovery(&mut self, s: &RateLimitRecoverySpec) -> RecoveryPlan {
         let exhaust = self.rl_exhaust(
-            &s.request,
-            s.id.referenced,
-            &s.limited_status,
-            &s.max_requests,
-            &s.concurrency,
-            &s.cooldown_max,
-            1000,
-            4,
+            exhaust_fields!(s),
+            ExhaustDefaults {
+                max_requests: 1000,
+                concurrency: 4,
+            },
         );
         RecoveryPlan {
             exhaust,
@@ -232,14 +258,11 @@ impl PlanCtx<'_> {
     pub fn rl_partition(&mut self, s: &RateLimitPartitionSpec) -> PartitionPlan {
         PartitionPlan {
             exhaust: self.rl_exhaust(
-                &s.request,
-                s.id.referenced,
-                &s.limited_status,
-                &s.max_requests,
-                &s.concurrency,
-                &s.cooldown_max,
-                1000,
-                4,
+                exhaust_fields!(s),
+                ExhaustDefaults {
+                    max_requests: 1000,
+                    concurrency: 4,
+                },
             ),
         }
     }

@@ -4,7 +4,7 @@
 use super::expect::evaluate;
 use super::plan::StepsPlan;
 use crate::families::CheckContext;
-use crate::outcome::{Evidence, Outcome};
+use crate::outcome::{prop, Evidence, Outcome, PropValue};
 use crate::plan::{CaptureSource, Scope};
 
 pub async fn run(plan: &StepsPlan, ctx: &CheckContext) -> Outcome {
@@ -18,9 +18,9 @@ pub async fn run(plan: &StepsPlan, ctx: &CheckContext) -> Outcome {
             Ok(ex) => ex,
             Err(e) => return Outcome::transport(&label, &e).with_evidence(evidence),
         };
-        props.push((
+        props.push(prop(
             format!("step{}.latency_ms", i + 1),
-            format!("{:.1}", ex.elapsed.as_secs_f64() * 1000.0),
+            PropValue::rounded(ex.elapsed.as_secs_f64() * 1000.0, 1),
         ));
         evidence.push(Evidence::from_exchange(&label, &ex));
         let mismatches = evaluate(&step.expect, &ex, &scope);

@@ -11,6 +11,7 @@ use crate::families::trace::plan::{
 };
 use crate::families::{CheckContext, Evidence, Outcome};
 use crate::http::{Exchange, Rendered};
+use crate::outcome::prop;
 use crate::plan::{BodyPlan, RequestPlan, Scope, Template, UrlPlan};
 
 fn render(ctx: &CheckContext, req: &RequestPlan) -> Rendered {
@@ -56,7 +57,7 @@ pub async fn present(p: &PresentPlan, ctx: &CheckContext) -> Outcome {
             }
         }
     }
-    let props = vec![("responses".to_owned(), p.probes.len().to_string())];
+    let props = vec![prop("responses", p.probes.len())];
     if !missing.is_empty() {
         let mut msg = format!(
             "{} of {} responses carry none of {}: {}",
@@ -333,7 +334,7 @@ pub async fn invalid_ignored(p: &InvalidIgnoredPlan, ctx: &CheckContext) -> Outc
             ));
         }
     }
-    let props = vec![("cases".to_owned(), p.cases.len().to_string())];
+    let props = vec![prop("cases", p.cases.len())];
     if problems.is_empty() {
         Outcome::pass(format!(
             "{} invalid traceparents each started a new trace without a 4xx",

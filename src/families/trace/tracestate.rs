@@ -14,6 +14,7 @@ use super::traceparent::{self, random_parent_id, random_trace_id};
 use crate::families::common::send;
 use crate::families::trace::plan::TracestatePlan;
 use crate::families::{CheckContext, Outcome};
+use crate::outcome::prop;
 use crate::plan::Scope;
 
 /// W3C limit on list-members in one tracestate.
@@ -235,7 +236,7 @@ pub async fn run(p: &TracestatePlan, ctx: &CheckContext) -> Outcome {
         let value = lines.join(",");
         // A list over the limit is invalid input; discarding it whole is allowed.
         let j = judge(&sent, &value, n <= MAX_MEMBERS);
-        props.push((format!("members_returned_for_{n}"), j.members.to_string()));
+        props.push(prop(format!("members_returned_for_{n}"), j.members));
         seen.push(format!(
             "{label}: {} members back ({} forwarded, new/updated leftmost: {})",
             j.members,

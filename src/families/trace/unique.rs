@@ -14,7 +14,9 @@ use std::time::{Duration, Instant, SystemTime};
 use super::exec::describe;
 use super::exec::{clip, format_problem, trace_id};
 use crate::families::trace::plan::UniquePlan;
+use crate::families::trace::spec::IdFormat;
 use crate::families::{CheckContext, Outcome};
+use crate::outcome::prop;
 use crate::plan::Scope;
 
 /// What one response contributed.
@@ -102,12 +104,9 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
         return Outcome::transport("unique ids", &e);
     }
     let props = vec![
-        ("sent".to_owned(), samples.len().to_string()),
-        ("status_429".to_owned(), throttled.len().to_string()),
-        (
-            "elapsed_ms".to_owned(),
-            format!("{:.0}", elapsed.as_secs_f64() * 1000.0),
-        ),
+        prop("sent", samples.len()),
+        prop("status_429", throttled.len()),
+        prop("elapsed_ms", elapsed.as_millis()),
     ];
     if samples.len() < 2 {
         return Outcome::error(format!(
@@ -149,7 +148,15 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
     if let Some((s, why)) = malformed {
         return Outcome::fail(
             format!("{} {why} ({}){short}", p.trace_header, s.described),
-            format!("{} in {:?} format", p.trace_header, p.id_format),
+            format!(
+                "{} in `{}` format",
+                p.trace_header,
+                // As the suite spells it.
+                match p.id_format {
+                    IdFormat::W3c => "w3c",
+                    IdFormat::Any => "any",
+                }
+            ),
             why,
         )
         .with_properties(props);
@@ -161,7 +168,7 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
         }
     }
     let mut props = props;
-    props.push(("distinct".to_owned(), seen.len().to_string()));
+    props.push(prop("distinct", seen.len()));
     if seen.len() < samples.len() {
         let (id, dups) = seen
             .iter()

@@ -1,0 +1,216 @@
+//! The burst's JSON summary, `load-<suite>-<id>.json`: typed, so its shape is
+//! the committed schema `schema/load-summary.schema.json` (checked by a test).
+//! Latencies are milliseconds with 3 decimals; shares are 0..1.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use super::plan::Profile;
+use super::stats::{ms, KindStats};
+
+/// Bumped only on incompatible changes of the summary's shape.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+pub struct LoadSummary {
+    pub version: u32,
+    pub suite: String,
+    pub load: String,
+    pub target: String,
+    pub cancelled: bool,
+    pub hit_max_duration: bool,
+    pub engine_error: Option<String>,
+    pub elapsed_s: f64,
+    pub profile: ProfileSummary,
+    pub max_rate_per_s: f64,
+    pub scheduled_requests: f64,
+    pub delivered_share: f64,
+    pub idempotency: IdempotencySummary,
+    pub overall: KindSummary,
+    /// Per request kind of the mix, by name.
+    pub kinds: BTreeMap<String, KindSummary>,
+    pub files: FilesSummary,
+    /// Present when `effects:` was read before and after the burst.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effects: Option<EffectsSummary>,
+}
+
+/// The load profile as planned: stages (users reached over whole seconds)
+/// or a closed count of iterations per user.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ProfileSummary {
+    Stages {
+        stages: Vec<Stage>,
+    },
+    Iterations {
+        users: usize,
+        hatch_rate: f64,
+        iterations: u64,
+    },
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Stage {
+    /// Users running at the end of the stage.
+    pub users: usize,
+    /// Whole seconds to get there (0: at once).
+    pub over_s: u64,
+}
+
+impl From<&Profile> for ProfileSummary {
+    fn from(p: &Profile) -> Self {
+        match p {
+            Profile::Stages(s) => ProfileSummary::Stages {
+                stages: s
+                    .iter()
+                    .map(|&(users, over_s)| Stage { users, over_s })
+                    .collect(),
+            },
+            Profile::Iterations {
+                users,
+                hatch_rate,
+                iterations,
+            } => ProfileSummary::Iterations {
+                users: *users,
+                hatch_rate: *hatch_rate,
+                iterations: *iterations,
+            },
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct IdempotencySummary {
+    pub distinct_keys_succeeded: u64,
+    pub duplicate_retries: u64,
+}
+
+#[derive(Serialize)]
+pub struct EffectsSummary {
+    pub before: i64,
+    pub after: i64,
+    pub delta: i64,
+}
+
+#[derive(Serialize)]
+pub struct FilesSummary {
+    pub hgrm: PathBuf,
+    pub raw_hgrm: PathBuf,
+    pub hlog: PathBuf,
+}
+
+#[derive(Serialize)]
+pub struct KindSummary {
+    pub requests: u64,
+    pub throughput_per_s: f64,
+    pub error_rate: f64,
+    pub rate_429: f64,
+    pub failed: u64,
+    pub responses_429: u64,
+    /// Response count by status code (`"200"`, `"429"`).
+    pub statuses: BTreeMap<String, u64>,
+    /// Transport errors by kind (`timeout`, `connect`, ...).
+    pub errors: BTreeMap<String, u64>,
+    pub latency_raw: LatencySummary,
+    pub latency_corrected: LatencySummary,
+}
+
+impl KindSummary {
+    pub fn new(k: &KindStats, elapsed: Duration) -> Self {
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        let n = k.requests.max(1) as f64;
+        KindSummary {
+            requests: k.requests,
+            throughput_per_s: (k.requests as f64 / secs * 100.0).round() / 100.0,
+            error_rate: k.failed as f64 / n,
+            rate_429: k.r429 as f64 / n,
+            failed: k.failed,
+            responses_429: k.r429,
+            statuses: k
+                .statuses
+                .iter()
+                .map(|(s, c)| (s.to_string(), *c))
+                .collect(),
+            errors: k.errors.clone(),
+            latency_raw: LatencySummary::new(&k.raw),
+            latency_corrected: LatencySummary::new(&k.corrected),
+        }
+    }
+}
+
+/// A histogram's figures in ms; only `count` when nothing was recorded.
+#[derive(Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    #[serde(flatten)]
+    pub figures: Option<LatencyFigures>,
+}
+
+#[derive(Serialize)]
+pub struct LatencyFigures {
+    pub min_ms: f64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub p99_9_ms: f64,
+    pub max_ms: f64,
+}
+
+impl LatencySummary {
+    pub fn new(h: &Histogram<u64>) -> Self {
+        let figures = (!h.is_empty()).then(|| LatencyFigures {
+            min_ms: ms(h.min() as f64),
+            mean_ms: ms(h.mean()),
+            p50_ms: ms(h.value_at_quantile(0.50) as f64),
+            p90_ms: ms(h.value_at_quantile(0.90) as f64),
+            p95_ms: ms(h.value_at_quantile(0.95) as f64),
+            p99_ms: ms(h.value_at_quantile(0.99) as f64),
+            p99_9_ms: ms(h.value_at_quantile(0.999) as f64),
+            max_ms: ms(h.max() as f64),
+        });
+        LatencySummary {
+            count: h.len(),
+            figures,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn profiles_are_structured() {
+        let stages = ProfileSummary::from(&Profile::Stages(vec![(4, 1), (4, 3), (0, 1)]));
+        assert_eq!(
+            serde_json::to_value(&stages).unwrap(),
+            json!({"kind": "stages", "stages": [
+                {"users": 4, "over_s": 1}, {"users": 4, "over_s": 3}, {"users": 0, "over_s": 1}
+            ]})
+        );
+        let it = ProfileSummary::from(&Profile::Iterations {
+            users: 3,
+            hatch_rate: 10.0,
+            iterations: 30,
+        });
+        assert_eq!(
+            serde_json::to_value(&it).unwrap(),
+            json!({"kind": "iterations", "users": 3, "hatch_rate": 10.0, "iterations": 30})
+        );
+    }
+
+    #[test]
+    fn an_empty_histogram_has_only_a_count() {
+        let v =
+            serde_json::to_value(LatencySummary::new(&super::super::stats::new_hist())).unwrap();
+        assert_eq!(v, json!({"count": 0}));
+    }
+}
