@@ -10,6 +10,7 @@ use crate::families::common::{describe, read_counter, send};
 use crate::families::webhook::plan::{SenderCase, WebhookSenderPlan, WEBHOOK_ID_VAR};
 use crate::families::{CheckContext, Evidence, Outcome};
 use crate::http::{Exchange, Rendered};
+use crate::outcome::{prop, PropValue};
 use crate::plan::{Scope, UrlPlan};
 use crate::signing::{forged_digest, Delivery, Part};
 
@@ -177,9 +178,9 @@ impl Run<'_> {
                 Err(o) => return o,
             };
             seen.push(format!("{label}: {}", describe(&ex)));
-            props.push((
+            props.push(prop(
                 format!("{label}.ack_ms"),
-                format!("{:.1}", ex.elapsed.as_secs_f64() * 1000.0),
+                PropValue::rounded(ex.elapsed.as_secs_f64() * 1000.0, 1),
             ));
             if !self.p.accept.matches(ex.status()) {
                 let hint = if ex.status() >= 500 {
@@ -624,10 +625,10 @@ async fn burst(r: &mut Run<'_>, now: i64) -> Outcome {
         .copied()
         .unwrap_or_default();
     let props = vec![
-        ("deliveries".to_owned(), p.count.to_string()),
-        (
-            "ack_p95_ms".to_owned(),
-            format!("{:.1}", p95.as_secs_f64() * 1000.0),
+        prop("deliveries", p.count),
+        prop(
+            "ack_p95_ms",
+            PropValue::rounded(p95.as_secs_f64() * 1000.0, 1),
         ),
     ];
     if !bad.is_empty() {

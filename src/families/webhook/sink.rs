@@ -9,6 +9,7 @@ use super::exec::unix_now;
 use crate::families::common::{describe, send};
 use crate::families::webhook::plan::{SinkCase, WebhookSinkPlan, SINK_URL_VAR};
 use crate::families::{CheckContext, Evidence, Outcome};
+use crate::outcome::{prop, PropValue};
 use crate::plan::Scope;
 use crate::sink::{Received, Sink};
 
@@ -250,9 +251,9 @@ async fn retries(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcom
     let got = sink.received();
     let g = gaps(&got);
     let props = vec![
-        ("attempts".to_owned(), got.len().to_string()),
-        (
-            "gaps_ms".to_owned(),
+        prop("attempts", got.len()),
+        prop(
+            "gaps_ms",
             g.iter()
                 .map(|d| format!("{:.0}", d.as_secs_f64() * 1000.0))
                 .collect::<Vec<_>>()
@@ -375,14 +376,14 @@ async fn stops(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
             format!("no attempt after the {}", p.respond[stop_at]),
             format!("{} attempts", got.len()),
         )
-        .with_properties(vec![("attempts".into(), got.len().to_string())]);
+        .with_properties(vec![prop("attempts", got.len())]);
     }
     Outcome::pass(format!(
         "stopped after answer {} (answers: {})",
         p.respond[stop_at],
         answers.join(", ")
     ))
-    .with_properties(vec![("attempts".into(), got.len().to_string())])
+    .with_properties(vec![prop("attempts", got.len())])
 }
 
 /// WHS-006: after a 429 with `Retry-After: N`, no attempt comes before N seconds.
@@ -404,9 +405,9 @@ async fn retry_after(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Ou
         ));
     };
     let gap = next.at.duration_since(got[0].at);
-    let props = vec![(
-        "retry_gap_ms".to_owned(),
-        format!("{:.0}", gap.as_secs_f64() * 1000.0),
+    let props = vec![prop(
+        "retry_gap_ms",
+        PropValue::rounded(gap.as_secs_f64() * 1000.0, 0),
     )];
     // A little slack for the two timestamps being taken on different sides.
     if gap + Duration::from_millis(50) < ra {
@@ -480,9 +481,9 @@ async fn timeout(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcom
                 crate::fmt_duration(after),
                 crate::fmt_duration(limit)
             ))
-            .with_properties(vec![(
-                "sender_timeout_ms".into(),
-                format!("{:.0}", after.as_secs_f64() * 1000.0),
+            .with_properties(vec![prop(
+                "sender_timeout_ms",
+                PropValue::rounded(after.as_secs_f64() * 1000.0, 0),
             )])
         }
     }
