@@ -328,3 +328,128 @@ fn a_password_in_the_target_url_is_never_printed() {
         );
     }
 }
+
+/// A server on 127.0.0.2 ("another host") that counts what reaches it and
+/// remembers whether any request carried credentials.
+fn other_host() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let l = TcpListener::bind("127.0.0.2:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            if let Some(r) = read_request(&mut s) {
+                let creds: Vec<String> = r
+                    .headers
+                    .iter()
+                    .filter(|(k, _)| k == "authorization" || k == "x-api-key")
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect();
+                log.lock()
+                    .unwrap()
+                    .push(format!("{} {}", r.line, creds.join("; ")));
+                respond(&mut s, "", b"{}");
+            }
+        }
+    });
+    (url, seen)
+}
+
+/// Item 5: credentials set for the target never go to another host: not
+/// with an absolute `url:`, not through a redirect, and the load client
+/// follows no redirect at all.
+#[test]
+fn credentials_and_load_never_follow_to_another_host() {
+    let (other, seen) = other_host();
+    // The target redirects everything to the other host.
+    let target = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        let to = other.clone();
+        std::thread::spawn(move || {
+            for mut s in l.incoming().flatten() {
+                let to = to.clone();
+                std::thread::spawn(move || {
+                    if read_request(&mut s).is_some() {
+                        let head = format!(
+                            "HTTP/1.1 302 Found\r\nLocation: {to}/landed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        );
+                        let _ = s.write_all(head.as_bytes());
+                    }
+                });
+            }
+        });
+        url
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "cross.yaml",
+        &format!(
+            "suite: cross\ntarget:\n  headers: {{ Authorization: \"Bearer ${{secret.CROSS_KEY}}\", X-Api-Key: \"${{secret.CROSS_KEY}}\" }}\nchecks:\n  - id: absolute-elsewhere\n    steps:\n      - request: {{ url: \"{other}/absolute\" }}\n        expect: {{ status: 200 }}\n  - id: redirected\n    steps:\n      - request: {{ path: /start }}\n        expect: {{ status: 302 }}\nload:\n  id: burst\n  users: 2\n  hatch_rate: 10\n  iterations: 5\n  max_rate: 50/s\n  requests:\n    - name: start\n      request: {{ path: /start }}\n      success: 302\n"
+        ),
+    );
+    let out = tminus(
+        dir.path(),
+        &["run", &suite, "--target", &target],
+        &[("CROSS_KEY", "cross-host-key-123456")],
+        DEADLINE,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let seen = seen.lock().unwrap().clone();
+    // Only the explicit absolute request reached the other host, without
+    // credentials; neither the probe nor the burst followed the redirect.
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].starts_with("GET /absolute"), "{seen:?}");
+    assert!(!seen[0].contains("cross-host-key"), "{seen:?}");
+}
+
+/// Item 4: the loopback guard covers every destination of a burst, not
+/// only `target.base_url`. Nothing is sent (the host does not resolve).
+#[test]
+fn load_to_an_absolute_url_elsewhere_is_refused() {
+    let target = serve(|_, s| respond(s, "", b"{}"));
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "elsewhere.yaml",
+        "suite: elsewhere\nload:\n  id: burst\n  users: 1\n  hatch_rate: 1\n  iterations: 3\n  max_rate: 10/s\n  requests:\n    - name: away\n      request: { url: \"http://tminus-not-here.invalid:9/x\" }\n",
+    );
+    let out = tminus(
+        dir.path(),
+        &["run", &suite, "--target", &target],
+        &[],
+        DEADLINE,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("refusing to send load to http://tminus-not-here.invalid:9/x"),
+        "{err}"
+    );
+}
+
+/// Item 6: a high-volume probe (here a 429 storm of up to 5,000 requests)
+/// is load too: refused for a non-loopback target without
+/// --allow-remote-load. Nothing is sent (the host does not resolve).
+#[test]
+fn a_high_volume_probe_to_a_remote_host_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "storm.yaml",
+        "suite: storm\nchecks:\n  - id: storm\n    kind: rate_limit.storm\n    request: { path: /x }\n    concurrency: 64\n    max_requests: 5000\n",
+    );
+    let out = tminus(
+        dir.path(),
+        &["run", &suite, "--target", "http://tminus-remote.invalid:9"],
+        &[],
+        DEADLINE,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("refusing to send up to 5000 requests"),
+        "{err}"
+    );
+}

@@ -181,6 +181,65 @@ pub struct CheckContext {
     /// Progress notes ("waiting 3 s for Retry-After") shown live on the console.
     pub notes: UnboundedSender<String>,
     pub redactor: Redactor,
+    /// `--allow-remote-load`: high-volume checks may go to a non-loopback target.
+    pub allow_remote_load: bool,
+}
+
+/// A check that sends more requests than this, or more at once than
+/// [`HIGH_VOLUME_CONCURRENCY`], is load: like a burst, it goes only to a
+/// loopback target unless `--allow-remote-load` is given.
+pub const HIGH_VOLUME_REQUESTS: u64 = 1000;
+pub const HIGH_VOLUME_CONCURRENCY: u64 = 32;
+
+/// How many requests a planned check may send at most, and how many at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Volume {
+    pub requests: u64,
+    pub concurrency: u64,
+}
+
+impl Volume {
+    pub fn is_high(self) -> bool {
+        self.requests > HIGH_VOLUME_REQUESTS || self.concurrency > HIGH_VOLUME_CONCURRENCY
+    }
+}
+
+impl CheckPlan {
+    /// The request budget of the kinds that can send many requests.
+    pub fn volume(&self) -> Option<Volume> {
+        use rate_limit::plan::RateLimitPlan as R;
+        let exhaust = |e: &rate_limit::plan::Exhaust| Volume {
+            requests: u64::from(e.max_requests),
+            concurrency: u64::from(e.concurrency),
+        };
+        match self {
+            CheckPlan::RateLimit(p) => match p.as_ref() {
+                R::Storm(s) => Some(exhaust(&s.exhaust)),
+                R::Recovery(s) => Some(exhaust(&s.exhaust)),
+                R::Partition(s) => Some(exhaust(&s.exhaust)),
+                R::Headers(_) => None,
+            },
+            CheckPlan::Trace(p) => match p.as_ref() {
+                trace::plan::TracePlan::Unique(u) => Some(Volume {
+                    requests: u.count,
+                    concurrency: u.concurrency,
+                }),
+                _ => None,
+            },
+            CheckPlan::Webhook(p) => match p.as_ref() {
+                webhook::plan::WebhookPlan::Sender(s)
+                    if s.case == webhook::plan::SenderCase::Burst =>
+                {
+                    Some(Volume {
+                        requests: u64::from(s.count),
+                        concurrency: u64::from(s.count),
+                    })
+                }
+                _ => None,
+            },
+            CheckPlan::Steps(_) | CheckPlan::Idempotency(_) | CheckPlan::Client(_) => None,
+        }
+    }
 }
 
 impl CheckContext {
@@ -191,6 +250,16 @@ impl CheckContext {
 
 /// Runs one planned check.
 pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
+    if let Some(v) = plan.volume().filter(|v| v.is_high()) {
+        if !ctx.allow_remote_load && !load::exec::is_loopback(&ctx.target.base_url) {
+            return Outcome::error(format!(
+                "refusing to send up to {} requests ({} at once) to {}: not a loopback address; this is load, pass --allow-remote-load to send it",
+                v.requests,
+                v.concurrency,
+                crate::redact::mask_userinfo(&ctx.target.base_url)
+            ));
+        }
+    }
     match plan {
         CheckPlan::Steps(p) => steps::exec::run(p, ctx).await,
         CheckPlan::Idempotency(p) => idempotency::exec::run(p, ctx).await,

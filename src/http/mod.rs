@@ -75,8 +75,12 @@ impl Target {
             body: Vec::new(),
             timeout: req.timeout.unwrap_or(self.timeout),
         };
-        for (k, v) in &self.headers {
-            r.set_header(k, v.render(scope));
+        // The suite's headers carry its credentials: they go to the
+        // configured target only, never to an absolute URL on another host.
+        if same_origin(&r.url, &self.base_url) {
+            for (k, v) in &self.headers {
+                r.set_header(k, v.render(scope));
+            }
         }
         match &req.body {
             BodyPlan::None => {}
@@ -114,6 +118,25 @@ impl Target {
             t.headers.push((k.clone(), v.clone()));
         }
         Some(t)
+    }
+}
+
+/// True when `url` is on the scheme, host and port of `base` (a relative
+/// path joined to `base` always is).
+pub fn same_origin(url: &str, base: &str) -> bool {
+    let origin = |u: &str| {
+        reqwest::Url::parse(u).ok().map(|u| {
+            (
+                u.scheme().to_owned(),
+                u.host_str().map(str::to_ascii_lowercase),
+                u.port_or_known_default(),
+            )
+        })
+    };
+    match (origin(url), origin(base)) {
+        (Some(a), Some(b)) => a == b,
+        // An unparsable URL fails when sent; it gets no credentials either.
+        _ => false,
     }
 }
 
@@ -250,5 +273,34 @@ pub fn human_bytes(n: usize) -> String {
         format!("{} KiB", n / 1024)
     } else {
         format!("{n} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins() {
+        assert!(same_origin(
+            "http://127.0.0.1:8080/x?y",
+            "http://127.0.0.1:8080"
+        ));
+        assert!(same_origin(
+            "https://API.example.com/v1",
+            "https://api.example.com:443/"
+        ));
+        assert!(!same_origin(
+            "http://127.0.0.2:8080/x",
+            "http://127.0.0.1:8080"
+        ));
+        assert!(!same_origin(
+            "https://127.0.0.1:8080/x",
+            "http://127.0.0.1:8080"
+        ));
+        assert!(!same_origin(
+            "http://127.0.0.1:8081/x",
+            "http://127.0.0.1:8080"
+        ));
     }
 }

@@ -97,6 +97,7 @@ pub async fn run(
                     target: target.clone(),
                     notes: tx,
                     redactor: plan.redactor.clone(),
+                    allow_remote_load: opts.allow_remote_load,
                 };
                 let mut fut = std::pin::pin!(families::execute(&check.body, &ctx));
                 let mut cancel = cancel.clone();

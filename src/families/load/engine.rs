@@ -40,6 +40,35 @@ pub struct Shared {
     /// Requests that reused a key (duplicate retries).
     pub duplicates: AtomicU64,
     cumulative_weights: Vec<u32>,
+    /// Per request kind, the origin (`scheme://host:port/`) its requests must
+    /// go to: checked against the guard before the burst, and every request
+    /// is held to it, so no template can move load elsewhere.
+    pub origins: Vec<String>,
+}
+
+/// `scheme://host[:port]/` of an absolute URL.
+pub fn origin_of(url: &str) -> Option<String> {
+    let u = reqwest::Url::parse(url).ok()?;
+    let host = u.host_str()?;
+    Some(match u.port() {
+        Some(p) => format!("{}://{host}:{p}/", u.scheme()),
+        None => format!("{}://{host}/", u.scheme()),
+    })
+}
+
+/// The client every load user sends with: redirects are never followed (a
+/// 302 must not carry the burst and its credentials to another host) and
+/// nothing is decompressed or asked compressed behind the suite's back.
+fn load_client() -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .user_agent(concat!("tminus/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::none())
+        .no_gzip()
+        .no_brotli()
+        .no_deflate()
+        .no_zstd()
+        .no_proxy()
+        .build()
 }
 
 /// What a user remembers between requests: its pace and its last keyed request.
@@ -90,7 +119,16 @@ impl Shared {
                 acc
             })
             .collect();
+        let origins = plan
+            .mix
+            .iter()
+            .map(|m| {
+                let r = target.render(&m.request, &Scope::new());
+                origin_of(&r.url).unwrap_or_default()
+            })
+            .collect();
         Shared {
+            origins,
             plan,
             target,
             interval,
@@ -147,8 +185,15 @@ impl Shared {
 
 async fn one_request(shared: &Shared, user: &mut GooseUser) {
     let index = user.weighted_users_index;
-    let client = user.client.clone();
     if user.get_session_data::<UserState>().is_none() {
+        // goose's own client follows redirects and inflates gzip: replace it.
+        match load_client() {
+            Ok(c) => user.client = c,
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                return;
+            }
+        }
         let seed = 0x9E37_79B9_7F4A_7C15u64
             ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9)
             ^ SystemTime::now()
@@ -202,6 +247,19 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
         let left = scheduled.saturating_duration_since(Instant::now());
         tokio::time::sleep(left.min(Duration::from_millis(100))).await;
     }
+    let client = user.client.clone();
+    let sent = Instant::now();
+    if shared.origins[kind].is_empty() || !rendered.url.starts_with(&shared.origins[kind]) {
+        // Not where the guard allowed this kind to go: nothing is sent.
+        let shard = &shared.shards[index % shared.shards.len()];
+        shard.lock().unwrap_or_else(|p| p.into_inner()).record(
+            kind,
+            Duration::ZERO,
+            sent.saturating_duration_since(scheduled.min(sent)),
+            &Result_::Transport("destination"),
+        );
+        return;
+    }
     let mut b = client.request(rendered.method.clone(), &rendered.url);
     for (k, v) in &rendered.headers {
         b = b.header(k.as_str(), v.as_str());
@@ -211,10 +269,11 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
     }
     let sent = Instant::now();
     let res = tokio::time::timeout(rendered.timeout, async {
-        let resp = b.send().await?;
+        let mut resp = b.send().await?;
         let status = resp.status().as_u16();
-        // To the last byte: goose's own clock would stop at the first.
-        resp.bytes().await?;
+        // To the last byte (goose's own clock would stop at the first),
+        // dropping each chunk: a huge body costs no memory.
+        while resp.chunk().await?.is_some() {}
         Ok::<u16, reqwest::Error>(status)
     })
     .await;

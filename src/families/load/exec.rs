@@ -143,11 +143,30 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         allow_remote,
         cancel,
     } = ctx;
-    if !(is_loopback(&target.base_url) || plan.allow_remote || allow_remote) {
+    let remote_ok = plan.allow_remote || allow_remote;
+    if !(is_loopback(&target.base_url) || remote_ok) {
         return res.all(Outcome::error(format!(
             "refusing to send load to {}: not a loopback address; set `allow_remote: true` in the suite's `load:` or pass --allow-remote-load",
-            target.base_url
+            crate::redact::mask_userinfo(&target.base_url)
         )));
+    }
+    // Every destination of the mix, not only the base URL: an absolute
+    // `url:` is held to the same guard.
+    for m in &plan.mix {
+        let url = target.render(&m.request, &Scope::new()).url;
+        let shown = crate::redact::mask_userinfo(&url);
+        if engine::origin_of(&url).is_none() {
+            return res.all(Outcome::error(format!(
+                "request `{}` of the load goes to `{shown}`, which is not an http(s) URL with a host",
+                m.name
+            )));
+        }
+        if !(is_loopback(&url) || remote_ok) {
+            return res.all(Outcome::error(format!(
+                "refusing to send load to {shown} (request `{}`): not a loopback address; set `allow_remote: true` in the suite's `load:` or pass --allow-remote-load",
+                m.name
+            )));
+        }
     }
     let (notes, _) = tokio::sync::mpsc::unbounded_channel();
     let ctx = CheckContext {
@@ -155,6 +174,7 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         target: target.clone(),
         notes,
         redactor: redactor.clone(),
+        allow_remote_load: remote_ok,
     };
     let before = match &plan.effects {
         Some(c) => {
