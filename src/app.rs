@@ -2,7 +2,7 @@
 //! planning suites, starting the embedded reference when no target is given,
 //! wiring the runner to the reporters, and mapping results to exit codes.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::cli::{Cli, Command, ReferenceArgs, RunArgs, ValidateArgs};
@@ -161,6 +161,24 @@ fn cmd_run(a: RunArgs) -> i32 {
         .html
         .clone()
         .unwrap_or_else(|| a.report_dir.join("report.html"));
+    // Outputs may not overwrite each other or an input suite (exit 2), and
+    // must be writable before anything is sent (exit 3): a run whose
+    // reports are lost at the end has cost its target for nothing.
+    if let Err(e) = outputs_apart(
+        &[("--junit", &junit), ("--json", &json), ("--html", &html)],
+        &a.paths,
+    ) {
+        return usage_error(&e);
+    }
+    let mut outputs: Vec<&Path> = vec![&junit, &json, &html];
+    let load_probe = a.report_dir.join("load-figures");
+    if plan.suites.iter().any(|s| s.load.is_some()) {
+        outputs.push(&load_probe);
+    }
+    if let Err(e) = crate::report::preflight(&outputs) {
+        eprintln!("error: {e}");
+        return exit::RUN_BROKEN;
+    }
     // Before anything can start goose: tminus's logger owns `log` (goose's
     // own cannot take stdout), and ONE SIGINT handler serves the runner and
     // goose's killswitch alike (see load/signal.rs).
@@ -178,6 +196,32 @@ fn cmd_run(a: RunArgs) -> i32 {
         ReportFiles { junit, json, html },
         cancel_rx,
     ))
+}
+
+/// Refuses two outputs on one file, and an output on an input suite.
+fn outputs_apart(outputs: &[(&str, &PathBuf)], inputs: &[PathBuf]) -> Result<(), String> {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    for (i, (fa, a)) in outputs.iter().enumerate() {
+        for (fb, b) in &outputs[i + 1..] {
+            if abs(a) == abs(b) {
+                return Err(format!(
+                    "{fa} and {fb} both write {}: give them different files",
+                    a.display()
+                ));
+            }
+        }
+    }
+    let suites = suite::discover(inputs).unwrap_or_default();
+    for (flag, out) in outputs {
+        if let Some(s) = suites.iter().find(|s| abs(s) == abs(out)) {
+            return Err(format!(
+                "{flag} {} would overwrite the suite {}",
+                out.display(),
+                s.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Where the file reporters write.

@@ -6,6 +6,7 @@
 //! family, `http` the client and captured exchanges, and `reference` the
 //! embedded reference integration: the default target and every test's fixture.
 
+pub mod files;
 pub mod http;
 pub mod model;
 pub mod plan;

@@ -453,3 +453,76 @@ fn a_high_volume_probe_to_a_remote_host_is_refused() {
         "{err}"
     );
 }
+
+/// Item 12: an unwritable report folder is found before anything is sent.
+#[test]
+fn unwritable_reports_stop_the_run_before_anything_is_sent() {
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let counter = hits.clone();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if read_request(&mut s).is_some() {
+                respond(&mut s, "", b"{}");
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "s.yaml",
+        "suite: s\nchecks:\n  - id: a\n    steps:\n      - request: { path: /x }\n",
+    );
+    // A file where the report folder should be: nothing can be created in it.
+    let blocker = write(dir.path(), "blocked", "not a folder");
+    let out = tminus(
+        dir.path(),
+        &["run", &suite, "--target", &url, "--report-dir", &blocker],
+        &[],
+        DEADLINE,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("blocked"), "{err}");
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 0, "{err}");
+}
+
+/// Item 14: outputs may not overwrite each other or an input suite.
+#[test]
+fn overlapping_outputs_and_inputs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "s.yaml",
+        "suite: s\nchecks:\n  - id: a\n    steps:\n      - request: { path: /x }\n",
+    );
+    let out = tminus(
+        dir.path(),
+        &["run", &suite, "--junit", "r/x", "--json", "r/x"],
+        &[],
+        DEADLINE,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--junit and --json both write"),
+        "{}",
+        stderr(&out)
+    );
+    let out = tminus(
+        dir.path(),
+        &["run", &suite, "--json", &suite],
+        &[],
+        DEADLINE,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("would overwrite the suite"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(std::fs::read_to_string(&suite)
+        .unwrap()
+        .starts_with("suite: s"));
+}

@@ -9,6 +9,37 @@ use crate::families::Verdict;
 use crate::fmt_duration;
 use crate::redact::Redactor;
 
+/// Private-use characters that stand for tminus's own SGR sequences until
+/// `printable` has escaped everything a target could have sent.
+const COLOR_ON: char = '\u{E000}';
+const COLOR_END: char = '\u{E001}';
+
+/// Text safe for a terminal: every control character a target may have put
+/// in a body, header or id (ESC sequences that clear the screen or write
+/// the clipboard, a CR that overwrites a line with a fake PASS) is escaped
+/// (`\u{1b}`); a newline keeps an indent so it cannot start a fake result
+/// line; tminus's own colour markers become colour codes.
+pub fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => out.push_str("\n      "),
+            '\t' => out.push('\t'),
+            COLOR_ON => {
+                let code: String =
+                    std::iter::from_fn(|| chars.next_if(|c| c.is_ascii_digit())).collect();
+                if chars.next_if_eq(&COLOR_END).is_some() && !code.is_empty() {
+                    out.push_str(&format!("\x1b[{code}m"));
+                }
+            }
+            c if c.is_control() || c == COLOR_END => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 pub struct Console {
     out: Box<dyn Write + Send>,
     redactor: Redactor,
@@ -29,8 +60,12 @@ impl Console {
     }
 
     fn line(&mut self, s: &str) {
-        let s = self.redactor.redact(s);
-        let _ = writeln!(self.out, "{s}");
+        // Leading newlines are tminus's own blank lines; the rest may hold
+        // a target's text.
+        let body = s.trim_start_matches('\n');
+        let blank = "\n".repeat(s.len() - body.len());
+        let s = printable(&self.redactor.redact(body));
+        let _ = writeln!(self.out, "{blank}{s}");
     }
 
     fn paint(&self, v: Verdict) -> String {
@@ -41,7 +76,10 @@ impl Console {
             Verdict::Skipped => ("SKIP ", "33"),
         };
         if self.color {
-            format!("\x1b[{code}m{label}\x1b[0m")
+            // Markers, not escape codes: `line` escapes every control
+            // character (a target's body may hold some) and then turns
+            // these into the colour codes.
+            format!("{COLOR_ON}{code}{COLOR_END}{label}{COLOR_ON}0{COLOR_END}")
         } else {
             label.to_owned()
         }
@@ -171,5 +209,25 @@ impl Reporter for Console {
                 let _ = self.out.flush();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_text_cannot_drive_the_terminal() {
+        let hostile = "ok\x1b[2J\x1b]52;c;ZXZpbA==\x07\r  PASS  fake\nPASS  other";
+        let out = printable(hostile);
+        assert!(
+            !out.contains('\x1b') && !out.contains('\r') && !out.contains('\x07'),
+            "{out:?}"
+        );
+        assert!(!out.contains("\nPASS"), "{out:?}");
+        let coloured = printable(&format!(
+            "{COLOR_ON}32{COLOR_END}PASS {COLOR_ON}0{COLOR_END}"
+        ));
+        assert_eq!(coloured, "\x1b[32mPASS \x1b[0m");
     }
 }

@@ -48,6 +48,9 @@ impl Html {
                 '&' => out.push_str("&amp;"),
                 '"' => out.push_str("&quot;"),
                 '\'' => out.push_str("&#39;"),
+                // Control characters from a target's text are shown, not kept.
+                '\n' | '\t' => out.push(c),
+                c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
                 c => out.push(c),
             }
         }
@@ -180,6 +183,6 @@ impl Reporter for Html {
         }
         self.finished = true;
         prepare(&self.path)?;
-        std::fs::write(&self.path, self.render())
+        super::write_atomic(&self.path, self.render().as_bytes())
     }
 }

@@ -174,7 +174,7 @@ impl Reporter for Json {
         };
         prepare(&self.path)?;
         let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
-        std::fs::write(&self.path, self.redactor.redact(&text) + "\n")
+        super::write_atomic(&self.path, (self.redactor.redact(&text) + "\n").as_bytes())
     }
 }
 

@@ -140,6 +140,6 @@ impl Reporter for Junit {
             .report
             .to_string()
             .map_err(|e| std::io::Error::other(format!("cannot serialize JUnit: {e}")))?;
-        std::fs::write(&self.path, self.redactor.redact(&xml))
+        super::write_atomic(&self.path, self.redactor.redact(&xml).as_bytes())
     }
 }

@@ -49,12 +49,4 @@ impl EventListener for Reporters {
     }
 }
 
-/// Creates the parent folder of a report file.
-pub(crate) fn prepare(path: &std::path::Path) -> io::Result<()> {
-    if let Some(dir) = path.parent() {
-        if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir)?;
-        }
-    }
-    Ok(())
-}
+pub use crate::files::{preflight, prepare, write_atomic};

@@ -289,7 +289,7 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
     for r in [
         stats::write_hgrm(&files.hgrm, &overall.corrected),
         stats::write_hgrm(&files.raw_hgrm, &overall.raw),
-        std::fs::write(&files.json, summary_text),
+        crate::files::write_atomic(&files.json, summary_text.as_bytes()),
     ] {
         if let Err(e) = r {
             write_err = Some(format!(
@@ -394,8 +394,12 @@ struct Files {
     json: PathBuf,
 }
 
+/// A file-name-safe form of a suite or load name. When characters had to be
+/// replaced, a short digest of the original is appended, so `a/b` and `a_b`
+/// never write the same files.
 fn sanitize(s: &str) -> String {
-    s.chars()
+    let safe: String = s
+        .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "-_.".contains(c) {
                 c
@@ -403,7 +407,13 @@ fn sanitize(s: &str) -> String {
                 '_'
             }
         })
-        .collect()
+        .collect();
+    if safe == s {
+        return safe;
+    }
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(s.as_bytes());
+    format!("{safe}-{}", &hex::encode(digest)[..8])
 }
 
 fn headline(k: &KindStats, elapsed: std::time::Duration) -> String {
@@ -518,4 +528,16 @@ fn judge(
     };
     debug_assert!(matches!(o.verdict, Verdict::Pass | Verdict::Fail));
     o.with_properties(props)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_file_names_never_collide() {
+        assert_eq!(sanitize("burst"), "burst");
+        assert_ne!(sanitize("a/b"), sanitize("a_b"));
+        assert!(sanitize("a/b").starts_with("a_b-"));
+    }
 }

@@ -177,7 +177,7 @@ pub fn write_hgrm(path: &Path, h: &Histogram<u64>) -> std::io::Result<()> {
         // Java's subBucketCount: 2 * 10^sigfig rounded up to a power of two.
         (2 * 10u64.pow(h.sigfig() as u32)).next_power_of_two()
     ));
-    std::fs::write(path, out)
+    crate::files::write_atomic(path, out.as_bytes())
 }
 
 /// An interval log being written as the burst runs, one interval a second,
