@@ -526,3 +526,46 @@ fn overlapping_outputs_and_inputs_are_refused() {
         .unwrap()
         .starts_with("suite: s"));
 }
+
+/// Item 11: a target's terminal escapes (clear screen, OSC 52 clipboard
+/// write, a CR that overwrites the line with a fake PASS) reach neither the
+/// console nor the HTML report raw.
+#[test]
+fn terminal_escapes_from_a_target_are_shown_not_obeyed() {
+    let url = serve(|_, s| {
+        respond(
+            s,
+            "Content-Type: text/plain\r\n",
+            b"boom\x1b[2J\x1b]52;c;ZXZpbA==\x07\r  PASS  everything-is-fine\n  PASS  other",
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "esc.yaml",
+        "suite: esc\nchecks:\n  - id: escapes\n    steps:\n      - request: { path: /x }\n        expect: { status: 200, body_contains: \"never\" }\n",
+    );
+    let out = tminus(
+        dir.path(),
+        &["run", &suite, "--target", &url],
+        &[],
+        DEADLINE,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let html = std::fs::read_to_string(dir.path().join("reports/report.html")).unwrap();
+    for (name, text) in [
+        ("stderr", stderr(&out)),
+        ("stdout", stdout(&out)),
+        ("html", html),
+    ] {
+        assert!(!text.contains('\x1b'), "ESC in {name}: {text:?}");
+        assert!(!text.contains('\x07'), "BEL in {name}: {text:?}");
+        assert!(!text.contains('\r'), "CR in {name}: {text:?}");
+        if name != "html" {
+            assert!(
+                !text.contains("\n  PASS  other"),
+                "a fake result line in {name}: {text:?}"
+            );
+        }
+    }
+}
