@@ -198,22 +198,40 @@ fn mutated_suites_never_panic_and_always_point_at_a_position() {
         .and_then(|v| v.parse().ok());
     // Quiet the default hook: panics are caught and reported with their seed.
     std::panic::set_hook(Box::new(|_| {}));
-    let mut failures = Vec::new();
-    let seeds: Box<dyn Iterator<Item = u64>> = match only {
-        Some(s) => Box::new(std::iter::once(s)),
-        None => Box::new((0..cases).map(|i| BASE_SEED + i)),
+    let seeds: Vec<u64> = match only {
+        Some(s) => vec![s],
+        None => (0..cases).map(|i| BASE_SEED + i).collect(),
     };
-    for seed in seeds {
-        let mut rng = StdRng::seed_from_u64(seed);
-        let (path, text) = &suites[rng.random_range(0..suites.len())];
-        let src = mutate(&mut rng, text);
-        if let Err(e) = judge(seed, path, &src) {
-            failures.push(e);
-            if failures.len() >= 5 {
-                break;
-            }
-        }
-    }
+    // Cases are independent: spread them over the machine's cores.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = seeds.len().div_ceil(workers).max(1);
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = seeds
+            .chunks(chunk)
+            .map(|part| {
+                let suites = &suites;
+                scope.spawn(move || {
+                    let mut failures = Vec::new();
+                    for &seed in part {
+                        let mut rng = StdRng::seed_from_u64(seed);
+                        let (path, text) = &suites[rng.random_range(0..suites.len())];
+                        let src = mutate(&mut rng, text);
+                        if let Err(e) = judge(seed, path, &src) {
+                            failures.push(e);
+                            if failures.len() >= 5 {
+                                break;
+                            }
+                        }
+                    }
+                    failures
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
     let _ = std::panic::take_hook();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
