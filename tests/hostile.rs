@@ -569,3 +569,59 @@ fn terminal_escapes_from_a_target_are_shown_not_obeyed() {
         }
     }
 }
+
+/// The secret matrix's client path: a client handed a secret in its
+/// environment prints it (raw and base64) to stderr and fails; the stderr
+/// tail tminus shows as evidence never holds it.
+#[test]
+fn a_client_printing_its_secret_leaks_nothing() {
+    let secret = "client-secret-+/=?&#%-0123456789";
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "client.yaml",
+        "suite: client\nchecks:\n  - id: noisy-client\n    kind: client.no_retry_on_4xx\n    client:\n      argv: [sh, -c, 'printf \"%s\\n\" \"$CLIENT_KEY\" >&2; printf \"%s\" \"$CLIENT_KEY\" | base64 >&2; printf \"%s%01488d\" \"$CLIENT_KEY\" 0 >&2; exit 3']\n      env: { CLIENT_KEY: \"${secret.CLIENT_SECRET}\" }\n      timeout: 5s\n",
+    );
+    let out = tminus(
+        dir.path(),
+        &["run", &suite],
+        &[("CLIENT_SECRET", secret)],
+        DEADLINE,
+    );
+    assert!(
+        matches!(out.status.code(), Some(1) | Some(3)),
+        "{}",
+        stderr(&out)
+    );
+    if std::env::var_os("HOSTILE_SHOW").is_some() {
+        eprintln!("{}", stderr(&out));
+    }
+    let reports = dir.path().join("reports");
+    for (name, text) in [
+        ("stdout", stdout(&out)),
+        ("stderr", stderr(&out)),
+        (
+            "junit",
+            std::fs::read_to_string(reports.join("junit.xml")).unwrap(),
+        ),
+        (
+            "json",
+            std::fs::read_to_string(reports.join("report.json")).unwrap(),
+        ),
+        (
+            "html",
+            std::fs::read_to_string(reports.join("report.html")).unwrap(),
+        ),
+    ] {
+        for (form, value) in forms(secret) {
+            assert!(!text.contains(&value), "leaked {form} in {name}:\n{text}");
+        }
+        // The tail kept from the end of stderr starts 12 characters before
+        // the secret's end: that piece is masked too.
+        let tail: String = secret.chars().skip(secret.chars().count() - 12).collect();
+        assert!(
+            !text.contains(&tail),
+            "leaked the cut tail in {name}:\n{text}"
+        );
+    }
+}

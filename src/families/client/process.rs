@@ -100,7 +100,7 @@ pub async fn run_client(
                 }
                 buf.extend_from_slice(&chunk[..k]);
                 if buf.len() > 64 * 1024 {
-                    buf.drain(..buf.len() - STDERR_TAIL);
+                    buf.drain(..buf.len() - 2 * STDERR_TAIL);
                 }
             }
         }
@@ -139,9 +139,15 @@ pub async fn run_client(
     let text = String::from_utf8_lossy(&buf);
     let tail: String = {
         let chars: Vec<char> = text.chars().collect();
-        chars[chars.len().saturating_sub(STDERR_TAIL)..]
-            .iter()
-            .collect()
+        let cut = chars.len().saturating_sub(STDERR_TAIL);
+        let kept: String = chars[cut..].iter().collect();
+        // `…` marks the cut, so the redactor can mask the end of a secret
+        // that stands right after it.
+        if cut > 0 {
+            format!("…{}", kept.trim_start())
+        } else {
+            kept
+        }
     };
     ClientRunResult {
         client: n,
