@@ -625,3 +625,51 @@ fn a_client_printing_its_secret_leaks_nothing() {
         );
     }
 }
+
+/// The secret matrix's load path: a burst with a secret header against a
+/// target whose URL carries a password; no load file holds either.
+#[test]
+fn load_files_hold_no_secret() {
+    let url = serve(|seen, s| {
+        let echo = format!("{} {:?}", seen.line, seen.headers);
+        respond(s, "", echo.as_bytes())
+    });
+    let with_pw = url.replace("http://", "http://bob:load-pw-0123456789@");
+    let secret = "load-secret-+/=?&#%-987654321";
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "burst.yaml",
+        "suite: burst\ntarget:\n  headers: { X-Key: \"${secret.LOAD_SECRET}\" }\nload:\n  id: b\n  users: 2\n  hatch_rate: 10\n  iterations: 5\n  max_rate: 50/s\n  requests:\n    - name: echo\n      request: { path: \"/echo\", query: { k: \"${secret.LOAD_SECRET}\" } }\n",
+    );
+    let out = tminus(
+        dir.path(),
+        &["run", &suite, "--target", &with_pw],
+        &[("LOAD_SECRET", secret)],
+        DEADLINE,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reports = dir.path().join("reports");
+    let mut seen_files = 0;
+    for entry in std::fs::read_dir(&reports).unwrap() {
+        let p = entry.unwrap().path();
+        let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+        seen_files += 1;
+        assert!(
+            !text.contains("load-pw-0123456789"),
+            "password in {}",
+            p.display()
+        );
+        for (form, value) in forms(secret) {
+            assert!(
+                !text.contains(&value),
+                "leaked {form} in {}:\n{text}",
+                p.display()
+            );
+        }
+    }
+    assert!(
+        seen_files >= 6,
+        "expected the load files too, saw {seen_files}"
+    );
+}
