@@ -8,7 +8,7 @@ use serde_saphyr::{Location, Spanned};
 
 use crate::families::rate_limit::fields::{Dialect, Dialects, LegacyNames, ResetMode};
 use crate::families::rate_limit::spec::{
-    RateLimitHeadersSpec, RateLimitPartitionSpec, RateLimitRecoverySpec, RateLimitSpec,
+    defaults, RateLimitHeadersSpec, RateLimitPartitionSpec, RateLimitRecoverySpec, RateLimitSpec,
     RateLimitStormSpec,
 };
 use crate::model::jsonpath::JsonPath;
@@ -90,7 +90,7 @@ impl PlanCtx<'_> {
         default_conc: u32,
     ) -> Exhaust {
         let status = match limited_status {
-            None => 429,
+            None => defaults::LIMITED_STATUS,
             Some(s) if !(400..600).contains(&s.value) => {
                 self.error(
                     s.referenced,
@@ -99,7 +99,7 @@ impl PlanCtx<'_> {
                         s.value
                     ),
                 );
-                429
+                defaults::LIMITED_STATUS
             }
             Some(s) => s.value,
         };
@@ -108,13 +108,13 @@ impl PlanCtx<'_> {
             limited_status: status,
             max_requests: self.rl_count(max_requests, default_max, 100_000, "max_requests"),
             concurrency: self.rl_count(concurrency, default_conc, 256, "concurrency"),
-            cooldown_max: dur(cooldown_max, Duration::from_secs(10)),
+            cooldown_max: dur(cooldown_max, defaults::COOLDOWN_MAX),
         }
     }
 
     fn rl_reset(&mut self, v: &Option<Spanned<String>>) -> ResetMode {
         match v {
-            None => ResetMode::Auto,
+            None => ResetMode::parse(defaults::RESET).expect("a known reset form"),
             Some(s) => ResetMode::parse(&s.value).unwrap_or_else(|| {
                 self.error(
                     s.referenced,
@@ -142,7 +142,7 @@ impl PlanCtx<'_> {
             .map(|r| self.request(r, s.id.referenced))
             .collect();
         let dialect = match &s.dialect {
-            None => Dialect::Auto,
+            None => Dialect::parse(defaults::DIALECT).expect("a known dialect"),
             Some(d) => Dialect::parse(&d.value).unwrap_or_else(|| {
                 self.error(
                     d.referenced,
@@ -159,7 +159,7 @@ impl PlanCtx<'_> {
         let d = LegacyNames::default();
         HeadersPlan {
             requests,
-            samples: self.rl_count(&s.samples, 20, 10_000, "samples"),
+            samples: self.rl_count(&s.samples, defaults::SAMPLES, 10_000, "samples"),
             dialects: Dialects {
                 dialect,
                 reset,
@@ -181,23 +181,23 @@ impl PlanCtx<'_> {
             &s.max_requests,
             &s.concurrency,
             &s.cooldown_max,
-            500,
-            8,
+            defaults::STORM_MAX_REQUESTS,
+            defaults::STORM_CONCURRENCY,
         );
         let path = match &s.error_code_path {
             Some(p) => self.json_path(&p.value, p.referenced),
-            None => JsonPath::parse("$.error.code").expect("static path"),
+            None => JsonPath::parse(defaults::ERROR_CODE_PATH).expect("static path"),
         };
         StormPlan {
-            stop_after: self.rl_count(&s.stop_after, 20, 100_000, "stop_after"),
+            stop_after: self.rl_count(&s.stop_after, defaults::STOP_AFTER, 100_000, "stop_after"),
             error_code: match &s.error_code {
-                None => Some("RATE_LIMIT_EXCEEDED".into()),
+                None => Some(defaults::ERROR_CODE.into()),
                 Some(c) if c.is_empty() => None,
                 Some(c) => Some(c.clone()),
             },
             error_code_path: path,
-            p95_under: dur(&s.p95_under, Duration::from_millis(100)),
-            max_duration: dur(&s.max_duration, Duration::from_secs(30)),
+            p95_under: dur(&s.p95_under, defaults::P95_UNDER),
+            max_duration: dur(&s.max_duration, defaults::MAX_DURATION),
             remaining_header: s
                 .remaining_header
                 .clone()
@@ -214,13 +214,13 @@ impl PlanCtx<'_> {
             &s.max_requests,
             &s.concurrency,
             &s.cooldown_max,
-            1000,
-            4,
+            defaults::EXHAUST_MAX_REQUESTS,
+            defaults::EXHAUST_CONCURRENCY,
         );
         RecoveryPlan {
             exhaust,
-            margin: dur(&s.margin, Duration::from_millis(500)),
-            max_wait: dur(&s.max_wait, Duration::from_secs(10)),
+            margin: dur(&s.margin, defaults::MARGIN),
+            max_wait: dur(&s.max_wait, defaults::MAX_WAIT),
             dialects: Dialects {
                 dialect: Dialect::Auto,
                 reset: self.rl_reset(&s.reset),
@@ -238,8 +238,8 @@ impl PlanCtx<'_> {
                 &s.max_requests,
                 &s.concurrency,
                 &s.cooldown_max,
-                1000,
-                4,
+                defaults::EXHAUST_MAX_REQUESTS,
+                defaults::EXHAUST_CONCURRENCY,
             ),
         }
     }
