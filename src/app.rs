@@ -5,19 +5,21 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::{Cli, Command, ReferenceArgs, RunArgs, ValidateArgs};
+use crate::cli::{ChecksArgs, ChecksFormat, Cli, Command, ReferenceArgs, RunArgs, ValidateArgs};
 use crate::exit;
+use crate::families::load::spec::{DOC as LOAD_DOC, LOAD};
 use crate::plan::{self, Plan, PlanOptions};
 use crate::reference::{Defect, ReferenceConfig, ReferenceServer};
 use crate::report::{console::Console, html::Html, json::Json, junit::Junit, Reporters};
 use crate::run::{self, RunOptions};
+use crate::suite::kinds::{DefaultValue, FamilyDoc, KindDoc, Param, COMMON_PARAMS};
 use crate::suite::{self, Diagnostics, LoadedSuite};
 
 pub fn main(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(a) => cmd_run(a),
         Command::Validate(a) => cmd_validate(a),
-        Command::Checks => cmd_checks(),
+        Command::Checks(a) => cmd_checks(a),
         Command::Reference(a) => cmd_reference(a),
         // command: webhook
         Command::Sign(a) => cmd_sign(a),
@@ -302,21 +304,189 @@ async fn run_plan(
     code
 }
 
-fn cmd_checks() -> i32 {
-    use crate::families::all_kinds;
-    use crate::suite::kinds::COMMON_PARAMS;
-    println!("Check kinds (use as `kind:` in a suite):\n");
-    for k in all_kinds() {
-        println!("{:<28} {}", k.name, k.summary);
-        for (p, d, what) in k.params {
-            println!("    {p:<24} {d:<14} {what}");
+fn cmd_checks(a: ChecksArgs) -> i32 {
+    use std::io::Write;
+    let text = match a.format {
+        ChecksFormat::Text => checks_text(),
+        ChecksFormat::Markdown => checks_markdown(),
+    };
+    // A closed pipe (`tminus checks | head`) is not an error worth a panic.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    exit::OK
+}
+
+/// How `docs/checks.md` is regenerated.
+pub const CHECKS_MD_COMMAND: &str = "cargo run -- checks --format markdown > docs/checks.md";
+
+fn text_params(out: &mut String, params: &[Param]) {
+    use std::fmt::Write;
+    for p in params {
+        let _ = writeln!(
+            out,
+            "    {:<24} {:<20} {}",
+            p.name,
+            p.default.to_string(),
+            p.doc
+        );
+    }
+}
+
+/// What `tminus checks` prints: every kind with its parameters, the common
+/// parameters and those of `load:`.
+pub fn checks_text() -> String {
+    use std::fmt::Write;
+    let mut out = String::from("Check kinds (use as `kind:` in a suite):\n\n");
+    for k in crate::families::all_kinds() {
+        let _ = writeln!(out, "{:<28} {}", k.name, k.summary);
+        text_params(&mut out, &k.params);
+    }
+    out.push_str("\nEvery kind also takes:\n");
+    text_params(&mut out, COMMON_PARAMS);
+    out.push_str("\nA suite's `load:` section (the burst rehearsal) takes:\n");
+    text_params(&mut out, LOAD.params);
+    out.push_str(
+        "\nThe reference with examples: docs/checks.md (`tminus checks --format markdown`).\n",
+    );
+    out
+}
+
+/// A GitHub heading anchor: lowercase, spaces to `-`, punctuation dropped.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A table cell: pipes escaped, line breaks flattened.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+fn default_cell(d: &DefaultValue) -> String {
+    match d {
+        DefaultValue::Required | DefaultValue::Absent | DefaultValue::Text(_) => {
+            cell(&d.to_string())
+        }
+        typed => format!("`{}`", cell(&typed.to_string())),
+    }
+}
+
+fn md_params(out: &mut String, params: &[Param]) {
+    use std::fmt::Write;
+    out.push_str("| parameter | default | meaning |\n|---|---|---|\n");
+    for p in params {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            p.name,
+            default_cell(&p.default),
+            cell(p.doc)
+        );
+    }
+    out.push('\n');
+}
+
+fn sentence(summary: &str) -> String {
+    let mut c = summary.chars();
+    let mut s: String = match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    };
+    if !s.ends_with(['.', '!', '?']) {
+        s.push('.');
+    }
+    s
+}
+
+/// A family's section: its doc's intro, each kind (summary, parameters,
+/// details), then the rest of its doc.
+fn md_family(out: &mut String, doc: &str, kinds: &[KindDoc]) {
+    let fd = FamilyDoc::parse(doc);
+    out.push_str(fd.intro.trim());
+    out.push_str("\n\n");
+    let mut seen: Vec<&KindDoc> = Vec::new();
+    for k in kinds {
+        out.push_str(&format!("### `{}`\n\n{}\n\n", k.name, sentence(k.summary)));
+        match seen.iter().find(|s| s.params == k.params) {
+            Some(same) => out.push_str(&format!(
+                "Parameters: as for [`{}`](#{}).\n\n",
+                same.name,
+                slug(same.name)
+            )),
+            None if k.params.is_empty() => out.push_str("Parameters: only the common ones.\n\n"),
+            None => {
+                md_params(out, &k.params);
+                seen.push(k);
+            }
+        }
+        let details = fd.details(k.name).trim();
+        if !details.is_empty() {
+            out.push_str(details);
+            out.push_str("\n\n");
         }
     }
-    println!("\nEvery kind also takes:");
-    for (p, d, what) in COMMON_PARAMS {
-        println!("    {p:<24} {d:<14} {what}");
+    let outro = fd.outro.trim();
+    if !outro.is_empty() {
+        out.push_str(outro);
+        out.push_str("\n\n");
     }
-    exit::OK
+}
+
+/// The check reference (`docs/checks.md`), generated from the kind tables
+/// and the family docs of the registry.
+pub fn checks_markdown() -> String {
+    use crate::families::FAMILIES;
+    use std::fmt::Write;
+    let load_kinds = [KindDoc::from(&LOAD)];
+    let families: Vec<(&str, Vec<KindDoc>)> = FAMILIES
+        .iter()
+        .map(|f| (f.doc, f.kinds.iter().flat_map(|t| t.docs()).collect()))
+        .chain(std::iter::once((LOAD_DOC, load_kinds.to_vec())))
+        .collect();
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "# Check reference\n\n\
+         <!-- Generated by `tminus checks --format markdown` from the kind tables \
+         (src/families/*/spec.rs) and the family docs the registry includes \
+         (src/families/mod.rs: a README.md per family). \
+         Do not edit: change those, then run `{CHECKS_MD_COMMAND}`. \
+         tests/docs.rs fails while this file is stale. -->\n\n\
+         Every check kind, family by family: what it sends, what passes, its parameters \
+         with their defaults (the values the planner applies, read from the same \
+         constants) and what its failure looks like. `tminus checks` prints the same \
+         tables as text. The suite grammar (requests, expectations, captures, \
+         placeholders, durations) is in the [README](../README.md#suite-grammar).\n\n"
+    );
+    out.push_str("- [Parameters every check takes](#parameters-every-check-takes)\n");
+    for (doc, kinds) in &families {
+        let title = FamilyDoc::parse(doc)
+            .title()
+            .unwrap_or("untitled")
+            .to_owned();
+        let _ = write!(out, "- [{}](#{}):", title.replace('`', ""), slug(&title));
+        for (i, k) in kinds.iter().enumerate() {
+            let sep = if i == 0 { " " } else { ", " };
+            let _ = write!(out, "{sep}[`{}`](#{})", k.name, slug(k.name));
+        }
+        out.push('\n');
+    }
+    out.push_str("\n## Parameters every check takes\n\n");
+    md_params(&mut out, COMMON_PARAMS);
+    for (doc, kinds) in &families {
+        md_family(&mut out, doc, kinds);
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out
 }
 
 /// The reference's knobs beyond defects: rate limit, stall, webhook schedule.

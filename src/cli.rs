@@ -22,8 +22,8 @@ pub enum Command {
     Run(RunArgs),
     /// Parse and check suites; send nothing; report every error at once
     Validate(ValidateArgs),
-    /// List the check kinds with their parameters
-    Checks,
+    /// List the check kinds with their parameters (`--format markdown`: the check reference)
+    Checks(ChecksArgs),
     /// Serve the reference integration (optionally with defects)
     Reference(ReferenceArgs),
     // command: webhook
@@ -72,6 +72,19 @@ pub struct RunArgs {
     /// Let a suite's `load:` section send load to a non-loopback target
     #[arg(long)]
     pub allow_remote_load: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ChecksArgs {
+    /// `text` (a terminal listing) or `markdown` (the reference, as in docs/checks.md)
+    #[arg(long, value_enum, default_value_t = ChecksFormat::Text)]
+    pub format: ChecksFormat,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChecksFormat {
+    Text,
+    Markdown,
 }
 
 #[derive(Args, Debug)]

@@ -8,16 +8,12 @@ use std::time::Duration;
 
 use serde_saphyr::Location;
 
-use crate::families::client::spec::*;
+use crate::families::client::spec::{defaults, *};
 use crate::plan::PlanCtx;
 use crate::upstream::{
     Action, Inject, RateWindow, Reply, RetryAfterForm, RouteScript, Script, Step,
 };
 
-/// Default kill timeout of a client command.
-pub const DEFAULT_CLIENT_TIMEOUT: Duration = Duration::from_secs(20);
-/// Default name of the variable carrying the upstream URL.
-pub const DEFAULT_URL_ENV: &str = "TMINUS_UPSTREAM_URL";
 /// The suite variable holding the path of the running tminus executable.
 pub const TMINUS_EXE_VAR: &str = "tminus_exe";
 /// Where the default scenarios put the logical operation.
@@ -143,6 +139,16 @@ fn dur(d: &Option<crate::model::scalar::DurationValue>, default: Duration) -> Du
     d.map(|d| d.0).unwrap_or(default)
 }
 
+/// A word as written (with its position), or `default` (at `at`).
+fn word_or<'s>(
+    w: &'s Option<serde_saphyr::Spanned<String>>,
+    default: &'static str,
+    at: Location,
+) -> (&'s str, Location) {
+    w.as_ref()
+        .map_or((default, at), |w| (w.value.as_str(), w.referenced))
+}
+
 impl PlanCtx<'_> {
     fn command(&mut self, c: &CommandSpec, at: Location) -> CommandPlan {
         // `${var.tminus_exe}` is this binary unless the suite or --var sets it.
@@ -179,14 +185,17 @@ impl PlanCtx<'_> {
         if argv.first().is_none_or(|a| a.trim().is_empty()) {
             self.error(at, "`client.argv` needs at least the program to run");
         }
-        let url_env = c.url_env.clone().unwrap_or_else(|| DEFAULT_URL_ENV.into());
+        let url_env = c
+            .url_env
+            .clone()
+            .unwrap_or_else(|| defaults::URL_ENV.into());
         if url_env.is_empty() || url_env.contains('=') {
             self.error(
                 at,
                 format!("`client.url_env` `{url_env}` is not a valid variable name"),
             );
         }
-        let timeout = dur(&c.timeout, DEFAULT_CLIENT_TIMEOUT);
+        let timeout = dur(&c.timeout, defaults::CLIENT_TIMEOUT);
         if timeout.is_zero() {
             self.error(at, "`client.timeout` must be above zero");
         }
@@ -313,10 +322,11 @@ impl PlanCtx<'_> {
 
     pub fn client_respects_retry_after(&mut self, s: &RespectsRetryAfterSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let form = match s.form.as_ref().map(|f| (f.value.as_str(), f.referenced)) {
-            None | Some(("seconds", _)) => RetryAfterForm::Seconds,
-            Some(("http-date", _)) => RetryAfterForm::HttpDate,
-            Some((other, at)) => {
+        let (word, at) = word_or(&s.form, defaults::FORM, s.id.referenced);
+        let form = match word {
+            "seconds" => RetryAfterForm::Seconds,
+            "http-date" => RetryAfterForm::HttpDate,
+            other => {
                 self.error(
                     at,
                     format!("unknown form `{other}`: use `seconds` or `http-date`"),
@@ -324,16 +334,16 @@ impl PlanCtx<'_> {
                 RetryAfterForm::Seconds
             }
         };
-        let ra = dur(&s.retry_after, Duration::from_secs(1));
+        let ra = dur(&s.retry_after, defaults::RETRY_AFTER);
         let default = route(
             vec![Step::reply(
-                Reply::status(s.status.unwrap_or(429)).retry_after(ra, form),
+                Reply::status(s.status.unwrap_or(defaults::LIMITED_STATUS)).retry_after(ra, form),
             )],
             created(),
         );
         let script = self.script(&s.upstream, default);
         let judge = Judge::RetryAfter {
-            tolerance: dur(&s.tolerance, Duration::from_millis(50)),
+            tolerance: dur(&s.tolerance, defaults::TOLERANCE),
         };
         let mut p = self.client_plan(cmd, one("retry-after", script), judge);
         // Two attempts decide it.
@@ -343,28 +353,28 @@ impl PlanCtx<'_> {
 
     pub fn client_exponential_backoff(&mut self, s: &ExponentialBackoffSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let n = s.failures.unwrap_or(8).clamp(1, 1000) as usize;
+        let n = s.failures.unwrap_or(defaults::FAILURES).clamp(1, 1000) as usize;
         let default = route(vec![Step::reply(Reply::status(429)); n], created());
         let script = self.script(&s.upstream, default);
-        let growth = s.growth.unwrap_or(2.0);
+        let growth = s.growth.unwrap_or(defaults::GROWTH);
         if !(growth.is_finite() && growth >= 1.0) {
             self.error(s.id.referenced, "`growth` must be a number of at least 1");
         }
         let judge = Judge::Exponential {
             growth,
-            max_gap: dur(&s.max_gap, Duration::from_secs(60)),
-            min_gaps: s.min_gaps.unwrap_or(3).max(2) as usize,
+            max_gap: dur(&s.max_gap, defaults::MAX_GAP),
+            min_gaps: s.min_gaps.unwrap_or(defaults::MIN_GAPS).max(2) as usize,
         };
         self.client_plan(cmd, one("backoff", script), judge)
     }
 
     pub fn client_jitter(&mut self, s: &JitterSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let k = s.clients.unwrap_or(50) as usize;
+        let k = s.clients.unwrap_or(defaults::CLIENTS) as usize;
         if !(2..=500).contains(&k) {
             self.error(s.id.referenced, "`clients` must be between 2 and 500");
         }
-        let ra = dur(&s.retry_after, Duration::from_secs(1));
+        let ra = dur(&s.retry_after, defaults::RETRY_AFTER);
         let default = route(
             vec![Step::reply(
                 Reply::status(429).retry_after(ra, RetryAfterForm::Seconds),
@@ -372,19 +382,19 @@ impl PlanCtx<'_> {
             created(),
         );
         let script = self.script(&s.upstream, default);
-        let share = s.max_bucket_share.unwrap_or(0.2);
+        let share = s.max_bucket_share.unwrap_or(defaults::MAX_BUCKET_SHARE);
         if !(share > 0.0 && share <= 1.0) {
             self.error(
                 s.id.referenced,
                 "`max_bucket_share` must be above 0 and at most 1",
             );
         }
-        let bucket = dur(&s.bucket, Duration::from_millis(100));
+        let bucket = dur(&s.bucket, defaults::BUCKET);
         if bucket.is_zero() {
             self.error(s.id.referenced, "`bucket` must be above zero");
         }
         let judge = Judge::Jitter {
-            min_stdev: dur(&s.min_stdev, Duration::from_millis(200)),
+            min_stdev: dur(&s.min_stdev, defaults::MIN_STDEV),
             bucket,
             max_share: share,
         };
@@ -403,15 +413,15 @@ impl PlanCtx<'_> {
 
     pub fn client_bounded(&mut self, s: &BoundedSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let mut reply = Reply::status(s.status.unwrap_or(429));
+        let mut reply = Reply::status(s.status.unwrap_or(defaults::LIMITED_STATUS));
         if let Some(ra) = s.retry_after {
             reply = reply.retry_after(ra.0, RetryAfterForm::Seconds);
         }
         let step = Step::reply(reply);
         let default = route(Vec::new(), step);
         let script = self.script(&s.upstream, default);
-        let max_attempts = s.max_attempts.unwrap_or(10).max(1) as usize;
-        let max_total = dur(&s.max_total, Duration::from_secs(60));
+        let max_attempts = s.max_attempts.unwrap_or(defaults::MAX_ATTEMPTS).max(1) as usize;
+        let max_total = dur(&s.max_total, defaults::MAX_TOTAL);
         if max_total >= cmd.timeout {
             self.error(
                 s.id.referenced,
@@ -440,7 +450,7 @@ impl PlanCtx<'_> {
         let statuses = s
             .statuses
             .clone()
-            .unwrap_or_else(|| vec![400, 401, 403, 404, 422]);
+            .unwrap_or_else(|| defaults::NO_RETRY_STATUSES.to_vec());
         if statuses.is_empty() || statuses.iter().any(|s| !(400..=499).contains(s)) {
             self.error(s.id.referenced, "`statuses` must list 4xx codes");
         }
@@ -459,11 +469,12 @@ impl PlanCtx<'_> {
 
     pub fn client_retry_503_policy(&mut self, s: &Retry503PolicySpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let policy = match s.policy.as_ref().map(|p| (p.value.as_str(), p.referenced)) {
-            None | Some(("retry-after-only", _)) => Policy503::RetryAfterOnly,
-            Some(("always", _)) => Policy503::Always,
-            Some(("never", _)) => Policy503::Never,
-            Some((other, at)) => {
+        let (word, at) = word_or(&s.policy, defaults::POLICY_503, s.id.referenced);
+        let policy = match word {
+            "retry-after-only" => Policy503::RetryAfterOnly,
+            "always" => Policy503::Always,
+            "never" => Policy503::Never,
+            other => {
                 self.error(
                     at,
                     format!("unknown policy `{other}`: use retry-after-only, always or never"),
@@ -471,7 +482,7 @@ impl PlanCtx<'_> {
                 Policy503::RetryAfterOnly
             }
         };
-        let ra = dur(&s.retry_after, Duration::from_secs(1));
+        let ra = dur(&s.retry_after, defaults::RETRY_AFTER);
         let runs = vec![
             ClientRun {
                 label: "503 without Retry-After".into(),
@@ -496,16 +507,13 @@ impl PlanCtx<'_> {
 
     pub fn client_idempotency_keys(&mut self, s: &IdempotencyKeysSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let format = match s
-            .key_format
-            .as_ref()
-            .map(|p| (p.value.as_str(), p.referenced))
-        {
-            None | Some(("uuidv4-or-ulid", _)) => KeyFormat::UuidV4OrUlid,
-            Some(("uuidv4", _)) => KeyFormat::UuidV4,
-            Some(("ulid", _)) => KeyFormat::Ulid,
-            Some(("any", _)) => KeyFormat::Any,
-            Some((other, at)) => {
+        let (word, at) = word_or(&s.key_format, defaults::KEY_FORMAT, s.id.referenced);
+        let format = match word {
+            "uuidv4-or-ulid" => KeyFormat::UuidV4OrUlid,
+            "uuidv4" => KeyFormat::UuidV4,
+            "ulid" => KeyFormat::Ulid,
+            "any" => KeyFormat::Any,
+            other => {
                 self.error(
                     at,
                     format!(
@@ -530,15 +538,15 @@ impl PlanCtx<'_> {
         let script = self.script(&s.upstream, default);
         let judge = Judge::IdempotencyKeys {
             format,
-            min_operations: s.min_operations.unwrap_or(2).max(1) as usize,
+            min_operations: s.min_operations.unwrap_or(defaults::MIN_OPERATIONS).max(1) as usize,
         };
         self.client_plan(cmd, one("operations", script), judge)
     }
 
     pub fn client_slows_before_limit(&mut self, s: &SlowsBeforeLimitSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let limit = s.limit.unwrap_or(4).max(1);
-        let window = dur(&s.window, Duration::from_secs(2));
+        let limit = s.limit.unwrap_or(defaults::LIMIT).max(1);
+        let window = dur(&s.window, defaults::WINDOW);
         if window < Duration::from_millis(500) {
             self.error(s.id.referenced, "`window` must be at least 500ms");
         }
@@ -555,14 +563,14 @@ impl PlanCtx<'_> {
 
     pub fn client_retry_amplification(&mut self, s: &RetryAmplificationSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let share = s.failure_share.unwrap_or(0.05);
+        let share = s.failure_share.unwrap_or(defaults::FAILURE_SHARE);
         if !(share > 0.0 && share < 1.0) {
             self.error(
                 s.id.referenced,
                 "`failure_share` must be above 0 and below 1",
             );
         }
-        let status = s.status.unwrap_or(503);
+        let status = s.status.unwrap_or(defaults::FAILURE_STATUS);
         if !(400..=599).contains(&status) {
             self.error(s.id.referenced, "`status` must be a 4xx or 5xx code");
         }
@@ -572,7 +580,7 @@ impl PlanCtx<'_> {
             .as_ref()
             .map(|r| (r.value.0.trim(), r.referenced))
         {
-            None => reply = reply.retry_after(Duration::from_secs(1), RetryAfterForm::Seconds),
+            None => reply = reply.retry_after(defaults::RETRY_AFTER, RetryAfterForm::Seconds),
             Some(("none", _)) => {}
             Some((v, at)) => match crate::model::scalar::parse_duration(v) {
                 Ok(d) => reply = reply.retry_after(d, RetryAfterForm::Seconds),
@@ -582,14 +590,14 @@ impl PlanCtx<'_> {
         let inject = Inject {
             share: share.clamp(0.0001, 0.9999),
             step: Step::reply(reply),
-            hold: dur(&s.hold, Duration::from_millis(100)),
+            hold: dur(&s.hold, defaults::HOLD),
         };
         let mut script = self.script(&s.upstream, route(Vec::new(), created()));
         // The injected failures run over every scripted route.
         for r in &mut script.routes {
             r.inject = Some(inject.clone());
         }
-        let max = s.max_amplification.unwrap_or(1.1);
+        let max = s.max_amplification.unwrap_or(defaults::MAX_AMPLIFICATION);
         if !(max.is_finite() && max >= 1.0) {
             self.error(
                 s.id.referenced,
@@ -611,8 +619,11 @@ impl PlanCtx<'_> {
         let header = s
             .replay_header
             .clone()
-            .unwrap_or_else(|| "Idempotent-Replayed".into());
-        let value = s.replay_value.clone().unwrap_or_else(|| "1".into());
+            .unwrap_or_else(|| defaults::REPLAY_HEADER.into());
+        let value = s
+            .replay_value
+            .clone()
+            .unwrap_or_else(|| defaults::REPLAY_VALUE.into());
         if axum::http::HeaderName::try_from(header.as_str()).is_err()
             || axum::http::HeaderValue::try_from(value.as_str()).is_err()
         {
@@ -623,13 +634,19 @@ impl PlanCtx<'_> {
                 ),
             );
         }
-        let first = match s.first.as_ref().map(|f| (f.value.0.trim(), f.referenced)) {
-            None | Some(("close", _)) => Step::fault(Action::Close),
-            Some(("503", _)) => Step::reply(Reply::status(503).retry_after(
-                dur(&s.retry_after, Duration::from_secs(1)),
+        let (word, at) = s
+            .first
+            .as_ref()
+            .map_or((defaults::FIRST, s.id.referenced), |f| {
+                (f.value.0.trim(), f.referenced)
+            });
+        let first = match word {
+            "close" => Step::fault(Action::Close),
+            "503" => Step::reply(Reply::status(503).retry_after(
+                dur(&s.retry_after, defaults::RETRY_AFTER),
                 RetryAfterForm::Seconds,
             )),
-            Some((other, at)) => {
+            other => {
                 self.error(at, format!("unknown first `{other}`: use `close` or `503`"));
                 Step::fault(Action::Close)
             }
@@ -645,7 +662,7 @@ impl PlanCtx<'_> {
         // Later operations (and a client that sends the operation again) get a fresh 201.
         let default = route(vec![first, replay], created());
         let script = self.script(&s.upstream, default);
-        let operations = s.operations.unwrap_or(1).max(1) as usize;
+        let operations = s.operations.unwrap_or(defaults::OPERATIONS).max(1) as usize;
         let mut p = self.client_plan(
             cmd,
             one("replayed", script),

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, Scalar};
-use crate::suite::kinds::{check_spec, family_kinds};
+use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind, Param};
 
 /// The client under test.
 #[derive(Debug, Deserialize, Clone)]
@@ -246,127 +246,287 @@ check_spec!(
     }
 );
 
-const CMD: (&str, &str, &str) = (
+/// Every default of the family: the plan applies these, `KINDS` prints them.
+pub mod defaults {
+    use std::time::Duration;
+
+    /// Kill timeout of a client command.
+    pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(20);
+    /// Name of the variable carrying the upstream URL.
+    pub const URL_ENV: &str = "TMINUS_UPSTREAM_URL";
+    pub const RETRY_AFTER: Duration = Duration::from_secs(1);
+    pub const FORM: &str = "seconds";
+    pub const LIMITED_STATUS: u16 = 429;
+    pub const TOLERANCE: Duration = Duration::from_millis(50);
+    pub const FAILURES: u32 = 8;
+    pub const GROWTH: f64 = 2.0;
+    pub const MAX_GAP: Duration = Duration::from_secs(60);
+    pub const MIN_GAPS: u32 = 3;
+    pub const CLIENTS: u32 = 50;
+    pub const MIN_STDEV: Duration = Duration::from_millis(200);
+    pub const BUCKET: Duration = Duration::from_millis(100);
+    pub const MAX_BUCKET_SHARE: f64 = 0.2;
+    pub const MAX_ATTEMPTS: u32 = 10;
+    pub const MAX_TOTAL: Duration = Duration::from_secs(60);
+    pub const NO_RETRY_STATUSES: &[u16] = &[400, 401, 403, 404, 422];
+    pub const POLICY_503: &str = "retry-after-only";
+    pub const KEY_FORMAT: &str = "uuidv4-or-ulid";
+    pub const MIN_OPERATIONS: u32 = 2;
+    pub const LIMIT: u32 = 4;
+    pub const WINDOW: Duration = Duration::from_secs(2);
+    pub const FAILURE_SHARE: f64 = 0.05;
+    pub const FAILURE_STATUS: u16 = 503;
+    pub const HOLD: Duration = Duration::from_millis(100);
+    pub const MAX_AMPLIFICATION: f64 = 1.1;
+    pub const FIRST: &str = "close";
+    pub const REPLAY_HEADER: &str = "Idempotent-Replayed";
+    pub const REPLAY_VALUE: &str = "1";
+    pub const OPERATIONS: u32 = 1;
+}
+
+use defaults as d;
+
+const CMD: Param = param(
     "client",
-    "required",
-    "{argv, env, cwd, timeout (20s), url_env (TMINUS_UPSTREAM_URL)}: the client command",
+    D::Required,
+    "`{argv, env, cwd, timeout, url_env}`: the client command (argv and env are templates)",
 );
-const UP: (&str, &str, &str) = (
+const CMD_TIMEOUT: Param = param(
+    "client.timeout",
+    D::Duration(d::CLIENT_TIMEOUT),
+    "the client and its process group are killed then",
+);
+const CMD_URL_ENV: Param = param(
+    "client.url_env",
+    D::Str(d::URL_ENV),
+    "environment variable carrying the upstream base URL",
+);
+const UP: Param = param(
     "upstream",
-    "per kind",
-    "{routes: [{method, path, responses, then, rate_limit}], hang_cap}: replaces the default scenario",
+    D::Text("the kind's scenario"),
+    "`{routes: [{method, path, responses, then, rate_limit}], hang_cap}`: replaces the default scenario",
 );
 
+/// The family's documentation (title, intro, per-kind details).
+pub const DOC: &str = include_str!("README.md");
+
 /// Kinds of the client family.
-pub const CLIENT_KINDS: &[crate::suite::kinds::KindInfo] = &[
-    crate::suite::kinds::KindInfo {
+pub const KINDS: &[Kind] = &[
+    Kind {
         name: "client.respects_retry_after",
-        summary: "the client waits at least Retry-After (seconds or HTTP-date) before retrying",
+        summary: "the client waits at least Retry-After (seconds or HTTP-date) before retrying (RETRY-001)",
         params: &[
             CMD,
+            CMD_TIMEOUT,
+            CMD_URL_ENV,
             UP,
-            ("retry_after", "1s", "the Retry-After sent"),
-            ("form", "seconds", "seconds | http-date (judged as date - Date - 1 s)"),
-            ("status", "429", "status carrying Retry-After"),
-            ("tolerance", "50ms", "how early a retry may come"),
+            param("retry_after", D::Duration(d::RETRY_AFTER), "the Retry-After sent"),
+            param(
+                "form",
+                D::Str(d::FORM),
+                "`seconds` | `http-date` (judged as date - Date - 1 s)",
+            ),
+            param("status", D::Int(d::LIMITED_STATUS as u64), "status carrying Retry-After"),
+            param("tolerance", D::Duration(d::TOLERANCE), "how early a retry may come"),
         ],
     },
-    crate::suite::kinds::KindInfo {
+    Kind {
         name: "client.exponential_backoff",
-        summary: "without Retry-After the gaps between attempts grow (later half >= growth x earlier half)",
+        summary: "without Retry-After the gaps between attempts grow (later half >= growth x earlier half) (RETRY-003)",
         params: &[
             CMD,
+            CMD_TIMEOUT,
+            CMD_URL_ENV,
             UP,
-            ("failures", "8", "429s without Retry-After before a 201"),
-            ("growth", "2.0", "sum of the later half of the gaps / sum of the earlier half"),
-            ("max_gap", "60s", "no single gap may be longer"),
-            ("min_gaps", "3", "fewer gaps cannot be judged (error)"),
+            param("failures", D::Int(d::FAILURES as u64), "429s without Retry-After before a 201"),
+            param(
+                "growth",
+                D::Float(d::GROWTH),
+                "sum of the later half of the gaps / sum of the earlier half",
+            ),
+            param("max_gap", D::Duration(d::MAX_GAP), "no single gap may be longer"),
+            param("min_gaps", D::Int(d::MIN_GAPS as u64), "fewer gaps cannot be judged (error)"),
         ],
     },
-    crate::suite::kinds::KindInfo {
+    Kind {
         name: "client.jitter",
-        summary: "K concurrent clients told the same Retry-After do not retry in lockstep",
+        summary: "K concurrent clients told the same Retry-After do not retry in lockstep (RETRY-005)",
         params: &[
             CMD,
+            CMD_TIMEOUT,
+            CMD_URL_ENV,
             UP,
-            ("clients", "50", "K clients run at once"),
-            ("retry_after", "1s", "Retry-After given to every client"),
-            ("min_stdev", "200ms", "least standard deviation of retry offsets"),
-            ("bucket", "100ms", "bucket width for the herd share"),
-            ("max_bucket_share", "0.2", "largest share of retries in one bucket"),
+            param("clients", D::Int(d::CLIENTS as u64), "K clients run at once"),
+            param("retry_after", D::Duration(d::RETRY_AFTER), "Retry-After given to every client"),
+            param(
+                "min_stdev",
+                D::Duration(d::MIN_STDEV),
+                "least standard deviation of retry offsets",
+            ),
+            param("bucket", D::Duration(d::BUCKET), "bucket width for the herd share"),
+            param(
+                "max_bucket_share",
+                D::Float(d::MAX_BUCKET_SHARE),
+                "largest share of retries in one bucket",
+            ),
         ],
     },
-    crate::suite::kinds::KindInfo {
+    Kind {
         name: "client.bounded",
-        summary: "the client stops retrying within max attempts and time, then exits non-zero",
+        summary: "the client stops retrying within max attempts and time, then exits non-zero (RETRY-003, RETRY-004)",
         params: &[
             CMD,
+            CMD_TIMEOUT,
+            CMD_URL_ENV,
             UP,
-            ("max_attempts", "10", "most attempts allowed"),
-            ("max_total", "60s", "most time allowed until the client exits"),
-            ("status", "429", "the status answered to every attempt"),
-            ("retry_after", "none", "Retry-After on every answer (e.g. 100000s for RETRY-004)"),
+            param("max_attempts", D::Int(d::MAX_ATTEMPTS as u64), "most attempts allowed"),
+            param(
+                "max_total",
+                D::Duration(d::MAX_TOTAL),
+                "most time allowed until the client exits; must be below `client.timeout` (their defaults are not: give one)",
+            ),
+            param(
+                "status",
+                D::Int(d::LIMITED_STATUS as u64),
+                "the status answered to every attempt",
+            ),
+            param(
+                "retry_after",
+                D::Absent,
+                "Retry-After on every answer (e.g. 100000s for RETRY-004)",
+            ),
         ],
     },
-    crate::suite::kinds::KindInfo {
+    Kind {
         name: "client.no_retry_on_4xx",
-        summary: "the client sends exactly one request when answered 400/401/403/404/422",
-        params: &[CMD, ("statuses", "[400, 401, 403, 404, 422]", "one run per status")],
+        summary: "the client sends exactly one request when answered 400/401/403/404/422 (RETRY-002)",
+        params: &[
+            CMD,
+            CMD_TIMEOUT,
+            CMD_URL_ENV,
+            param("statuses", D::Codes(d::NO_RETRY_STATUSES), "one run per status"),
+        ],
     },
-    crate::suite::kinds::KindInfo {
+    Kind {
         name: "client.retry_503_policy",
-        summary: "the client retries 503 only as the policy says (default: only with Retry-After)",
+        summary: "the client retries 503 only as the policy says (RETRY-008)",
         params: &[
             CMD,
-            ("policy", "retry-after-only", "retry-after-only | always | never"),
-            ("retry_after", "1s", "Retry-After of the 503 that has one"),
+            CMD_TIMEOUT,
+            CMD_URL_ENV,
+            param(
+                "policy",
+                D::Str(d::POLICY_503),
+                "`retry-after-only` | `always` | `never`",
+            ),
+            param("retry_after", D::Duration(d::RETRY_AFTER), "Retry-After of the 503 that has one"),
         ],
     },
-    crate::suite::kinds::KindInfo {
+    Kind {
         name: "client.idempotency_keys",
-        summary: "every mutating request has a well-formed key, reused with the same body on retries, new per operation",
+        summary: "every mutating request has a well-formed key, reused with the same body on retries, new per operation (IDEM-C01..C03)",
         params: &[
             CMD,
+            CMD_TIMEOUT,
+            CMD_URL_ENV,
             UP,
-            ("key_format", "uuidv4-or-ulid", "uuidv4-or-ulid | uuidv4 | ulid | any"),
-            ("min_operations", "2", "logical operations needed to judge key reuse across operations"),
+            param(
+                "key_format",
+                D::Str(d::KEY_FORMAT),
+                "`uuidv4-or-ulid` | `uuidv4` | `ulid` | `any`",
+            ),
+            param(
+                "min_operations",
+                D::Int(d::MIN_OPERATIONS as u64),
+                "logical operations needed to judge key reuse across operations",
+            ),
         ],
     },
-    crate::suite::kinds::KindInfo {
+    Kind {
         name: "client.slows_before_limit",
-        summary: "the client does not spend more than X-RateLimit-Remaining before the reset",
+        summary: "the client does not spend more than X-RateLimit-Remaining before the reset (RETRY-006)",
         params: &[
             CMD,
-            ("limit", "4", "requests per window (the first answer says Remaining: limit - 1)"),
-            ("window", "2s", "window length (X-RateLimit-Reset in delta seconds)"),
-            ("min_requests", "5", "the client must send more than one window's worth"),
+            CMD_TIMEOUT,
+            CMD_URL_ENV,
+            param(
+                "limit",
+                D::Int(d::LIMIT as u64),
+                "requests per window (the first answer says Remaining: limit - 1)",
+            ),
+            param(
+                "window",
+                D::Duration(d::WINDOW),
+                "window length (X-RateLimit-Reset in delta seconds)",
+            ),
+            param(
+                "min_requests",
+                D::Text("limit + 1"),
+                "the client must send more than one window's worth",
+            ),
         ],
     },
-    crate::suite::kinds::KindInfo {
+    Kind {
         name: "client.retry_amplification",
-        summary: "requests / logical operations stays low when a share of requests fails (no retry storm, one retry layer)",
+        summary: "requests / logical operations stays low when a share of requests fails (no retry storm, one retry layer) (RETRY-007)",
         params: &[
             CMD,
+            CMD_TIMEOUT,
+            CMD_URL_ENV,
             UP,
-            ("failure_share", "0.05", "share of requests answered with the failure (deterministic: every 20th)"),
-            ("status", "503", "status of the injected failure"),
-            ("retry_after", "1s", "Retry-After of the failure, or `none`"),
-            ("hold", "100ms", "requests this soon after a failure get it too (the platform is still shedding)"),
-            ("operations", "distinct keys", "logical operations the client performs"),
-            ("max_amplification", "1.1", "most requests per logical operation"),
+            param(
+                "failure_share",
+                D::Float(d::FAILURE_SHARE),
+                "share of requests answered with the failure (deterministic: every 20th for 5 %)",
+            ),
+            param(
+                "status",
+                D::Int(d::FAILURE_STATUS as u64),
+                "status of the injected failure",
+            ),
+            param(
+                "retry_after",
+                D::Duration(d::RETRY_AFTER),
+                "Retry-After of the failure, or `none`",
+            ),
+            param(
+                "hold",
+                D::Duration(d::HOLD),
+                "requests this soon after a failure get it too (the platform is still shedding)",
+            ),
+            param(
+                "operations",
+                D::Text("distinct Idempotency-Keys"),
+                "logical operations the client performs",
+            ),
+            param(
+                "max_amplification",
+                D::Float(d::MAX_AMPLIFICATION),
+                "most requests per logical operation",
+            ),
         ],
     },
-    crate::suite::kinds::KindInfo {
+    Kind {
         name: "client.replay_is_success",
-        summary: "a replayed 201 (Idempotent-Replayed) after a failed attempt ends the operation as a success",
+        summary: "a replayed 201 (Idempotent-Replayed) after a failed attempt ends the operation as a success (IDEM-C04)",
         params: &[
             CMD,
+            CMD_TIMEOUT,
+            CMD_URL_ENV,
             UP,
-            ("first", "close", "close | 503: what the first attempt gets"),
-            ("retry_after", "1s", "Retry-After of the 503 (first: 503)"),
-            ("replay_header", "Idempotent-Replayed", "header marking the replay"),
-            ("replay_value", "1", "its value"),
-            ("operations", "1", "logical operations the client performs (one key each)"),
+            param("first", D::Str(d::FIRST), "`close` | `503`: what the first attempt gets"),
+            param(
+                "retry_after",
+                D::Duration(d::RETRY_AFTER),
+                "Retry-After of the 503 (with `first: 503`)",
+            ),
+            param("replay_header", D::Str(d::REPLAY_HEADER), "header marking the replay"),
+            param("replay_value", D::Str(d::REPLAY_VALUE), "its value"),
+            param(
+                "operations",
+                D::Int(d::OPERATIONS as u64),
+                "logical operations the client performs (one key each)",
+            ),
         ],
     },
 ];
@@ -386,3 +546,200 @@ family_kinds!(
         "client.replay_is_success" => ReplayIsSuccess(ReplayIsSuccessSpec),
     }
 );
+
+#[cfg(test)]
+mod tests {
+    use super::KINDS;
+    use crate::families::client::plan::{ClientPlan, Judge, KeyFormat, Policy503};
+    use crate::families::CheckPlan;
+    use crate::suite::kinds::testing::*;
+    use crate::upstream::{Action, Reply, RetryAfterForm, Step};
+
+    const CLIENT: &str = "    client: { argv: [./client] }\n";
+
+    const MINIMAL: &[&str] = &[
+        "client.respects_retry_after",
+        "client.exponential_backoff",
+        "client.jitter",
+        "client.bounded",
+        "client.no_retry_on_4xx",
+        "client.retry_503_policy",
+        "client.idempotency_keys",
+        "client.slows_before_limit",
+        "client.retry_amplification",
+        "client.replay_is_success",
+    ];
+
+    fn plan(kind: &str, extra: &str) -> ClientPlan {
+        match plan_check(kind, &format!("{CLIENT}{extra}")) {
+            CheckPlan::Client(p) => *p,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn reply(s: &Step) -> &Reply {
+        match &s.action {
+            Action::Reply(r) => r,
+            other => panic!("not a reply: {other:?}"),
+        }
+    }
+
+    fn retry_after(r: &Reply) -> Option<String> {
+        r.retry_after.and_then(|(d, _)| dur(d))
+    }
+
+    #[test]
+    fn table_defaults_are_the_planned_ones() {
+        assert_covers(KINDS, MINIMAL);
+        for kind in MINIMAL {
+            // The default max_total (60s) is not below the default
+            // client.timeout (20s), which planning refuses: bounded needs one
+            // of them written, so its client.timeout is compared elsewhere.
+            let bounded = *kind == "client.bounded";
+            let p = if bounded {
+                let p = plan_check(kind, "    client: { argv: [./client], timeout: 61s }\n");
+                match p {
+                    CheckPlan::Client(p) => *p,
+                    other => panic!("{other:?}"),
+                }
+            } else {
+                plan(kind, "")
+            };
+            let route = &p.runs[0].script.routes[0];
+            let mut planned = vec![
+                (
+                    "client.timeout",
+                    if bounded {
+                        dur(super::defaults::CLIENT_TIMEOUT)
+                    } else {
+                        dur(p.command.timeout)
+                    },
+                ),
+                ("client.url_env", word(&p.command.url_env)),
+            ];
+            planned.extend(match &p.judge {
+                Judge::RetryAfter { tolerance } => {
+                    let r = reply(&route.steps[0]);
+                    let form = match r.retry_after.expect("a Retry-After").1 {
+                        RetryAfterForm::Seconds => "seconds",
+                        RetryAfterForm::HttpDate => "http-date",
+                    };
+                    vec![
+                        ("retry_after", retry_after(r)),
+                        ("form", word(form)),
+                        ("status", int(r.status)),
+                        ("tolerance", dur(*tolerance)),
+                    ]
+                }
+                Judge::Exponential {
+                    growth,
+                    max_gap,
+                    min_gaps,
+                } => vec![
+                    ("failures", int(route.steps.len() as u64)),
+                    ("growth", float(*growth)),
+                    ("max_gap", dur(*max_gap)),
+                    ("min_gaps", int(*min_gaps as u64)),
+                ],
+                Judge::Jitter {
+                    min_stdev,
+                    bucket,
+                    max_share,
+                } => vec![
+                    ("clients", int(p.runs[0].clients as u64)),
+                    ("retry_after", retry_after(reply(&route.steps[0]))),
+                    ("min_stdev", dur(*min_stdev)),
+                    ("bucket", dur(*bucket)),
+                    ("max_bucket_share", float(*max_share)),
+                ],
+                Judge::Bounded {
+                    max_attempts,
+                    max_total,
+                } => vec![
+                    ("max_attempts", int(*max_attempts as u64)),
+                    ("max_total", dur(*max_total)),
+                    ("status", int(reply(&route.then).status)),
+                    ("retry_after", retry_after(reply(&route.then))),
+                ],
+                Judge::NoRetry4xx => vec![(
+                    "statuses",
+                    list(
+                        p.runs
+                            .iter()
+                            .map(|r| reply(&r.script.routes[0].steps[0]).status),
+                    ),
+                )],
+                Judge::Retry503 { policy } => vec![
+                    (
+                        "policy",
+                        word(match policy {
+                            Policy503::RetryAfterOnly => "retry-after-only",
+                            Policy503::Always => "always",
+                            Policy503::Never => "never",
+                        }),
+                    ),
+                    (
+                        "retry_after",
+                        retry_after(reply(&p.runs[1].script.routes[0].steps[0])),
+                    ),
+                ],
+                Judge::IdempotencyKeys {
+                    format,
+                    min_operations,
+                } => vec![
+                    (
+                        "key_format",
+                        word(match format {
+                            KeyFormat::UuidV4OrUlid => "uuidv4-or-ulid",
+                            KeyFormat::UuidV4 => "uuidv4",
+                            KeyFormat::Ulid => "ulid",
+                            KeyFormat::Any => "any",
+                        }),
+                    ),
+                    ("min_operations", int(*min_operations as u64)),
+                ],
+                Judge::SlowsBeforeLimit {
+                    limit,
+                    window,
+                    min_requests,
+                } => {
+                    assert_eq!(*min_requests, *limit as usize + 1, "limit + 1");
+                    vec![
+                        ("limit", int(*limit)),
+                        ("window", dur(*window)),
+                        ("min_requests", int(*min_requests as u64)),
+                    ]
+                }
+                Judge::Amplification { operations, max } => {
+                    let inject = route.inject.as_ref().expect("injected failures");
+                    let r = reply(&inject.step);
+                    vec![
+                        ("failure_share", float(inject.share)),
+                        ("status", int(r.status)),
+                        ("retry_after", retry_after(r)),
+                        ("hold", dur(inject.hold)),
+                        ("operations", opt(operations)),
+                        ("max_amplification", float(*max)),
+                    ]
+                }
+                Judge::Replay {
+                    header,
+                    value,
+                    operations,
+                } => {
+                    assert!(matches!(route.steps[0].action, Action::Close));
+                    let with_503 = plan(kind, "    first: 503\n");
+                    let first = reply(&with_503.runs[0].script.routes[0].steps[0]);
+                    vec![
+                        ("first", word("close")),
+                        ("retry_after", retry_after(first)),
+                        ("replay_header", word(header)),
+                        ("replay_value", word(value)),
+                        ("operations", int(*operations as u64)),
+                    ]
+                }
+            });
+            assert_planned(KINDS, kind, &planned);
+        }
+    }
+}

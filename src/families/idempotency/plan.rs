@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_saphyr::Spanned;
 
-use crate::families::idempotency::spec::{IdempotencySpec, MarkerSpec};
+use crate::families::idempotency::spec::{defaults, IdempotencySpec, MarkerSpec};
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::{DurationValue, Scalar, StatusPattern, StatusSet};
 use crate::plan::{CounterPlan, PlanCtx, RequestPlan, Template};
@@ -113,12 +113,7 @@ pub struct IdemPlan {
     pub marker: MarkerPlan,
 }
 
-pub const DEFAULT_KEY_HEADER: &str = "Idempotency-Key";
-pub const DEFAULT_MARKER_HEADER: &str = "Idempotent-Replayed";
-pub const DEFAULT_CONCURRENCY: u32 = 10;
 pub const MAX_CONCURRENCY: u32 = 100;
-pub const DEFAULT_EXPIRY_MARGIN: Duration = Duration::from_millis(500);
-pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(10);
 
 /// Parses a policy word against its allowed spellings.
 pub fn parse_policy<'a>(text: &str, allowed: &[&'a str]) -> Result<&'a str, String> {
@@ -194,13 +189,13 @@ impl PlanCtx<'_> {
                     common!(s, s.key.as_ref(), s.marker.as_ref()),
                     Mode::Mismatch {
                         changed,
-                        reject: s.reject_status.clone().unwrap_or(StatusSet::single(422)),
+                        reject: statuses(&s.reject_status, defaults::MISMATCH_REJECT),
                     },
                 )
             }
             E::Concurrent(s) => {
                 let n = match &s.concurrency {
-                    None => DEFAULT_CONCURRENCY,
+                    None => defaults::CONCURRENCY,
                     Some(c) if (2..=MAX_CONCURRENCY).contains(&c.value) => c.value,
                     Some(c) => {
                         self.error(
@@ -210,7 +205,7 @@ impl PlanCtx<'_> {
                                 c.value
                             ),
                         );
-                        DEFAULT_CONCURRENCY
+                        defaults::CONCURRENCY
                     }
                 } as usize;
                 let slow = self.headers(&s.slow_headers);
@@ -218,8 +213,8 @@ impl PlanCtx<'_> {
                     common!(s, s.key.as_ref(), s.marker.as_ref()),
                     Mode::Concurrent {
                         n,
-                        conflict: s.conflict_status.clone().unwrap_or(StatusSet::single(409)),
-                        allow_replay: s.allow_replay.unwrap_or(true),
+                        conflict: statuses(&s.conflict_status, defaults::CONFLICT),
+                        allow_replay: s.allow_replay.unwrap_or(defaults::ALLOW_REPLAY),
                         slow,
                     },
                 )
@@ -230,27 +225,19 @@ impl PlanCtx<'_> {
                     common!(s, s.key.as_ref(), s.marker.as_ref()),
                     Mode::LostResponse {
                         slow,
-                        in_progress: s
-                            .in_progress_status
-                            .clone()
-                            .unwrap_or(StatusSet::single(409)),
-                        retry_within: dur(&s.retry_within, Duration::from_secs(5)),
-                        settle: dur(&s.settle, Duration::from_secs(1)),
+                        in_progress: statuses(&s.in_progress_status, defaults::IN_PROGRESS),
+                        retry_within: dur(&s.retry_within, defaults::LOST_RETRY_WITHIN),
+                        settle: dur(&s.settle, defaults::SETTLE),
                     },
                 )
             }
             E::ErrorsNotCached(s) => {
                 let invalid = self.request(&s.invalid, s.id.referenced);
-                let cached = match &s.policy {
-                    None => false,
-                    Some(p) => match parse_policy(&p.value, &["not_cached", "cached"]) {
-                        Ok(w) => w == "cached",
-                        Err(e) => {
-                            self.error(p.referenced, e);
-                            false
-                        }
-                    },
-                };
+                let cached = self.policy(
+                    &s.policy,
+                    defaults::ERRORS_POLICY,
+                    &["not_cached", "cached"],
+                ) == "cached";
                 (
                     common!(s, s.key.as_ref(), None),
                     Mode::Errors { invalid, cached },
@@ -262,28 +249,23 @@ impl PlanCtx<'_> {
                     common!(s, s.key.as_ref(), s.marker.as_ref()),
                     Mode::InFlight {
                         slow,
-                        conflict: s.conflict_status.clone().unwrap_or(StatusSet::single(409)),
-                        retry_after: dur(&s.retry_after, Duration::from_millis(150)),
-                        retry_within: dur(&s.retry_within, Duration::from_secs(10)),
+                        conflict: statuses(&s.conflict_status, defaults::CONFLICT),
+                        retry_after: dur(&s.retry_after, defaults::IN_FLIGHT_RETRY_AFTER),
+                        retry_within: dur(&s.retry_within, defaults::IN_FLIGHT_RETRY_WITHIN),
                     },
                 )
             }
             E::MissingKey(s) => {
-                let required = match &s.policy {
-                    None => true,
-                    Some(p) => match parse_policy(&p.value, &["required", "optional"]) {
-                        Ok(w) => w == "required",
-                        Err(e) => {
-                            self.error(p.referenced, e);
-                            true
-                        }
-                    },
-                };
+                let required = self.policy(
+                    &s.policy,
+                    defaults::MISSING_KEY_POLICY,
+                    &["required", "optional"],
+                ) == "required";
                 (
                     common!(s, None, None),
                     Mode::MissingKey {
                         required,
-                        reject: s.reject_status.clone().unwrap_or(StatusSet::single(400)),
+                        reject: statuses(&s.reject_status, defaults::MISSING_KEY_REJECT),
                     },
                 )
             }
@@ -297,23 +279,20 @@ impl PlanCtx<'_> {
             E::KeySyntax(s) => (
                 common!(s, s.key.as_ref(), None),
                 Mode::KeySyntax {
-                    reject: s.reject_status.clone().unwrap_or(StatusSet::single(400)),
+                    reject: statuses(&s.reject_status, defaults::KEY_SYNTAX_REJECT),
                 },
             ),
             E::EndpointScope(s) => {
                 let other = Box::new(self.request(&s.other_request, s.id.referenced));
                 let other_effects = s.other_effects.as_ref().map(|c| self.counter(c));
-                let policy = match &s.policy {
-                    None => EndpointPolicy::Either,
-                    Some(p) => match parse_policy(&p.value, &["either", "reject", "execute"]) {
-                        Ok("reject") => EndpointPolicy::Reject,
-                        Ok("execute") => EndpointPolicy::Execute,
-                        Ok(_) => EndpointPolicy::Either,
-                        Err(e) => {
-                            self.error(p.referenced, e);
-                            EndpointPolicy::Either
-                        }
-                    },
+                let policy = match self.policy(
+                    &s.policy,
+                    defaults::ENDPOINT_POLICY,
+                    &["either", "reject", "execute"],
+                ) {
+                    "reject" => EndpointPolicy::Reject,
+                    "execute" => EndpointPolicy::Execute,
+                    _ => EndpointPolicy::Either,
                 };
                 (
                     common!(s, s.key.as_ref(), s.marker.as_ref()),
@@ -321,17 +300,14 @@ impl PlanCtx<'_> {
                         other,
                         other_effects,
                         policy,
-                        reject: s
-                            .reject_status
-                            .clone()
-                            .unwrap_or(StatusSet(vec![StatusPattern::Class(4)])),
+                        reject: statuses(&s.reject_status, defaults::ENDPOINT_REJECT),
                     },
                 )
             }
             E::Expiry(s) => {
                 let ttl = s.ttl.value.0;
-                let margin = dur(&s.margin, DEFAULT_EXPIRY_MARGIN);
-                let max_wait = dur(&s.max_wait, DEFAULT_MAX_WAIT);
+                let margin = dur(&s.margin, defaults::EXPIRY_MARGIN);
+                let max_wait = dur(&s.max_wait, defaults::EXPIRY_MAX_WAIT);
                 if ttl.is_zero() {
                     self.error(s.ttl.referenced, "ttl must be longer than zero");
                 } else if ttl + margin > max_wait {
@@ -358,7 +334,7 @@ impl PlanCtx<'_> {
         let effects = self.counter(c.effects);
         let key = match c.key {
             Some(k) => self.template(k),
-            None => Template::compile("${uuid}", &self.resolver()).unwrap_or_default(),
+            None => Template::compile(defaults::KEY, &self.resolver()).unwrap_or_default(),
         };
         let marker = self.marker(c.marker);
         IdemPlan {
@@ -368,12 +344,9 @@ impl PlanCtx<'_> {
             key_header: c
                 .key_header
                 .clone()
-                .unwrap_or_else(|| DEFAULT_KEY_HEADER.into()),
+                .unwrap_or_else(|| defaults::KEY_HEADER.into()),
             key,
-            success: c
-                .success
-                .clone()
-                .unwrap_or(StatusSet(vec![StatusPattern::Class(2)])),
+            success: statuses(c.success, defaults::SUCCESS),
             marker,
         }
     }
@@ -381,29 +354,48 @@ impl PlanCtx<'_> {
     fn marker(&mut self, m: Option<&MarkerSpec>) -> MarkerPlan {
         let default = MarkerSpec::default();
         let m = m.unwrap_or(&default);
-        let policy = match &m.policy {
-            None => MarkerPolicy::Required,
-            Some(p) => match parse_policy(&p.value, &["required", "optional", "forbidden"]) {
-                Ok("optional") => MarkerPolicy::Optional,
-                Ok("forbidden") => MarkerPolicy::Forbidden,
-                Ok(_) => MarkerPolicy::Required,
-                Err(e) => {
-                    self.error(p.referenced, e);
-                    MarkerPolicy::Required
-                }
-            },
+        let policy = match self.policy(
+            &m.policy,
+            defaults::MARKER_POLICY,
+            &["required", "optional", "forbidden"],
+        ) {
+            "optional" => MarkerPolicy::Optional,
+            "forbidden" => MarkerPolicy::Forbidden,
+            _ => MarkerPolicy::Required,
         };
         MarkerPlan {
             header: m
                 .header
                 .clone()
-                .unwrap_or_else(|| DEFAULT_MARKER_HEADER.into()),
+                .unwrap_or_else(|| defaults::MARKER_HEADER.into()),
             values: m
                 .values
                 .as_ref()
                 .map(|v| v.iter().map(|s| s.0.trim().to_ascii_lowercase()).collect())
-                .unwrap_or_else(|| vec!["1".into()]),
+                .unwrap_or_else(|| {
+                    defaults::MARKER_VALUES
+                        .iter()
+                        .map(|v| v.to_string())
+                        .collect()
+                }),
             policy,
+        }
+    }
+
+    /// A policy word as written, or `default`; an unknown one is reported
+    /// (and `default` used).
+    fn policy(
+        &mut self,
+        p: &Option<Spanned<String>>,
+        default: &'static str,
+        allowed: &[&'static str],
+    ) -> &'static str {
+        match p {
+            None => default,
+            Some(p) => parse_policy(&p.value, allowed).unwrap_or_else(|e| {
+                self.error(p.referenced, e);
+                default
+            }),
         }
     }
 
@@ -420,6 +412,10 @@ impl PlanCtx<'_> {
 
 fn dur(d: &Option<Spanned<DurationValue>>, default: Duration) -> Duration {
     d.as_ref().map(|d| d.value.0).unwrap_or(default)
+}
+
+fn statuses(s: &Option<StatusSet>, default: &[StatusPattern]) -> StatusSet {
+    s.clone().unwrap_or_else(|| StatusSet(default.to_vec()))
 }
 
 #[cfg(test)]
@@ -521,7 +517,7 @@ mod tests {
         match p.mode {
             Mode::Expiry { ttl, margin } => {
                 assert_eq!(ttl, Duration::from_secs(1));
-                assert_eq!(margin, DEFAULT_EXPIRY_MARGIN);
+                assert_eq!(margin, defaults::EXPIRY_MARGIN);
             }
             other => panic!("{other:?}"),
         }
@@ -540,7 +536,7 @@ mod tests {
     #[test]
     fn marker_values_match_case_insensitively() {
         let m = MarkerPlan {
-            header: DEFAULT_MARKER_HEADER.into(),
+            header: defaults::MARKER_HEADER.into(),
             values: vec!["1".into(), "true".into()],
             policy: MarkerPolicy::Required,
         };

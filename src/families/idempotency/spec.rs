@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, Scalar, StatusSet};
-use crate::suite::kinds::{check_spec, family_kinds, KindInfo};
+use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind, Param};
 use crate::suite::request::{CounterSpec, RequestSpec};
 
 /// The replay marker's dialect: `{header, values, policy}`.
@@ -278,32 +278,86 @@ check_spec!(
     }
 );
 
-const REQ: (&str, &str, &str) = (
+/// Every default of the family: the plan applies these, `KINDS` prints them.
+pub mod defaults {
+    use std::time::Duration;
+
+    use crate::model::scalar::StatusPattern::{self, Class, Exact};
+
+    pub const KEY_HEADER: &str = "Idempotency-Key";
+    pub const KEY: &str = "${uuid}";
+    pub const SUCCESS: &[StatusPattern] = &[Class(2)];
+    pub const MARKER_HEADER: &str = "Idempotent-Replayed";
+    pub const MARKER_VALUES: &[&str] = &["1"];
+    pub const MARKER_POLICY: &str = "required";
+    pub const MISMATCH_REJECT: &[StatusPattern] = &[Exact(422)];
+    pub const CONCURRENCY: u32 = 10;
+    pub const CONFLICT: &[StatusPattern] = &[Exact(409)];
+    pub const ALLOW_REPLAY: bool = true;
+    pub const IN_PROGRESS: &[StatusPattern] = &[Exact(409)];
+    pub const LOST_RETRY_WITHIN: Duration = Duration::from_secs(5);
+    pub const SETTLE: Duration = Duration::from_secs(1);
+    pub const ERRORS_POLICY: &str = "not_cached";
+    pub const IN_FLIGHT_RETRY_AFTER: Duration = Duration::from_millis(150);
+    pub const IN_FLIGHT_RETRY_WITHIN: Duration = Duration::from_secs(10);
+    pub const MISSING_KEY_POLICY: &str = "required";
+    pub const MISSING_KEY_REJECT: &[StatusPattern] = &[Exact(400)];
+    pub const KEY_SYNTAX_REJECT: &[StatusPattern] = &[Exact(400)];
+    pub const ENDPOINT_POLICY: &str = "either";
+    pub const ENDPOINT_REJECT: &[StatusPattern] = &[Class(4)];
+    pub const EXPIRY_MARGIN: Duration = Duration::from_millis(500);
+    pub const EXPIRY_MAX_WAIT: Duration = Duration::from_secs(10);
+}
+
+use defaults as d;
+
+const REQ: Param = param(
     "request",
-    "required",
+    D::Required,
     "the mutating request (shared request grammar)",
 );
-const EFFECTS: (&str, &str, &str) = (
+const EFFECTS: Param = param(
     "effects",
-    "required",
-    "{request, value}: side-effect counter read before and after",
+    D::Required,
+    "`{request, value}`: the side-effect counter read before and after (a number at a JSON path, or the length of a list there)",
 );
-const KEY_HEADER: (&str, &str, &str) = ("key_header", "Idempotency-Key", "header carrying the key");
-const KEY: (&str, &str, &str) = (
+const KEY_HEADER: Param = param(
+    "key_header",
+    D::Str(d::KEY_HEADER),
+    "header carrying the key",
+);
+const KEY: Param = param(
     "key",
-    "${uuid}",
-    "template of the key value (rendered fresh per check)",
+    D::Str(d::KEY),
+    "template of the key value, rendered fresh per check (`${ulid}`, `\"order-${uuid}\"`)",
 );
-const SUCCESS: (&str, &str, &str) = ("success", "2xx", "statuses of a successful execution");
-const MARKER: (&str, &str, &str) = (
-    "marker",
-    "{header: Idempotent-Replayed, values: [\"1\"], policy: required}",
-    "replay marker dialect; policy required|optional|forbidden",
+const SUCCESS: Param = param(
+    "success",
+    D::Statuses(d::SUCCESS),
+    "statuses of a successful execution",
+);
+const MARKER_HEADER: Param = param(
+    "marker.header",
+    D::Str(d::MARKER_HEADER),
+    "header marking a replayed answer",
+);
+const MARKER_VALUES: Param = param(
+    "marker.values",
+    D::List(d::MARKER_VALUES),
+    "its accepted values, compared case-insensitively (`[\"1\", \"true\"]` accepts both)",
+);
+const MARKER_POLICY: Param = param(
+    "marker.policy",
+    D::Str(d::MARKER_POLICY),
+    "`required` | `optional` | `forbidden`: whether a replay must carry the marker",
 );
 
+/// The family's documentation (title, intro, per-kind details).
+pub const DOC: &str = include_str!("README.md");
+
 /// Kinds of the idempotency family.
-pub const KINDS: &[KindInfo] = &[
-    KindInfo {
+pub const KINDS: &[Kind] = &[
+    Kind {
         name: "idempotency.replay",
         summary: "same request twice with one key: one execution, identical answer, replay marker (IDEM-002)",
         params: &[
@@ -312,16 +366,14 @@ pub const KINDS: &[KindInfo] = &[
             KEY_HEADER,
             KEY,
             SUCCESS,
-            MARKER,
-            ("ignore", "[]", "JSON paths left out of the body comparison"),
-            (
-                "id_path",
-                "none",
-                "compare only the resource id at this JSON path",
-            ),
+            MARKER_HEADER,
+            MARKER_VALUES,
+            MARKER_POLICY,
+            param("ignore", D::List(&[]), "JSON paths left out of the body comparison"),
+            param("id_path", D::Absent, "compare only the resource id at this JSON path"),
         ],
     },
-    KindInfo {
+    Kind {
         name: "idempotency.distinct_keys",
         summary: "same body under two keys: two executions (no dedupe by body)",
         params: &[
@@ -330,11 +382,13 @@ pub const KINDS: &[KindInfo] = &[
             KEY_HEADER,
             KEY,
             SUCCESS,
-            MARKER,
-            ("id_path", "none", "the two resource ids must differ"),
+            MARKER_HEADER,
+            MARKER_VALUES,
+            MARKER_POLICY,
+            param("id_path", D::Absent, "the two resource ids at this JSON path must differ"),
         ],
     },
-    KindInfo {
+    Kind {
         name: "idempotency.mismatch",
         summary: "same key, different body: rejected, not executed, not replayed (IDEM-003)",
         params: &[
@@ -343,16 +397,18 @@ pub const KINDS: &[KindInfo] = &[
             KEY_HEADER,
             KEY,
             SUCCESS,
-            MARKER,
-            (
+            MARKER_HEADER,
+            MARKER_VALUES,
+            MARKER_POLICY,
+            param(
                 "changed",
-                "first string field altered",
+                D::Text("the first with its first string field altered"),
                 "the second request (same key)",
             ),
-            ("reject_status", "422", "accepted rejection statuses"),
+            param("reject_status", D::Statuses(d::MISMATCH_REJECT), "accepted rejection statuses"),
         ],
     },
-    KindInfo {
+    Kind {
         name: "idempotency.concurrent",
         summary: "N parallel requests with one new key: exactly one execution, others 409 or replay, no 5xx (IDEM-004)",
         params: &[
@@ -361,18 +417,20 @@ pub const KINDS: &[KindInfo] = &[
             KEY_HEADER,
             KEY,
             SUCCESS,
-            MARKER,
-            ("concurrency", "10", "parallel requests (2 to 100)"),
-            ("conflict_status", "409", "answer to a request whose key is in use"),
-            ("allow_replay", "true", "a replayed success also counts as correct"),
-            (
+            MARKER_HEADER,
+            MARKER_VALUES,
+            MARKER_POLICY,
+            param("concurrency", D::Int(d::CONCURRENCY as u64), "parallel requests (2 to 100)"),
+            param("conflict_status", D::Statuses(d::CONFLICT), "answer to a request whose key is in use"),
+            param("allow_replay", D::Bool(d::ALLOW_REPLAY), "a replayed success also counts as correct"),
+            param(
                 "slow_headers",
-                "{}",
+                D::EmptyMap,
                 "headers that make the target slow (test hook), sent on every request",
             ),
         ],
     },
-    KindInfo {
+    Kind {
         name: "idempotency.lost_response",
         summary: "request sent, connection dropped before the answer, retried with the key: one execution, result returned (http:// only)",
         params: &[
@@ -381,18 +439,28 @@ pub const KINDS: &[KindInfo] = &[
             KEY_HEADER,
             KEY,
             SUCCESS,
-            MARKER,
-            ("slow_headers", "{}", "headers sent on the dropped request"),
-            ("in_progress_status", "409", "retry answers accepted while the first still runs"),
-            ("retry_within", "5s", "how long the retry may keep getting in-progress"),
-            (
+            MARKER_HEADER,
+            MARKER_VALUES,
+            MARKER_POLICY,
+            param("slow_headers", D::EmptyMap, "headers sent on the dropped request"),
+            param(
+                "in_progress_status",
+                D::Statuses(d::IN_PROGRESS),
+                "retry answers accepted (and retried every 100 ms) while the first still runs",
+            ),
+            param(
+                "retry_within",
+                D::Duration(d::LOST_RETRY_WITHIN),
+                "how long the retry may keep getting in-progress",
+            ),
+            param(
                 "settle",
-                "1s",
+                D::Duration(d::SETTLE),
                 "wait after the retry before reading the counter, so a slow first execution is counted",
             ),
         ],
     },
-    KindInfo {
+    Kind {
         name: "idempotency.errors_not_cached",
         summary: "invalid body with K (4xx), then a valid body with K: executes (not_cached) or replays the error (cached) (IDEM-008)",
         params: &[
@@ -401,11 +469,11 @@ pub const KINDS: &[KindInfo] = &[
             KEY_HEADER,
             KEY,
             SUCCESS,
-            ("invalid", "required", "the first request, rejected by validation"),
-            ("policy", "not_cached", "not_cached | cached"),
+            param("invalid", D::Required, "the first request, rejected by validation (must get a 4xx)"),
+            param("policy", D::Str(d::ERRORS_POLICY), "`not_cached` | `cached`"),
         ],
     },
-    KindInfo {
+    Kind {
         name: "idempotency.in_flight",
         summary: "a retry while the first attempt still runs gets 409, never a second execution; after completion, a replay (IDEM-009)",
         params: &[
@@ -414,14 +482,24 @@ pub const KINDS: &[KindInfo] = &[
             KEY_HEADER,
             KEY,
             SUCCESS,
-            MARKER,
-            ("slow_headers", "{}", "headers that keep the first attempt running (test hook)"),
-            ("conflict_status", "409", "answer to the retry while in flight"),
-            ("retry_after", "150ms", "when the in-flight retry is sent"),
-            ("retry_within", "10s", "bound for the first attempt to finish"),
+            MARKER_HEADER,
+            MARKER_VALUES,
+            MARKER_POLICY,
+            param("slow_headers", D::EmptyMap, "headers that keep the first attempt running (test hook)"),
+            param("conflict_status", D::Statuses(d::CONFLICT), "answer to the retry while in flight"),
+            param(
+                "retry_after",
+                D::Duration(d::IN_FLIGHT_RETRY_AFTER),
+                "when the in-flight retry is sent",
+            ),
+            param(
+                "retry_within",
+                D::Duration(d::IN_FLIGHT_RETRY_WITHIN),
+                "bound for the first attempt to finish",
+            ),
         ],
     },
-    KindInfo {
+    Kind {
         name: "idempotency.missing_key",
         summary: "a mutating request without a key: rejected (required) or executed once (optional) (IDEM-001)",
         params: &[
@@ -429,11 +507,15 @@ pub const KINDS: &[KindInfo] = &[
             EFFECTS,
             KEY_HEADER,
             SUCCESS,
-            ("policy", "required", "required | optional"),
-            ("reject_status", "400", "statuses accepted as the rejection"),
+            param("policy", D::Str(d::MISSING_KEY_POLICY), "`required` | `optional`"),
+            param(
+                "reject_status",
+                D::Statuses(d::MISSING_KEY_REJECT),
+                "statuses accepted as the rejection",
+            ),
         ],
     },
-    KindInfo {
+    Kind {
         name: "idempotency.key_scope",
         summary: "a key used by API key A, then by API key B: B executes independently, never gets A's stored answer (IDEM-005)",
         params: &[
@@ -442,11 +524,13 @@ pub const KINDS: &[KindInfo] = &[
             KEY_HEADER,
             KEY,
             SUCCESS,
-            MARKER,
-            ("id_path", "none", "A's and B's resource ids must differ"),
+            MARKER_HEADER,
+            MARKER_VALUES,
+            MARKER_POLICY,
+            param("id_path", D::Absent, "A's and B's resource ids at this JSON path must differ"),
         ],
     },
-    KindInfo {
+    Kind {
         name: "idempotency.key_syntax",
         summary: "malformed keys (empty, 256 characters, control characters) get 400 and do not execute; the quoted SF string \"K\" and bare K are one key, or one form is always rejected (IDEM-006)",
         params: &[
@@ -455,10 +539,14 @@ pub const KINDS: &[KindInfo] = &[
             KEY_HEADER,
             KEY,
             SUCCESS,
-            ("reject_status", "400", "statuses accepted for a malformed key"),
+            param(
+                "reject_status",
+                D::Statuses(d::KEY_SYNTAX_REJECT),
+                "statuses accepted for a malformed key",
+            ),
         ],
     },
-    KindInfo {
+    Kind {
         name: "idempotency.endpoint_scope",
         summary: "a key used on endpoint A, then on endpoint B: B never gets A's stored answer (4xx or an independent execution) (IDEM-010)",
         params: &[
@@ -467,18 +555,32 @@ pub const KINDS: &[KindInfo] = &[
             KEY_HEADER,
             KEY,
             SUCCESS,
-            MARKER,
-            (
+            MARKER_HEADER,
+            MARKER_VALUES,
+            MARKER_POLICY,
+            param(
                 "other_request",
-                "required",
+                D::Required,
                 "endpoint B; without a body, A's body bytes are sent",
             ),
-            ("other_effects", "none", "B's side-effect counter: +1 if B executed, +0 if rejected"),
-            ("policy", "either", "either | reject | execute: what B must get"),
-            ("reject_status", "4xx", "statuses accepted as B's rejection"),
+            param(
+                "other_effects",
+                D::Absent,
+                "B's side-effect counter: +1 if B executed, +0 if rejected",
+            ),
+            param(
+                "policy",
+                D::Str(d::ENDPOINT_POLICY),
+                "`either` | `reject` | `execute`: what B must get",
+            ),
+            param(
+                "reject_status",
+                D::Statuses(d::ENDPOINT_REJECT),
+                "statuses accepted as B's rejection",
+            ),
         ],
     },
-    KindInfo {
+    Kind {
         name: "idempotency.expiry",
         summary: "a key replays before its TTL and executes fresh after it (needs a short test TTL) (IDEM-007)",
         params: &[
@@ -487,10 +589,20 @@ pub const KINDS: &[KindInfo] = &[
             KEY_HEADER,
             KEY,
             SUCCESS,
-            MARKER,
-            ("ttl", "required", "the target's key lifetime (a test TTL)"),
-            ("margin", "500ms", "waited beyond ttl before the fresh request"),
-            ("max_wait", "10s", "upper bound of ttl + margin"),
+            MARKER_HEADER,
+            MARKER_VALUES,
+            MARKER_POLICY,
+            param("ttl", D::Required, "the target's key lifetime (a short test TTL)"),
+            param(
+                "margin",
+                D::Duration(d::EXPIRY_MARGIN),
+                "waited beyond ttl before the fresh request",
+            ),
+            param(
+                "max_wait",
+                D::Duration(d::EXPIRY_MAX_WAIT),
+                "upper bound of ttl + margin (a suite error above it, not a long wait)",
+            ),
         ],
     },
 ];
@@ -512,3 +624,164 @@ family_kinds!(
         "idempotency.expiry" => Expiry(ExpirySpec),
     }
 );
+
+#[cfg(test)]
+mod tests {
+    use super::KINDS;
+    use crate::families::idempotency::plan::{EndpointPolicy, IdemPlan, MarkerPolicy, Mode};
+    use crate::families::CheckPlan;
+    use crate::suite::kinds::testing::*;
+
+    const REQUIRED: &str = "    request: { method: POST, path: /m }\n    effects: { request: { path: /c }, value: $.count }\n";
+
+    /// Every kind with only its required fields, and what that adds.
+    const MINIMAL: &[(&str, &str)] = &[
+        ("idempotency.replay", ""),
+        ("idempotency.distinct_keys", ""),
+        ("idempotency.mismatch", ""),
+        ("idempotency.concurrent", ""),
+        ("idempotency.lost_response", ""),
+        (
+            "idempotency.errors_not_cached",
+            "    invalid: { method: POST, path: /m }\n",
+        ),
+        ("idempotency.in_flight", ""),
+        ("idempotency.missing_key", ""),
+        ("idempotency.key_scope", ""),
+        ("idempotency.key_syntax", ""),
+        (
+            "idempotency.endpoint_scope",
+            "    other_request: { method: POST, path: /o }\n",
+        ),
+        ("idempotency.expiry", "    ttl: 1s\n"),
+    ];
+
+    fn plan(kind: &str, extra: &str) -> IdemPlan {
+        match plan_check(kind, &format!("{REQUIRED}{extra}")) {
+            CheckPlan::Idempotency(p) => *p,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn marker_policy(p: MarkerPolicy) -> &'static str {
+        match p {
+            MarkerPolicy::Required => "required",
+            MarkerPolicy::Optional => "optional",
+            MarkerPolicy::Forbidden => "forbidden",
+        }
+    }
+
+    #[test]
+    fn table_defaults_are_the_planned_ones() {
+        assert_covers(KINDS, &MINIMAL.iter().map(|(k, _)| *k).collect::<Vec<_>>());
+        for (kind, extra) in MINIMAL {
+            let p = plan(kind, extra);
+            let key = unrender_uuid(&p.key.render(&Default::default()));
+            let mut planned = vec![
+                ("key_header", word(&p.key_header)),
+                ("success", statuses(&p.success)),
+            ];
+            // missing_key sends no key; errors_not_cached and key_syntax judge no marker.
+            if *kind != "idempotency.missing_key" {
+                planned.push(("key", Some(key)));
+            }
+            if !matches!(
+                *kind,
+                "idempotency.missing_key"
+                    | "idempotency.errors_not_cached"
+                    | "idempotency.key_syntax"
+            ) {
+                planned.push(("marker.header", word(&p.marker.header)));
+                planned.push(("marker.values", list(&p.marker.values)));
+                planned.push(("marker.policy", word(marker_policy(p.marker.policy))));
+            }
+            match &p.mode {
+                Mode::Replay { ignore, id_path } => {
+                    planned.push(("ignore", list(ignore)));
+                    planned.push(("id_path", opt(id_path)));
+                }
+                Mode::DistinctKeys { id_path } | Mode::KeyScope { id_path } => {
+                    planned.push(("id_path", opt(id_path)));
+                }
+                Mode::Mismatch { changed, reject } => {
+                    assert!(changed.is_none());
+                    planned.push(("reject_status", statuses(reject)));
+                }
+                Mode::Concurrent {
+                    n,
+                    conflict,
+                    allow_replay,
+                    slow,
+                } => {
+                    planned.push(("concurrency", int(*n as u64)));
+                    planned.push(("conflict_status", statuses(conflict)));
+                    planned.push(("allow_replay", word(allow_replay)));
+                    planned.push(("slow_headers", map(slow)));
+                }
+                Mode::LostResponse {
+                    slow,
+                    in_progress,
+                    retry_within,
+                    settle,
+                } => {
+                    planned.push(("slow_headers", map(slow)));
+                    planned.push(("in_progress_status", statuses(in_progress)));
+                    planned.push(("retry_within", dur(*retry_within)));
+                    planned.push(("settle", dur(*settle)));
+                }
+                Mode::Errors { cached, .. } => {
+                    planned.push((
+                        "policy",
+                        word(if *cached { "cached" } else { "not_cached" }),
+                    ));
+                }
+                Mode::InFlight {
+                    slow,
+                    conflict,
+                    retry_after,
+                    retry_within,
+                } => {
+                    planned.push(("slow_headers", map(slow)));
+                    planned.push(("conflict_status", statuses(conflict)));
+                    planned.push(("retry_after", dur(*retry_after)));
+                    planned.push(("retry_within", dur(*retry_within)));
+                }
+                Mode::MissingKey { required, reject } => {
+                    planned.push((
+                        "policy",
+                        word(if *required { "required" } else { "optional" }),
+                    ));
+                    planned.push(("reject_status", statuses(reject)));
+                }
+                Mode::KeySyntax { reject } => planned.push(("reject_status", statuses(reject))),
+                Mode::EndpointScope {
+                    other_effects,
+                    policy,
+                    reject,
+                    ..
+                } => {
+                    planned.push((
+                        "other_effects",
+                        other_effects.as_ref().map(|_| "set".into()),
+                    ));
+                    let policy = match policy {
+                        EndpointPolicy::Either => "either",
+                        EndpointPolicy::Reject => "reject",
+                        EndpointPolicy::Execute => "execute",
+                    };
+                    planned.push(("policy", word(policy)));
+                    planned.push(("reject_status", statuses(reject)));
+                }
+                Mode::Expiry { margin, .. } => planned.push(("margin", dur(*margin))),
+            }
+            if *kind == "idempotency.expiry" {
+                // Not kept in the plan: the largest ttl + margin that plans is max_wait.
+                let max = super::defaults::EXPIRY_MAX_WAIT - super::defaults::EXPIRY_MARGIN;
+                let ttl = crate::suite::kinds::show_duration(max);
+                let _ = plan(kind, &format!("    ttl: {ttl}\n"));
+                planned.push(("max_wait", dur(super::defaults::EXPIRY_MAX_WAIT)));
+            }
+            assert_planned(KINDS, kind, &planned);
+        }
+    }
+}

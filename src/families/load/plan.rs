@@ -6,14 +6,14 @@ use std::time::Duration;
 
 use serde_saphyr::Location;
 
-use crate::families::load::spec::LoadSpec;
-use crate::model::scalar::{StatusPattern, StatusSet};
+use crate::families::load::spec::{defaults, LoadSpec};
+use crate::model::scalar::StatusSet;
 use crate::plan::{CounterPlan, PlanCtx, RequestPlan};
 
 /// Hard cap on any burst unless the suite sets `max_duration`.
-pub const DEFAULT_MAX_DURATION: Duration = Duration::from_secs(600);
+pub const DEFAULT_MAX_DURATION: Duration = defaults::MAX_DURATION;
 /// Share of the scheduled requests that must be sent for the load to count as delivered.
-pub const DEFAULT_MIN_DELIVERED: f64 = 0.9;
+pub const DEFAULT_MIN_DELIVERED: f64 = defaults::MIN_DELIVERED;
 
 #[derive(Debug, Clone)]
 pub struct LoadPlan {
@@ -286,7 +286,7 @@ impl PlanCtx<'_> {
         let id =
             s.id.as_ref()
                 .map(|i| i.value.clone())
-                .unwrap_or_else(|| "load".into());
+                .unwrap_or_else(|| defaults::ID.into());
         let at = s.id.as_ref().map(|i| i.referenced).unwrap_or(suite_at);
         let max_rate = match parse_rate(&s.max_rate.value.0) {
             Ok(r) => r,
@@ -360,7 +360,7 @@ impl PlanCtx<'_> {
                     }
                     (Some(h), None) if *h > 0.0 => (u as f64 / h).ceil() as u64,
                     (None, Some(r)) => whole_secs(self, r.value.0, r.referenced, "`ramp`"),
-                    _ => 0,
+                    _ => defaults::RAMP.as_secs(),
                 };
                 let Some(hold) = &s.hold else {
                     self.error(
@@ -374,7 +374,7 @@ impl PlanCtx<'_> {
                     .ramp_down
                     .as_ref()
                     .map(|d| whole_secs(self, d.value.0, d.referenced, "`ramp_down`"))
-                    .unwrap_or(0);
+                    .unwrap_or(defaults::RAMP_DOWN.as_secs());
                 Profile::Stages(vec![(u, ramp), (u, hold), (0, down)])
             }
         };
@@ -419,7 +419,11 @@ impl PlanCtx<'_> {
                     format!("request kind `{}` is named twice", m.name.value),
                 );
             }
-            let weight = m.weight.as_ref().map(|w| w.value).unwrap_or(1);
+            let weight = m
+                .weight
+                .as_ref()
+                .map(|w| w.value)
+                .unwrap_or(defaults::WEIGHT);
             if weight == 0 {
                 if let Some(w) = &m.weight {
                     self.error(w.referenced, "a weight must be at least 1");
@@ -434,11 +438,11 @@ impl PlanCtx<'_> {
                     .success
                     .as_ref()
                     .map(|s| s.value.clone())
-                    .unwrap_or_else(|| StatusSet(vec![StatusPattern::Class(2)])),
+                    .unwrap_or_else(|| StatusSet(defaults::SUCCESS.to_vec())),
             });
         }
         let duplicate_share = match &s.duplicate_share {
-            None => 0.0,
+            None => defaults::DUPLICATE_SHARE,
             Some(d) => match parse_share(&d.value.0) {
                 Ok(x) if x < 1.0 => {
                     if x > 0.0 && !mix.iter().any(|m| m.idempotency) {
@@ -507,7 +511,7 @@ impl PlanCtx<'_> {
             idempotency_header: s
                 .idempotency_header
                 .clone()
-                .unwrap_or_else(|| "Idempotency-Key".into()),
+                .unwrap_or_else(|| defaults::IDEMPOTENCY_HEADER.into()),
             effects: s.effects.as_ref().map(|c| self.counter(c)),
             thresholds,
             min_delivered,
@@ -526,7 +530,7 @@ impl PlanCtx<'_> {
             allow_remote: false,
             mix: Vec::new(),
             duplicate_share: 0.0,
-            idempotency_header: "Idempotency-Key".into(),
+            idempotency_header: defaults::IDEMPOTENCY_HEADER.into(),
             effects: None,
             thresholds: Vec::new(),
             min_delivered: DEFAULT_MIN_DELIVERED,

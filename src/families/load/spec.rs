@@ -10,7 +10,136 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, Scalar, StatusSet};
+use crate::suite::kinds::{param, DefaultValue as D, Kind};
 use crate::suite::request::{CounterSpec, RequestSpec};
+
+/// Every default of `load:`: the plan applies these, `LOAD` prints them.
+pub mod defaults {
+    use std::time::Duration;
+
+    use crate::model::scalar::StatusPattern::{self, Class};
+
+    pub const ID: &str = "load";
+    pub const RAMP: Duration = Duration::ZERO;
+    pub const RAMP_DOWN: Duration = Duration::ZERO;
+    /// Hard cap on any burst unless the suite sets `max_duration`.
+    pub const MAX_DURATION: Duration = Duration::from_secs(600);
+    pub const ALLOW_REMOTE: bool = false;
+    pub const WEIGHT: u32 = 1;
+    pub const SUCCESS: &[StatusPattern] = &[Class(2)];
+    pub const DUPLICATE_SHARE: f64 = 0.0;
+    pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
+    /// Share of the scheduled requests that must be sent for the load to count as delivered.
+    pub const MIN_DELIVERED: f64 = 0.9;
+}
+
+use defaults as d;
+
+/// The documentation of `load:` (title, intro, details).
+pub const DOC: &str = include_str!("README.md");
+
+/// What `tminus checks` and `docs/checks.md` print for a suite's `load:`
+/// section (not a check kind: one per suite, run after the checks).
+pub const LOAD: Kind = Kind {
+    name: "load",
+    summary: "the T-3 burst rehearsal: a paced, weighted request mix driven by goose, judged by thresholds (LOAD-*)",
+    params: &[
+        param(
+            "id",
+            D::Str(d::ID),
+            "prefix of every result id (`burst.p95`, `burst.create.p95`, `burst.delivered`)",
+        ),
+        param("description", D::Absent, "one line for the report"),
+        param("tags", D::List(&[]), "labels for --tag (`--only` matches `id`)"),
+        param(
+            "users",
+            D::Text("required (or `stages`)"),
+            "users at full load (closed model: each sends, waits, sends)",
+        ),
+        param(
+            "hatch_rate",
+            D::Text("all at once"),
+            "users started per second (or give `ramp`)",
+        ),
+        param("ramp", D::Duration(d::RAMP), "time to start all users (whole seconds)"),
+        param(
+            "hold",
+            D::Text("required (or `iterations`)"),
+            "time at full load (whole seconds)",
+        ),
+        param(
+            "ramp_down",
+            D::Duration(d::RAMP_DOWN),
+            "time to stop all users at the end (whole seconds)",
+        ),
+        param(
+            "stages",
+            D::Absent,
+            "a goose test plan instead of users/ramp/hold: `[{users, over}, ...]`",
+        ),
+        param(
+            "iterations",
+            D::Absent,
+            "each user sends this many requests, then stops (instead of `hold`)",
+        ),
+        param(
+            "max_rate",
+            D::Required,
+            "requests per second of all users together (`120/s`): the pace and the cap",
+        ),
+        param(
+            "max_duration",
+            D::Duration(d::MAX_DURATION),
+            "hard bound on the whole burst (the killswitch fires)",
+        ),
+        param(
+            "allow_remote",
+            D::Bool(d::ALLOW_REMOTE),
+            "needed (or `--allow-remote-load`) before load goes to a non-loopback host",
+        ),
+        param(
+            "requests",
+            D::Required,
+            "the weighted mix: `[{name, weight, idempotency_key, request, success}]`",
+        ),
+        param("requests[].weight", D::Int(d::WEIGHT as u64), "relative share of the mix"),
+        param(
+            "requests[].idempotency_key",
+            D::Absent,
+            "`auto`: a fresh key per logical request",
+        ),
+        param(
+            "requests[].success",
+            D::Statuses(d::SUCCESS),
+            "statuses that count as success",
+        ),
+        param(
+            "duplicate_share",
+            D::Share(d::DUPLICATE_SHARE),
+            "share of requests that retry the previous key (client retries; LOAD-005)",
+        ),
+        param(
+            "idempotency_header",
+            D::Str(d::IDEMPOTENCY_HEADER),
+            "header carrying the key of `idempotency_key: auto`",
+        ),
+        param(
+            "effects",
+            D::Absent,
+            "`{request, value}`: counter whose delta must equal the distinct keys that succeeded (LOAD-005)",
+        ),
+        param(
+            "thresholds",
+            D::List(&[]),
+            "`[KIND:] METRIC OP VALUE`, e.g. `p95 < 400ms`, `create: p99 < 1s`, `error_rate < 1%`",
+        ),
+        param(
+            "min_delivered",
+            D::Share(d::MIN_DELIVERED),
+            "share of the scheduled requests that must really be sent",
+        ),
+    ],
+};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,7 +176,7 @@ pub struct LoadSpec {
     #[serde(default)]
     pub max_duration: Option<Spanned<DurationValue>>,
     /// Needed before load goes to a non-loopback host.
-    #[serde(default)]
+    #[serde(default = "allow_remote")]
     pub allow_remote: bool,
     /// The weighted request mix.
     pub requests: Vec<MixSpec>,
@@ -69,6 +198,10 @@ pub struct LoadSpec {
     pub min_delivered: Option<Spanned<Scalar>>,
     #[serde(default)]
     pub tags: Vec<String>,
+}
+
+fn allow_remote() -> bool {
+    d::ALLOW_REMOTE
 }
 
 /// One step of a goose test plan: reach `users` over `over`.
@@ -94,4 +227,51 @@ pub struct MixSpec {
     /// Statuses that count as success; default 2xx.
     #[serde(default)]
     pub success: Option<Spanned<StatusSet>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LOAD;
+    use crate::families::load::plan::Profile;
+    use crate::suite::kinds::testing::*;
+    use crate::suite::kinds::Kind;
+
+    #[test]
+    fn table_defaults_are_the_planned_ones() {
+        let mut plan = plan_suite(
+            "suite: s\ntarget: { base_url: \"http://127.0.0.1:1\" }\nload:\n  users: 2\n  hold: 1s\n  max_rate: 10/s\n  requests:\n    - { name: a, request: { path: /a } }\n",
+        );
+        let l = plan.suites.remove(0).load.expect("a load plan");
+        let Profile::Stages(stages) = &l.profile else {
+            panic!("{:?}", l.profile)
+        };
+        let [(2, ramp), (2, 1), (0, down)] = stages[..] else {
+            panic!("{stages:?}")
+        };
+        let secs = |s: u64| dur(std::time::Duration::from_secs(s));
+        let planned = [
+            ("id", word(&l.id)),
+            ("description", opt(&l.description)),
+            ("tags", list(&l.tags)),
+            ("ramp", secs(ramp)),
+            ("ramp_down", secs(down)),
+            ("stages", None),
+            ("iterations", None),
+            ("max_duration", dur(l.max_duration)),
+            ("allow_remote", word(l.allow_remote)),
+            ("requests[].weight", int(l.mix[0].weight)),
+            (
+                "requests[].idempotency_key",
+                l.mix[0].idempotency.then(|| "auto".into()),
+            ),
+            ("requests[].success", statuses(&l.mix[0].success)),
+            ("duplicate_share", share(l.duplicate_share)),
+            ("idempotency_header", word(&l.idempotency_header)),
+            ("effects", l.effects.as_ref().map(|_| "set".into())),
+            ("thresholds", list(l.thresholds.iter().map(|t| &t.text))),
+            ("min_delivered", share(l.min_delivered)),
+        ];
+        let table: &[Kind] = std::slice::from_ref(&LOAD);
+        assert_planned(table, "load", &planned);
+    }
 }

@@ -29,7 +29,7 @@ const EXHAUST_DEADLINE: Duration = Duration::from_secs(30);
 /// Pause between cool-down probes.
 const POLL: Duration = Duration::from_millis(250);
 /// Window bound for Reset when neither the suite nor an IETF policy gives one.
-const DEFAULT_WINDOW: Duration = Duration::from_secs(3600);
+const DEFAULT_WINDOW: Duration = super::spec::defaults::WINDOW;
 
 fn secs(d: Duration) -> String {
     fmt_duration(d)

@@ -71,10 +71,11 @@ pub struct LegacyNames {
 
 impl Default for LegacyNames {
     fn default() -> Self {
+        use super::spec::defaults;
         LegacyNames {
-            limit: "X-RateLimit-Limit".into(),
-            remaining: "X-RateLimit-Remaining".into(),
-            reset: "X-RateLimit-Reset".into(),
+            limit: defaults::LIMIT_HEADER.into(),
+            remaining: defaults::REMAINING_HEADER.into(),
+            reset: defaults::RESET_HEADER.into(),
         }
     }
 }

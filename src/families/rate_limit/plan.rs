@@ -8,7 +8,7 @@ use serde_saphyr::{Location, Spanned};
 
 use crate::families::rate_limit::fields::{Dialect, Dialects, LegacyNames, ResetMode};
 use crate::families::rate_limit::spec::{
-    RateLimitHeadersSpec, RateLimitPartitionSpec, RateLimitRecoverySpec, RateLimitSpec,
+    defaults, RateLimitHeadersSpec, RateLimitPartitionSpec, RateLimitRecoverySpec, RateLimitSpec,
     RateLimitStormSpec,
 };
 use crate::model::jsonpath::JsonPath;
@@ -117,7 +117,7 @@ impl PlanCtx<'_> {
             cooldown_max,
         } = s;
         let status = match limited_status {
-            None => 429,
+            None => defaults::LIMITED_STATUS,
             Some(s) if !(400..600).contains(&s.value) => {
                 self.error(
                     s.referenced,
@@ -126,7 +126,7 @@ impl PlanCtx<'_> {
                         s.value
                     ),
                 );
-                429
+                defaults::LIMITED_STATUS
             }
             Some(s) => s.value,
         };
@@ -140,13 +140,13 @@ impl PlanCtx<'_> {
                 "max_requests",
             ),
             concurrency: self.rl_count(concurrency, defaults.concurrency, 256, "concurrency"),
-            cooldown_max: dur(cooldown_max, Duration::from_secs(10)),
+            cooldown_max: dur(cooldown_max, defaults::COOLDOWN_MAX),
         }
     }
 
     fn rl_reset(&mut self, v: &Option<Spanned<String>>) -> ResetMode {
         match v {
-            None => ResetMode::Auto,
+            None => ResetMode::parse(defaults::RESET).expect("a known reset form"),
             Some(s) => ResetMode::parse(&s.value).unwrap_or_else(|| {
                 self.error(
                     s.referenced,
@@ -174,7 +174,7 @@ impl PlanCtx<'_> {
             .map(|r| self.request(r, s.id.referenced))
             .collect();
         let dialect = match &s.dialect {
-            None => Dialect::Auto,
+            None => Dialect::parse(defaults::DIALECT).expect("a known dialect"),
             Some(d) => Dialect::parse(&d.value).unwrap_or_else(|| {
                 self.error(
                     d.referenced,
@@ -191,7 +191,7 @@ impl PlanCtx<'_> {
         let d = LegacyNames::default();
         HeadersPlan {
             requests,
-            samples: self.rl_count(&s.samples, 20, 10_000, "samples"),
+            samples: self.rl_count(&s.samples, defaults::SAMPLES, 10_000, "samples"),
             dialects: Dialects {
                 dialect,
                 reset,
@@ -209,24 +209,24 @@ impl PlanCtx<'_> {
         let exhaust = self.rl_exhaust(
             exhaust_fields!(s),
             ExhaustDefaults {
-                max_requests: 500,
-                concurrency: 8,
+                max_requests: defaults::STORM_MAX_REQUESTS,
+                concurrency: defaults::STORM_CONCURRENCY,
             },
         );
         let path = match &s.error_code_path {
             Some(p) => self.json_path(&p.value, p.referenced),
-            None => JsonPath::parse("$.error.code").expect("static path"),
+            None => JsonPath::parse(defaults::ERROR_CODE_PATH).expect("static path"),
         };
         StormPlan {
-            stop_after: self.rl_count(&s.stop_after, 20, 100_000, "stop_after"),
+            stop_after: self.rl_count(&s.stop_after, defaults::STOP_AFTER, 100_000, "stop_after"),
             error_code: match &s.error_code {
-                None => Some("RATE_LIMIT_EXCEEDED".into()),
+                None => Some(defaults::ERROR_CODE.into()),
                 Some(c) if c.is_empty() => None,
                 Some(c) => Some(c.clone()),
             },
             error_code_path: path,
-            p95_under: dur(&s.p95_under, Duration::from_millis(100)),
-            max_duration: dur(&s.max_duration, Duration::from_secs(30)),
+            p95_under: dur(&s.p95_under, defaults::P95_UNDER),
+            max_duration: dur(&s.max_duration, defaults::MAX_DURATION),
             remaining_header: s
                 .remaining_header
                 .clone()
@@ -239,14 +239,14 @@ impl PlanCtx<'_> {
         let exhaust = self.rl_exhaust(
             exhaust_fields!(s),
             ExhaustDefaults {
-                max_requests: 1000,
-                concurrency: 4,
+                max_requests: defaults::EXHAUST_MAX_REQUESTS,
+                concurrency: defaults::EXHAUST_CONCURRENCY,
             },
         );
         RecoveryPlan {
             exhaust,
-            margin: dur(&s.margin, Duration::from_millis(500)),
-            max_wait: dur(&s.max_wait, Duration::from_secs(10)),
+            margin: dur(&s.margin, defaults::MARGIN),
+            max_wait: dur(&s.max_wait, defaults::MAX_WAIT),
             dialects: Dialects {
                 dialect: Dialect::Auto,
                 reset: self.rl_reset(&s.reset),
@@ -260,8 +260,8 @@ impl PlanCtx<'_> {
             exhaust: self.rl_exhaust(
                 exhaust_fields!(s),
                 ExhaustDefaults {
-                    max_requests: 1000,
-                    concurrency: 4,
+                    max_requests: defaults::EXHAUST_MAX_REQUESTS,
+                    concurrency: defaults::EXHAUST_CONCURRENCY,
                 },
             ),
         }

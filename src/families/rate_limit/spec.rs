@@ -7,51 +7,159 @@
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::DurationValue;
-use crate::suite::kinds::{check_spec, family_kinds, KindInfo};
+use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind, Param};
 use crate::suite::request::RequestSpec;
 
-pub const RATE_LIMIT_KINDS: &[KindInfo] = &[
-    KindInfo {
+/// Every default of the family: the plan applies these, `KINDS` prints them.
+pub mod defaults {
+    use std::time::Duration;
+
+    pub const SAMPLES: u32 = 20;
+    pub const DIALECT: &str = "auto";
+    pub const RESET: &str = "auto";
+    /// The longest a Reset may lie after Date when no IETF policy gives `w`.
+    pub const WINDOW: Duration = Duration::from_secs(3600);
+    pub const LIMIT_HEADER: &str = "X-RateLimit-Limit";
+    pub const REMAINING_HEADER: &str = "X-RateLimit-Remaining";
+    pub const RESET_HEADER: &str = "X-RateLimit-Reset";
+    pub const LIMITED_STATUS: u16 = 429;
+    pub const COOLDOWN_MAX: Duration = Duration::from_secs(10);
+    pub const STORM_MAX_REQUESTS: u32 = 500;
+    pub const STORM_CONCURRENCY: u32 = 8;
+    /// `max_requests` and `concurrency` of recovery and partition.
+    pub const EXHAUST_MAX_REQUESTS: u32 = 1000;
+    pub const EXHAUST_CONCURRENCY: u32 = 4;
+    pub const STOP_AFTER: u32 = 20;
+    pub const ERROR_CODE: &str = "RATE_LIMIT_EXCEEDED";
+    pub const ERROR_CODE_PATH: &str = "$.error.code";
+    pub const P95_UNDER: Duration = Duration::from_millis(100);
+    pub const MAX_DURATION: Duration = Duration::from_secs(30);
+    pub const MARGIN: Duration = Duration::from_millis(500);
+    pub const MAX_WAIT: Duration = Duration::from_secs(10);
+}
+
+use defaults as d;
+
+const REQUEST: Param = param(
+    "request",
+    D::Required,
+    "the request sent until the limit is reached",
+);
+const LIMITED_STATUS: Param = param(
+    "limited_status",
+    D::Int(d::LIMITED_STATUS as u64),
+    "the status of a limited answer",
+);
+const MAX_REQUESTS: Param = param(
+    "max_requests",
+    D::Int(d::EXHAUST_MAX_REQUESTS as u64),
+    "bound on the requests sent to reach the limit",
+);
+const CONCURRENCY: Param = param(
+    "concurrency",
+    D::Int(d::EXHAUST_CONCURRENCY as u64),
+    "requests in flight while reaching the limit",
+);
+const COOLDOWN_MAX: Param = param(
+    "cooldown_max",
+    D::Duration(d::COOLDOWN_MAX),
+    "longest wait for the window to reset after the check (probed every 250 ms)",
+);
+
+/// The family's documentation (title, intro, per-kind details).
+pub const DOC: &str = include_str!("README.md");
+
+/// Kinds of the rate-limit family.
+pub const KINDS: &[Kind] = &[
+    Kind {
         name: "rate_limit.headers",
         summary: "every response of a sample (4xx included) carries sane rate-limit headers (RL-001, RL-005)",
         params: &[
-            ("requests", "required", "requests sent in turn (include a 4xx one)"),
-            ("samples", "20", "how many responses to read"),
-            ("dialect", "auto", "auto | legacy | ietf-draft7 | ietf (draft-8+ structured fields)"),
-            ("reset", "auto", "legacy Reset form: epoch | delta | auto (>= 1e9 is epoch)"),
-            ("window", "policy w, else 1h", "the longest a Reset may lie after Date"),
-            ("limit_header", "X-RateLimit-Limit", "legacy limit header name"),
-            ("remaining_header", "X-RateLimit-Remaining", "legacy remaining header name"),
-            ("reset_header", "X-RateLimit-Reset", "legacy reset header name"),
+            param("requests", D::Required, "requests sent in turn (include a 4xx one)"),
+            param("samples", D::Int(d::SAMPLES as u64), "how many responses to read"),
+            param(
+                "dialect",
+                D::Str(d::DIALECT),
+                "`auto` | `legacy` | `ietf-draft7` | `ietf` (draft-8+ structured fields)",
+            ),
+            param(
+                "reset",
+                D::Str(d::RESET),
+                "legacy Reset form: `epoch` | `delta` | `auto` (>= 1e9 is epoch)",
+            ),
+            param(
+                "window",
+                D::Text("the policy's `w`, else 1h"),
+                "the longest a Reset may lie after Date",
+            ),
+            param("limit_header", D::Str(d::LIMIT_HEADER), "legacy limit header name"),
+            param("remaining_header", D::Str(d::REMAINING_HEADER), "legacy remaining header name"),
+            param("reset_header", D::Str(d::RESET_HEADER), "legacy reset header name"),
         ],
     },
-    KindInfo {
+    Kind {
         name: "rate_limit.storm",
         summary: "a bounded burst over the limit gets fast 429s with Retry-After and the error code, no 5xx, no drops (RL-002, RL-006, RL-007)",
         params: &[
-            ("request, limited_status, max_requests, concurrency, cooldown_max", "429; 1000; 4; 10s", "the request sent; the limited status; bounds on reaching the limit; longest wait for the window to reset afterwards"),
-            ("stop_after", "20", "stop after this many limited answers"),
-            ("error_code", "RATE_LIMIT_EXCEEDED", "code the limited body must carry (empty: not checked)"),
-            ("error_code_path", "$.error.code", "JSON path of the code"),
-            ("p95_under", "100ms", "p95 latency of the limited answers must be under this"),
-            ("max_duration", "30s", "time bound of the burst"),
-            ("remaining_header", "X-RateLimit-Remaining", "must be 0 on a limited answer, when sent"),
+            REQUEST,
+            LIMITED_STATUS,
+            param(
+                "max_requests",
+                D::Int(d::STORM_MAX_REQUESTS as u64),
+                "bound on the requests of the burst",
+            ),
+            param(
+                "concurrency",
+                D::Int(d::STORM_CONCURRENCY as u64),
+                "requests in flight during the burst",
+            ),
+            COOLDOWN_MAX,
+            param("stop_after", D::Int(d::STOP_AFTER as u64), "stop after this many limited answers"),
+            param(
+                "error_code",
+                D::Str(d::ERROR_CODE),
+                "code the limited body must carry (`\"\"`: not checked)",
+            ),
+            param("error_code_path", D::Str(d::ERROR_CODE_PATH), "JSON path of the code"),
+            param(
+                "p95_under",
+                D::Duration(d::P95_UNDER),
+                "p95 latency of the limited answers must be under this",
+            ),
+            param("max_duration", D::Duration(d::MAX_DURATION), "time bound of the burst"),
+            param(
+                "remaining_header",
+                D::Str(d::REMAINING_HEADER),
+                "must be 0 on a limited answer, when sent",
+            ),
         ],
     },
-    KindInfo {
+    Kind {
         name: "rate_limit.recovery",
         summary: "after a 429, a request before Retry-After is still limited and one after it succeeds (RL-003)",
         params: &[
-            ("request, limited_status, max_requests, concurrency, cooldown_max", "429; 1000; 4; 10s", "the request sent; the limited status; bounds on reaching the limit; longest wait for the window to reset afterwards"),
-            ("margin", "500ms", "how long after Retry-After the second probe goes"),
-            ("max_wait", "10s", "longest Retry-After the check is willing to wait"),
-            ("reset", "auto", "legacy Reset form (used when Retry-After is absent)"),
+            REQUEST,
+            LIMITED_STATUS,
+            MAX_REQUESTS,
+            CONCURRENCY,
+            COOLDOWN_MAX,
+            param(
+                "margin",
+                D::Duration(d::MARGIN),
+                "how long after Retry-After the second probe goes",
+            ),
+            param(
+                "max_wait",
+                D::Duration(d::MAX_WAIT),
+                "longest Retry-After the check is willing to wait (longer: an error)",
+            ),
+            param("reset", D::Str(d::RESET), "legacy Reset form (used when Retry-After is absent)"),
         ],
     },
-    KindInfo {
+    Kind {
         name: "rate_limit.partition",
         summary: "exhausting the first tenant's limit does not limit the second tenant (RL-004); needs target.second_tenant_headers",
-        params: &[("request, limited_status, max_requests, concurrency, cooldown_max", "429; 1000; 4; 10s", "the request sent; the limited status; bounds on reaching the limit; longest wait for the window to reset afterwards")],
+        params: &[REQUEST, LIMITED_STATUS, MAX_REQUESTS, CONCURRENCY, COOLDOWN_MAX],
     },
 ];
 
@@ -148,3 +256,100 @@ family_kinds!(
         "rate_limit.partition" => Partition(RateLimitPartitionSpec),
     }
 );
+
+#[cfg(test)]
+mod tests {
+    use super::{defaults, KINDS};
+    use crate::families::rate_limit::fields::{Dialect, Dialects, ResetMode};
+    use crate::families::rate_limit::plan::{Exhaust, RateLimitPlan};
+    use crate::families::CheckPlan;
+    use crate::suite::kinds::testing::*;
+    use crate::suite::kinds::{show_duration, DefaultValue};
+
+    const MINIMAL: &[(&str, &str)] = &[
+        ("rate_limit.headers", "    requests: [{ path: /a }]\n"),
+        ("rate_limit.storm", "    request: { path: /a }\n"),
+        ("rate_limit.recovery", "    request: { path: /a }\n"),
+        ("rate_limit.partition", "    request: { path: /a }\n"),
+    ];
+
+    fn exhaust(e: &Exhaust) -> Vec<(&'static str, Option<String>)> {
+        vec![
+            ("limited_status", int(e.limited_status)),
+            ("max_requests", int(e.max_requests)),
+            ("concurrency", int(e.concurrency)),
+            ("cooldown_max", dur(e.cooldown_max)),
+        ]
+    }
+
+    fn dialect(d: Dialect) -> &'static str {
+        Dialect::NAMES[match d {
+            Dialect::Auto => 0,
+            Dialect::Legacy => 1,
+            Dialect::IetfDraft7 => 2,
+            Dialect::IetfStructured => 3,
+        }]
+    }
+
+    fn reset(d: &Dialects) -> &'static str {
+        ResetMode::NAMES[match d.reset {
+            ResetMode::Auto => 0,
+            ResetMode::Epoch => 1,
+            ResetMode::Delta => 2,
+        }]
+    }
+
+    #[test]
+    fn table_defaults_are_the_planned_ones() {
+        assert_covers(KINDS, &MINIMAL.iter().map(|(k, _)| *k).collect::<Vec<_>>());
+        for (kind, fields) in MINIMAL {
+            let CheckPlan::RateLimit(p) = plan_check(kind, fields) else {
+                panic!("not a rate-limit plan");
+            };
+            let planned = match *p {
+                RateLimitPlan::Headers(h) => vec![
+                    ("samples", int(h.samples)),
+                    ("dialect", word(dialect(h.dialects.dialect))),
+                    ("reset", word(reset(&h.dialects))),
+                    ("window", h.window.and_then(dur)),
+                    ("limit_header", word(&h.dialects.names.limit)),
+                    ("remaining_header", word(&h.dialects.names.remaining)),
+                    ("reset_header", word(&h.dialects.names.reset)),
+                ],
+                RateLimitPlan::Storm(s) => {
+                    let mut v = exhaust(&s.exhaust);
+                    v.extend([
+                        ("stop_after", int(s.stop_after)),
+                        ("error_code", s.error_code.clone()),
+                        ("error_code_path", word(&s.error_code_path)),
+                        ("p95_under", dur(s.p95_under)),
+                        ("max_duration", dur(s.max_duration)),
+                        ("remaining_header", word(&s.remaining_header)),
+                    ]);
+                    v
+                }
+                RateLimitPlan::Recovery(r) => {
+                    let mut v = exhaust(&r.exhaust);
+                    v.extend([
+                        ("margin", dur(r.margin)),
+                        ("max_wait", dur(r.max_wait)),
+                        ("reset", word(reset(&r.dialects))),
+                    ]);
+                    v
+                }
+                RateLimitPlan::Partition(p) => exhaust(&p.exhaust),
+            };
+            assert_planned(KINDS, kind, &planned);
+        }
+    }
+
+    /// `window` is described in words; its fallback is the constant exec uses.
+    #[test]
+    fn window_text_names_the_fallback() {
+        let row = KINDS[0].params.iter().find(|p| p.name == "window").unwrap();
+        let DefaultValue::Text(t) = row.default else {
+            panic!("window is described in words")
+        };
+        assert!(t.ends_with(&show_duration(defaults::WINDOW)), "{t}");
+    }
+}

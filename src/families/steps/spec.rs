@@ -1,6 +1,6 @@
 //! `kind: steps` as written: requests in order with expectations and captures.
 
-use crate::suite::kinds::{check_spec, family_kinds, KindInfo};
+use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind};
 use crate::suite::request::StepSpec;
 
 check_spec!(
@@ -17,13 +17,36 @@ family_kinds!(
     }
 );
 
+/// The family's documentation (title, intro, per-kind details).
+pub const DOC: &str = include_str!("README.md");
+
 /// Kinds of the generic family.
-pub const KINDS: &[KindInfo] = &[KindInfo {
+pub const KINDS: &[Kind] = &[Kind {
     name: "steps",
     summary: "a generic multi-step case: requests in order, expectations, captures",
-    params: &[(
+    params: &[param(
         "steps",
-        "required",
-        "list of {name, request, expect, capture}; see README \"Suite grammar\"",
+        D::Required,
+        "list of `{name, request, expect, capture}`, run in order",
     )],
 }];
+
+#[cfg(test)]
+mod tests {
+    use super::KINDS;
+    use crate::families::CheckPlan;
+    use crate::suite::kinds::testing::*;
+
+    /// `steps` has no defaulted parameter; the grammar's defaults (method
+    /// GET, ...) are the README's.
+    #[test]
+    fn table_defaults_are_the_planned_ones() {
+        assert_covers(KINDS, &["steps"]);
+        let CheckPlan::Steps(p) = plan_check("steps", "    steps: [{ request: { path: /a } }]\n")
+        else {
+            panic!("not a steps plan");
+        };
+        assert_eq!(p.steps.len(), 1);
+        assert_planned(KINDS, "steps", &[]);
+    }
+}

@@ -398,7 +398,10 @@ impl PlanCtx<'_> {
         let at = s.id.referenced;
         self.header_name(&s.trace_header, at, "trace_header");
         let join = match &s.status_trace {
-            None => StatusJoin::Json(JsonPath::parse("$.trace_id").expect("static path")),
+            None => StatusJoin::Json(
+                JsonPath::parse(crate::families::trace::spec::defaults::STATUS_TRACE_JSON)
+                    .expect("static path"),
+            ),
             Some(st) => match (&st.value.json, &st.value.header) {
                 (Some(p), None) => StatusJoin::Json(self.json_path(p, st.referenced)),
                 (None, Some(h)) => {

@@ -8,67 +8,107 @@
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use crate::model::scalar::{DurationValue, StatusPattern, StatusSet};
-use crate::suite::kinds::{check_spec, family_kinds, KindInfo};
+use crate::model::scalar::{DurationValue, StatusSet};
+use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind, Param};
 use crate::suite::request::RequestSpec;
 
-fn yes() -> bool {
-    true
+/// Every default of the family: serde applies these (the `default = ...`
+/// functions below), `KINDS` prints them.
+pub mod defaults {
+    use std::time::Duration;
+
+    use crate::model::scalar::StatusPattern::{self, Class, Exact};
+
+    pub const STATUS: &[StatusPattern] = &[Class(2)];
+    pub const ASYNC_STATUS: &[StatusPattern] = &[Exact(202)];
+    pub const PROBE_UNAUTHENTICATED: bool = true;
+    pub const AUTH_HEADER: &str = "Authorization";
+    pub const NOT_FOUND_PATH: &str = "/__tminus/trace-probe-not-found-${uuid}";
+    /// Headers accepted as "this response carries an id" (TRC-009).
+    pub const ID_HEADERS: &[&str] = &["Trace-Id", "X-Request-Id", "traceparent", "traceresponse"];
+    pub const COUNT: u64 = 1000;
+    pub const CONCURRENCY: u64 = 8;
+    pub const WITHIN: Duration = Duration::from_secs(30);
+    pub const TRACE_HEADER: &str = "Trace-Id";
+    pub const ID_FORMAT: &str = "w3c";
+    pub const MAX_RETRY_AFTER_WAIT: Duration = Duration::from_secs(10);
+    /// Headers a propagated trace-id may come back in (TRC-001).
+    pub const RETURN_HEADERS: &[&str] = &["Trace-Id", "traceresponse"];
+    pub const REQUEST_ID_HEADER: &str = "X-Request-Id";
+    pub const EXPECT_ECHO: bool = true;
+    pub const MAX_LENGTH: usize = 255;
+    pub const LONG_LENGTH: usize = 10 * 1024;
+    pub const SANITIZED_PATTERN: &str = "^[A-Za-z0-9._:-]+$";
+    pub const STATUS_TRACE_JSON: &str = "$.trace_id";
+    pub const SEND_TRACEPARENT: bool = false;
+    pub const TRACESTATE_HEADER: &str = "tracestate";
+    pub const TRACESTATE_REQUIRED: bool = false;
 }
+
+use defaults as d;
+
 fn two_xx() -> StatusSet {
-    StatusSet(vec![StatusPattern::Class(2)])
+    StatusSet(d::STATUS.to_vec())
 }
 fn accepted() -> StatusSet {
-    StatusSet::single(202)
+    StatusSet(d::ASYNC_STATUS.to_vec())
 }
 pub fn default_trace_header() -> String {
-    "Trace-Id".into()
+    d::TRACE_HEADER.into()
 }
-/// Headers accepted as "this response carries an id" (TRC-009).
 pub fn default_id_headers() -> Vec<String> {
-    ["Trace-Id", "X-Request-Id", "traceparent", "traceresponse"]
-        .map(String::from)
-        .to_vec()
+    d::ID_HEADERS.iter().map(|h| h.to_string()).collect()
 }
-/// Headers a propagated trace-id may come back in (TRC-001).
 pub fn default_return_headers() -> Vec<String> {
-    ["Trace-Id", "traceresponse"].map(String::from).to_vec()
+    d::RETURN_HEADERS.iter().map(|h| h.to_string()).collect()
+}
+fn probe_unauthenticated() -> bool {
+    d::PROBE_UNAUTHENTICATED
 }
 fn authorization() -> String {
-    "Authorization".into()
+    d::AUTH_HEADER.into()
 }
 fn not_found_path() -> Option<String> {
-    Some("/__tminus/trace-probe-not-found-${uuid}".into())
+    Some(d::NOT_FOUND_PATH.into())
 }
-fn thousand() -> u64 {
-    1000
+fn count() -> u64 {
+    d::COUNT
 }
-fn eight() -> u64 {
-    8
+fn concurrency() -> u64 {
+    d::CONCURRENCY
 }
-fn thirty_s() -> DurationValue {
-    DurationValue(std::time::Duration::from_secs(30))
+fn within() -> DurationValue {
+    DurationValue(d::WITHIN)
 }
-fn ten_s() -> DurationValue {
-    DurationValue(std::time::Duration::from_secs(10))
+fn max_retry_after_wait() -> DurationValue {
+    DurationValue(d::MAX_RETRY_AFTER_WAIT)
 }
-fn w3c() -> IdFormat {
-    IdFormat::W3c
+fn id_format() -> IdFormat {
+    IdFormat::parse(d::ID_FORMAT).expect("a known id format")
 }
 fn request_id_header() -> String {
-    "X-Request-Id".into()
+    d::REQUEST_ID_HEADER.into()
+}
+fn expect_echo() -> bool {
+    d::EXPECT_ECHO
 }
 fn max_len() -> usize {
-    255
+    d::MAX_LENGTH
 }
 fn long_len() -> usize {
-    10 * 1024
+    d::LONG_LENGTH
 }
 fn tracestate_header() -> String {
-    "tracestate".into()
+    d::TRACESTATE_HEADER.into()
+}
+fn tracestate_required() -> bool {
+    d::TRACESTATE_REQUIRED
+}
+fn send_traceparent() -> bool {
+    d::SEND_TRACEPARENT
 }
 fn sanitized_pattern() -> String {
-    "^[A-Za-z0-9._:-]+$".into()
+    d::SANITIZED_PATTERN.into()
 }
 
 /// What a trace id must look like.
@@ -79,6 +119,21 @@ pub enum IdFormat {
     W3c,
     /// Any non-empty value.
     Any,
+}
+
+impl IdFormat {
+    /// The name a suite writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            IdFormat::W3c => "w3c",
+            IdFormat::Any => "any",
+        }
+    }
+    pub fn parse(name: &str) -> Option<IdFormat> {
+        [IdFormat::W3c, IdFormat::Any]
+            .into_iter()
+            .find(|f| f.name() == name)
+    }
 }
 
 /// One request of a `trace.present` sample and the status it is meant to provoke.
@@ -103,7 +158,7 @@ check_spec!(
         #[serde(default = "two_xx")]
         pub status: StatusSet,
         /// Also send `request` without `auth_header`, expecting 401.
-        #[serde(default = "yes")]
+        #[serde(default = "probe_unauthenticated")]
         pub probe_unauthenticated: bool,
         #[serde(default = "authorization")]
         pub auth_header: String,
@@ -123,19 +178,19 @@ check_spec!(
     /// `trace.unique`: ids differ across N requests (TRC-002).
     TraceUniqueSpec {
         pub request: RequestSpec,
-        #[serde(default = "thousand")]
+        #[serde(default = "count")]
         pub count: u64,
-        #[serde(default = "eight")]
+        #[serde(default = "concurrency")]
         pub concurrency: u64,
         /// Stop sending after this long, judging what was collected.
-        #[serde(default = "thirty_s")]
+        #[serde(default = "within")]
         pub within: DurationValue,
         #[serde(default = "default_trace_header")]
         pub trace_header: String,
-        #[serde(default = "w3c")]
+        #[serde(default = "id_format")]
         pub id_format: IdFormat,
         /// Longest wait for a 429's Retry-After before the check finishes.
-        #[serde(default = "ten_s")]
+        #[serde(default = "max_retry_after_wait")]
         pub max_retry_after_wait: DurationValue,
     }
 );
@@ -160,7 +215,7 @@ check_spec!(
         pub status: StatusSet,
         #[serde(default = "default_trace_header")]
         pub trace_header: String,
-        #[serde(default = "w3c")]
+        #[serde(default = "id_format")]
         pub id_format: IdFormat,
         /// A subset of the case names; all by default.
         #[serde(default)]
@@ -178,7 +233,7 @@ check_spec!(
         #[serde(default = "request_id_header")]
         pub header: String,
         /// Whether a well-formed id must come back unchanged.
-        #[serde(default = "yes")]
+        #[serde(default = "expect_echo")]
         pub expect_echo: bool,
         /// Longest id the target may return.
         #[serde(default = "max_len")]
@@ -217,7 +272,7 @@ check_spec!(
         #[serde(default = "tracestate_header")]
         pub header: String,
         /// Whether a target returning no tracestate at all fails (else: skipped).
-        #[serde(default)]
+        #[serde(default = "tracestate_required")]
         pub required: bool,
     }
 );
@@ -250,7 +305,7 @@ check_spec!(
         pub status_trace: Option<Spanned<StatusTraceSpec>>,
         /// Send the GET with a traceparent continuing the started trace (as a
         /// client that propagates would).
-        #[serde(default)]
+        #[serde(default = "send_traceparent")]
         pub send_traceparent: bool,
     }
 );
@@ -269,96 +324,273 @@ family_kinds!(
     }
 );
 
-/// What `tminus checks` prints for the trace family.
-pub const TRACE_KINDS: &[KindInfo] = &[
-    KindInfo {
+const REQUEST: Param = param("request", D::Required, "the request sent");
+const STATUS: Param = param(
+    "status",
+    D::Statuses(d::STATUS),
+    "status `request` must get",
+);
+const TRACE_HEADER: Param = param(
+    "trace_header",
+    D::Str(d::TRACE_HEADER),
+    "header holding the id (traceparent/traceresponse: its trace-id field)",
+);
+const ID_FORMAT: Param = param(
+    "id_format",
+    D::Str(d::ID_FORMAT),
+    "`w3c` (32 lowercase hex, not all zeros) or `any`",
+);
+const RETURN_HEADERS: Param = param(
+    "return_headers",
+    D::List(d::RETURN_HEADERS),
+    "headers the id may come back in; each present must carry it",
+);
+
+/// The family's documentation (title, intro, per-kind details).
+pub const DOC: &str = include_str!("README.md");
+
+/// Kinds of the trace family.
+pub const KINDS: &[Kind] = &[
+    Kind {
         name: "trace.present",
         summary: "every response of a sample (2xx, 401, 404, and given 4xx/429/5xx) carries a request/trace id (TRC-009)",
         params: &[
-            ("request", "required", "a request answered with `status`"),
-            ("status", "2xx", "status `request` must get"),
-            ("probe_unauthenticated", "true", "also send `request` without `auth_header`, expecting 401"),
-            ("auth_header", "Authorization", "header dropped by the unauthenticated probe"),
-            ("not_found_path", "/__tminus/trace-probe-not-found-${uuid}", "GET expected to answer 404; null turns it off"),
-            ("requests", "[]", "more probes: list of {name, request, status} (422, 429, 5xx ...)"),
-            ("id_headers", "[Trace-Id, X-Request-Id, traceparent, traceresponse]", "any of these counts as an id"),
+            REQUEST,
+            STATUS,
+            param(
+                "probe_unauthenticated",
+                D::Bool(d::PROBE_UNAUTHENTICATED),
+                "also send `request` without `auth_header`, expecting 401",
+            ),
+            param(
+                "auth_header",
+                D::Str(d::AUTH_HEADER),
+                "header dropped by the unauthenticated probe",
+            ),
+            param(
+                "not_found_path",
+                D::Str(d::NOT_FOUND_PATH),
+                "GET expected to answer 404; `null` turns it off",
+            ),
+            param(
+                "requests",
+                D::List(&[]),
+                "more probes: list of `{name, request, status}` (422, 429, 5xx ...)",
+            ),
+            param("id_headers", D::List(d::ID_HEADERS), "any of these counts as an id"),
         ],
     },
-    KindInfo {
+    Kind {
         name: "trace.unique",
         summary: "trace ids are well formed and differ across N requests (TRC-002)",
         params: &[
-            ("request", "required", "the request sent N times"),
-            ("count", "1000", "requests to send"),
-            ("concurrency", "8", "requests in flight"),
-            ("within", "30s", "time bound; the check judges what it collected by then"),
-            ("trace_header", "Trace-Id", "header holding the id (traceparent/traceresponse: its trace-id field)"),
-            ("id_format", "w3c", "`w3c` (32 lowercase hex, not all zeros) or `any`"),
-            ("max_retry_after_wait", "10s", "after 429s, wait up to this for Retry-After before finishing"),
+            REQUEST,
+            param("count", D::Int(d::COUNT), "requests to send"),
+            param("concurrency", D::Int(d::CONCURRENCY), "requests in flight"),
+            param(
+                "within",
+                D::Duration(d::WITHIN),
+                "time bound; the check judges what it collected by then",
+            ),
+            TRACE_HEADER,
+            ID_FORMAT,
+            param(
+                "max_retry_after_wait",
+                D::Duration(d::MAX_RETRY_AFTER_WAIT),
+                "after 429s, wait up to this for Retry-After before finishing",
+            ),
         ],
     },
-    KindInfo {
+    Kind {
         name: "trace.propagated",
         summary: "a sent traceparent's trace-id comes back, with a new parent id (TRC-001)",
-        params: &[
-            ("request", "required", "the request sent with a fresh traceparent"),
-            ("status", "2xx", "status it must get"),
-            ("return_headers", "[Trace-Id, traceresponse]", "headers the id may come back in; each present must carry it"),
-        ],
+        params: &[REQUEST, STATUS, RETURN_HEADERS],
     },
-    KindInfo {
+    Kind {
         name: "trace.invalid_ignored",
         summary: "invalid traceparents (uppercase, zero ids, version ff, wrong lengths, extra field) restart the trace without 4xx (TRC-003)",
         params: &[
-            ("request", "required", "the request sent with each invalid traceparent"),
-            ("status", "2xx", "status each must still get"),
-            ("trace_header", "Trace-Id", "header holding the new trace id"),
-            ("id_format", "w3c", "`w3c` or `any`"),
-            ("cases", "all", "subset of: uppercase, zero-trace-id, zero-parent-id, version-ff, short-trace-id, long-parent-id, extra-field, tracestate-only"),
+            REQUEST,
+            STATUS,
+            TRACE_HEADER,
+            ID_FORMAT,
+            param(
+                "cases",
+                D::Text("all"),
+                "subset of: uppercase, zero-trace-id, zero-parent-id, version-ff, short-trace-id, long-parent-id, extra-field, tracestate-only",
+            ),
         ],
     },
-    KindInfo {
+    Kind {
         name: "trace.request_id_hygiene",
         summary: "a well-formed X-Request-Id is echoed; overlong or hostile ones are never reflected raw (TRC-007)",
         params: &[
-            ("request", "required", "the request the ids ride on"),
-            ("status", "2xx", "status the well-formed request must get"),
-            ("header", "X-Request-Id", "request id header"),
-            ("expect_echo", "true", "a well-formed id must come back unchanged"),
-            ("max_length", "255", "longest id the target may return"),
-            ("long_length", "10240", "size of the overlong value"),
-            ("sanitized_pattern", "^[A-Za-z0-9._:-]+$", "what a returned id must look like after a hostile one"),
+            REQUEST,
+            STATUS,
+            param("header", D::Str(d::REQUEST_ID_HEADER), "request id header"),
+            param(
+                "expect_echo",
+                D::Bool(d::EXPECT_ECHO),
+                "a well-formed id must come back unchanged",
+            ),
+            param("max_length", D::Int(d::MAX_LENGTH as u64), "longest id the target may return"),
+            param("long_length", D::Int(d::LONG_LENGTH as u64), "size of the overlong value"),
+            param(
+                "sanitized_pattern",
+                D::Str(d::SANITIZED_PATTERN),
+                "what a returned id must look like after a hostile one",
+            ),
         ],
     },
-    KindInfo {
+    Kind {
         name: "trace.async_status",
         summary: "a 202's Location status resource answers with the starting request's trace id (TRC-008)",
         params: &[
-            ("request", "required", "the request that starts the async operation"),
-            ("status", "202", "status it must get (with Location)"),
-            ("trace_header", "Trace-Id", "where the starting response's trace id is read"),
-            ("poll_status", "2xx", "status the status URL must answer"),
-            ("status_trace", "{json: $.trace_id}", "where the status resource carries the id: {json: PATH} or {header: NAME}"),
-            ("send_traceparent", "false", "send the GET with a traceparent continuing the started trace"),
+            REQUEST,
+            param(
+                "status",
+                D::Statuses(d::ASYNC_STATUS),
+                "status `request` must get (with Location)",
+            ),
+            param(
+                "trace_header",
+                D::Str(d::TRACE_HEADER),
+                "where the starting response's trace id is read",
+            ),
+            param("poll_status", D::Statuses(d::STATUS), "status the status URL must answer"),
+            param(
+                "status_trace.json",
+                D::Str(d::STATUS_TRACE_JSON),
+                "JSON path of the id in the status resource; or give `status_trace: {header: NAME}`",
+            ),
+            param(
+                "send_traceparent",
+                D::Bool(d::SEND_TRACEPARENT),
+                "send the GET with a traceparent continuing the started trace",
+            ),
         ],
     },
-    KindInfo {
+    Kind {
         name: "trace.version_downgrade",
         summary: "a higher-version traceparent (01-T-P-01-xyz) is continued with the same trace-id and answered as version 00 (TRC-004)",
-        params: &[
-            ("request", "required", "the request sent with a version-01 traceparent"),
-            ("status", "2xx", "status it must get"),
-            ("return_headers", "[Trace-Id, traceresponse]", "headers the id may come back in; each present must carry it"),
-        ],
+        params: &[REQUEST, STATUS, RETURN_HEADERS],
     },
-    KindInfo {
+    Kind {
         name: "trace.tracestate",
         summary: "a returned tracestate keeps member order, new keys leftmost, at most 32 whole members (TRC-006)",
         params: &[
-            ("request", "required", "the request sent with a traceparent and a 3- and a 33-member tracestate"),
-            ("status", "2xx", "status each must get"),
-            ("header", "tracestate", "response header carrying the target's outgoing tracestate"),
-            ("required", "false", "a target returning no tracestate fails (else the check is skipped)"),
+            REQUEST,
+            STATUS,
+            param(
+                "header",
+                D::Str(d::TRACESTATE_HEADER),
+                "response header carrying the target's outgoing tracestate",
+            ),
+            param(
+                "required",
+                D::Bool(d::TRACESTATE_REQUIRED),
+                "a target returning no tracestate fails (else the check is skipped)",
+            ),
         ],
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::KINDS;
+    use crate::families::trace::plan::{InvalidCase, StatusJoin, TracePlan};
+    use crate::families::CheckPlan;
+    use crate::suite::kinds::testing::*;
+
+    const MINIMAL: &[&str] = &[
+        "trace.present",
+        "trace.unique",
+        "trace.propagated",
+        "trace.invalid_ignored",
+        "trace.request_id_hygiene",
+        "trace.async_status",
+        "trace.version_downgrade",
+        "trace.tracestate",
+    ];
+
+    #[test]
+    fn table_defaults_are_the_planned_ones() {
+        assert_covers(KINDS, MINIMAL);
+        for kind in MINIMAL {
+            let CheckPlan::Trace(p) = plan_check(kind, "    request: { path: /a }\n") else {
+                panic!("not a trace plan");
+            };
+            let planned = match *p {
+                TracePlan::Present(p) => {
+                    let by_name = |n: &str| p.probes.iter().find(|q| q.name == n);
+                    let success = by_name("success").expect("the success probe");
+                    let unauth = p.probes.iter().find(|q| q.drop_header.is_some());
+                    let not_found = by_name("not found").map(|q| match &q.request.url {
+                        crate::plan::request::UrlPlan::Path(t) => {
+                            unrender_uuid(&t.render(&Default::default()))
+                        }
+                        other => panic!("{other:?}"),
+                    });
+                    vec![
+                        ("status", statuses(success.status.as_ref().unwrap())),
+                        ("probe_unauthenticated", word(unauth.is_some())),
+                        (
+                            "auth_header",
+                            unauth.and_then(|q| word(q.drop_header.as_ref()?)),
+                        ),
+                        ("not_found_path", not_found),
+                        ("requests", list(p.probes.iter().skip(3).map(|q| &q.name))),
+                        ("id_headers", list(&p.id_headers)),
+                    ]
+                }
+                TracePlan::Unique(u) => vec![
+                    ("count", int(u.count)),
+                    ("concurrency", int(u.concurrency)),
+                    ("within", dur(u.within)),
+                    ("trace_header", word(&u.trace_header)),
+                    ("id_format", word(u.id_format.name())),
+                    ("max_retry_after_wait", dur(u.max_retry_after_wait)),
+                ],
+                TracePlan::Propagated(p) | TracePlan::VersionDowngrade(p) => vec![
+                    ("status", statuses(&p.status)),
+                    ("return_headers", list(&p.return_headers)),
+                ],
+                TracePlan::InvalidIgnored(p) => {
+                    assert_eq!(p.cases, InvalidCase::ALL, "all cases by default");
+                    vec![
+                        ("status", statuses(&p.status)),
+                        ("trace_header", word(&p.trace_header)),
+                        ("id_format", word(p.id_format.name())),
+                    ]
+                }
+                TracePlan::RequestIdHygiene(p) => vec![
+                    ("status", statuses(&p.status)),
+                    ("header", word(&p.header)),
+                    ("expect_echo", word(p.expect_echo)),
+                    ("max_length", int(p.max_length as u64)),
+                    ("long_length", int(p.long_length as u64)),
+                    ("sanitized_pattern", word(p.sanitized.as_str())),
+                ],
+                TracePlan::AsyncStatus(p) => vec![
+                    ("status", statuses(&p.status)),
+                    ("trace_header", word(&p.trace_header)),
+                    ("poll_status", statuses(&p.poll_status)),
+                    (
+                        "status_trace.json",
+                        match &p.join {
+                            StatusJoin::Json(path) => word(path),
+                            StatusJoin::Header(h) => panic!("joined on header {h}"),
+                        },
+                    ),
+                    ("send_traceparent", word(p.send_traceparent)),
+                ],
+                TracePlan::Tracestate(p) => vec![
+                    ("status", statuses(&p.status)),
+                    ("header", word(&p.header)),
+                    ("required", word(p.required)),
+                ],
+            };
+            assert_planned(KINDS, kind, &planned);
+        }
+    }
+}
