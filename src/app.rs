@@ -315,6 +315,16 @@ fn cmd_checks(a: ChecksArgs) -> i32 {
     exit::OK
 }
 
+/// `println!` for the binary's own stdout output, except that a closed pipe
+/// (`tminus reference --list-defects | head`) ends quietly instead of
+/// panicking, as ripgrep does.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 /// How `docs/checks.md` is regenerated.
 pub const CHECKS_MD_COMMAND: &str = "cargo run -- checks --format markdown > docs/checks.md";
 
@@ -541,13 +551,13 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
         return crate::reference::client::main(c);
     }
     if a.list_defects {
-        println!("API defects (tminus reference --defect NAME):");
+        say!("API defects (tminus reference --defect NAME):");
         for d in Defect::all().iter().filter(|d| !is_client_defect(**d)) {
-            println!("  {:<28} {}", d.name(), d.summary());
+            say!("  {:<28} {}", d.name(), d.summary());
         }
-        println!("\nclient defects (tminus reference client --defect NAME):");
+        say!("\nclient defects (tminus reference client --defect NAME):");
         for d in Defect::all().iter().filter(|d| is_client_defect(**d)) {
-            println!("  {:<28} {}", d.name(), d.summary());
+            say!("  {:<28} {}", d.name(), d.summary());
         }
         return exit::OK;
     }
@@ -597,7 +607,7 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
             }
         };
         // stdout carries only the URL so scripts can read it.
-        println!("{}", server.base_url());
+        say!("{}", server.base_url());
         let names: Vec<&str> = config.defects.iter().map(|d| d.name()).collect();
         eprintln!(
             "reference integration listening on {} (defects: {}); API keys: {}; Ctrl-C stops it",
@@ -647,7 +657,7 @@ fn cmd_sign(a: crate::cli::SignArgs) -> i32 {
         body,
     };
     for (k, v) in scheme.headers(&key, &d, Some(&a.event)) {
-        println!("{k}: {v}");
+        say!("{k}: {v}");
     }
     exit::OK
 }

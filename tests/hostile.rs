@@ -673,3 +673,24 @@ fn load_files_hold_no_secret() {
         "expected the load files too, saw {seen_files}"
     );
 }
+
+/// Item 17: output into a closed pipe ends quietly, without a panic.
+#[test]
+fn a_closed_pipe_is_not_a_panic() {
+    use std::process::{Command, Stdio};
+    for args in [&["checks"][..], &["reference", "--list-defects"][..]] {
+        let mut child = Command::new(common::bin())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read one byte, then close our end, as `| head -c1` would.
+        let mut first = [0u8; 1];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+    }
+}
