@@ -235,36 +235,6 @@ fn only_and_tag_select_checks() {
     assert!(checks.iter().any(|c| c["id"] == "auth-rejects-bad-key"));
 }
 
-#[test]
-fn launch_checklist_catches_reference_defects() {
-    for (defect, failing) in [
-        (
-            Defect::AcceptAnyKey,
-            vec!["launch-checklist/auth-rejects-bad-key"],
-        ),
-        (
-            Defect::NoTraceId,
-            vec![
-                "launch-checklist/auth-rejects-bad-key",
-                "launch-checklist/trace-id-on-every-response",
-            ],
-        ),
-        (
-            Defect::BrokenPagination,
-            vec!["launch-checklist/pagination-walks-cursor"],
-        ),
-    ] {
-        let reference = RefHandle::start(&[defect]);
-        let (v, _) = common::run_suite_against("suites/launch-checklist.yaml", &reference.url, &[]);
-        let bad: Vec<String> = v
-            .iter()
-            .filter(|(_, s)| s != "pass")
-            .map(|(i, _)| i.clone())
-            .collect();
-        assert_eq!(bad, failing, "defect {defect}");
-    }
-}
-
 fn assert_invalid(dir: &Path, suite: &str, expect_pos: &str, expect_msg: &str) {
     let (url, hits) = counting_listener();
     let out = tminus(dir, &["run", suite, "--target", &url], &[], DEADLINE);

@@ -1,67 +1,16 @@
-//! The rate-limit family against the reference integration: the healthy
-//! reference passes every check of `suites/rate-limit.yaml`, each rate-limit
-//! defect fails exactly its intended check, and a storm against a limit that
-//! is never reached ends at its bound with a clear failure.
+//! The rate-limit family against the reference integration, beyond its defect
+//! table (which is in `tests/defects.rs`): a storm against a limit that is never
+//! reached ends at its bound with a clear failure, a missing second tenant skips,
+//! and bad parameters are positioned.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
 use common::{not_passing, run_suite_against, RefHandle};
-use tminus::reference::{Defect, RateLimitConfig, ReferenceConfig};
+use tminus::reference::{RateLimitConfig, ReferenceConfig};
 
 const SUITE: &str = "suites/rate-limit.yaml";
-
-/// (defects, the checks that must fail). Every other check must pass.
-const TABLE: &[(&[Defect], &[&str])] = &[
-    (&[], &[]),
-    (&[Defect::NoRateLimitHeaders], &["rate-limit/rl-headers"]),
-    (&[Defect::NoRetryAfter], &["rate-limit/rl-storm"]),
-    (&[Defect::ShortRetryAfter], &["rate-limit/rl-recovery"]),
-    (&[Defect::Storm5xx], &["rate-limit/rl-storm"]),
-    (&[Defect::Slow429], &["rate-limit/rl-storm"]),
-    (&[Defect::GlobalBucket], &["rate-limit/rl-partition"]),
-];
-
-#[test]
-fn each_defect_fails_exactly_its_check() {
-    // Rows run in parallel (each against its own reference): the suite is
-    // mostly waiting for windows to reset.
-    let handles: Vec<_> = TABLE
-        .iter()
-        .map(|(defects, failing)| {
-            std::thread::spawn(move || {
-                let r = RefHandle::start(defects);
-                let (v, out) = run_suite_against(SUITE, &r.url, &[]);
-                assert_eq!(v.len(), 4, "{v:?}");
-                let mut bad = Vec::new();
-                for (id, verdict) in &v {
-                    let want = if failing.contains(&id.as_str()) {
-                        "fail"
-                    } else {
-                        "pass"
-                    };
-                    if verdict != want {
-                        bad.push(format!("{id}: expected {want}, got {verdict}"));
-                    }
-                }
-                (
-                    defects,
-                    bad,
-                    String::from_utf8_lossy(&out.stdout).into_owned(),
-                )
-            })
-        })
-        .collect();
-    let mut problems = Vec::new();
-    for h in handles {
-        let (defects, bad, stdout) = h.join().expect("row thread");
-        if !bad.is_empty() {
-            problems.push(format!("defects {defects:?}: {bad:?}\n{stdout}"));
-        }
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
-}
 
 #[test]
 fn storm_against_a_limit_never_reached_fails_at_its_bound() {

@@ -1,12 +1,10 @@
-//! The trace-correlation family, end to end and in parts: the reference passes
-//! every check of `suites/trace.yaml`, each trace defect fails exactly its
-//! intended check(s), and the traceparent parser follows W3C Trace Context.
+//! The trace-correlation family, end to end and in parts (its defect table is in
+//! `tests/defects.rs`): failures quote what was seen, and the traceparent and
+//! tracestate code follows W3C Trace Context.
 
 mod common;
 
-use std::time::Instant;
-
-use common::{not_passing, run_suite_against, RefHandle};
+use common::{run_suite_against, RefHandle};
 use tminus::families::trace::plan::InvalidCase;
 use tminus::families::trace::traceparent::{self, Invalid};
 use tminus::families::trace::tracestate;
@@ -14,99 +12,6 @@ use tminus::families::trace::unique::parse_retry_after;
 use tminus::reference::Defect;
 
 const SUITE: &str = "suites/trace.yaml";
-
-/// The core proof: `(defects, check ids that must fail, check ids that must be
-/// skipped)`; every other check of the suite must still pass.
-#[test]
-fn reference_passes_and_each_defect_fails_only_its_check() {
-    let table: &[(&[Defect], &[&str], &[&str])] = &[
-        (&[], &[], &[]),
-        (
-            &[Defect::NoTraceId],
-            &["trace/trace-id-on-every-response"],
-            &[],
-        ),
-        (&[Defect::ConstantTraceId], &["trace/trace-ids-unique"], &[]),
-        (
-            // Ignoring every traceparent also ignores a higher-version one, and
-            // a restarted trace drops tracestate (nothing left to judge).
-            &[Defect::TraceNotPropagated],
-            &[
-                "trace/traceparent-propagated",
-                "trace/traceparent-version-downgrade",
-            ],
-            &["trace/tracestate-mutation"],
-        ),
-        (
-            &[Defect::AcceptsInvalidTraceparent],
-            &["trace/invalid-traceparent-ignored"],
-            &[],
-        ),
-        (
-            &[Defect::ReflectsRawRequestId],
-            &["trace/request-id-hygiene"],
-            &[],
-        ),
-        (
-            &[Defect::RejectsFutureVersion],
-            &["trace/traceparent-version-downgrade"],
-            &[],
-        ),
-        (
-            &[Defect::EchoesFutureVersion],
-            &["trace/traceparent-version-downgrade"],
-            &[],
-        ),
-        (
-            &[Defect::TracestateReordered],
-            &["trace/tracestate-mutation"],
-            &[],
-        ),
-        (
-            &[Defect::TracestateUnbounded],
-            &["trace/tracestate-mutation"],
-            &[],
-        ),
-    ];
-    for (defects, want_failing, want_skipped) in table {
-        let started = Instant::now();
-        let server = RefHandle::start(defects);
-        let (verdicts, out) = run_suite_against(SUITE, &server.url, &[]);
-        let out_text = common::stderr(&out);
-        assert_eq!(verdicts.len(), 8, "{defects:?}: {verdicts:?}");
-        let mut skipped: Vec<String> = verdicts
-            .iter()
-            .filter(|(_, v)| v == "skipped")
-            .map(|(id, _)| id.clone())
-            .collect();
-        skipped.sort();
-        assert_eq!(skipped, *want_skipped, "{defects:?}\n{out_text}");
-        let mut failing: Vec<String> = verdicts
-            .iter()
-            .filter(|(_, v)| v != "pass" && v != "skipped")
-            .map(|(id, v)| {
-                assert_eq!(v, "fail", "{defects:?}: {id} is {v}, not fail\n{out_text}");
-                id.clone()
-            })
-            .collect();
-        failing.sort();
-        let mut want: Vec<String> = want_failing.iter().map(|s| s.to_string()).collect();
-        want.sort();
-        assert_eq!(
-            failing,
-            want,
-            "defects {defects:?}: not passing {:?}\n{out_text}",
-            not_passing(&verdicts)
-        );
-        let code = out.status.code();
-        assert_eq!(
-            code,
-            Some(if want.is_empty() { 0 } else { 1 }),
-            "{defects:?}"
-        );
-        eprintln!("{defects:?}: {:?}", started.elapsed());
-    }
-}
 
 /// Failures name what was seen, including the response's request id, so a
 /// partner can attach it to a ticket.

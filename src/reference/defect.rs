@@ -1,237 +1,289 @@
 //! The catalogue of deliberate defects the reference integration can be switched into.
 //!
-//! Every defect is one row in the `defects!` table below: its variant, its kebab-case
-//! name (what `--defect NAME` and suites use) and a one-line summary. Adding a defect
-//! is one row here plus its behaviour behind `state.has(Defect::X)`; the compiler then
-//! points at every exhaustive `match` that needs an arm.
+//! The `defects!` table below has one block per family (the check family whose
+//! checks are meant to catch the defect, [`DefectFamily`]) and one row per defect:
+//! its variant, its kebab-case name (what `--defect NAME` and suites use) and a
+//! one-line summary. Adding a defect is one row in its family's block plus its
+//! behaviour behind `state.has(Defect::X)`; the compiler then points at every
+//! exhaustive `match` that needs an arm, and the defect harness
+//! (`tests/defects.rs`) at the family table that needs a row.
 
 use std::fmt;
 use std::str::FromStr;
 
 macro_rules! defects {
-    ($( $(#[$meta:meta])* $variant:ident => $name:literal, $summary:literal; )+) => {
+    ($(
+        $family:ident => $family_name:literal {
+            $( $(#[$meta:meta])* $variant:ident => $name:literal, $summary:literal; )+
+        }
+    )+) => {
         /// A property of the reference integration that can be broken on purpose, so
         /// tests can prove the check meant to catch it really fails.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Defect {
-            $( $(#[$meta])* $variant, )+
+            $( $( $(#[$meta])* $variant, )+ )+
+        }
+
+        /// The family a defect belongs to: the checks meant to catch it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum DefectFamily {
+            $( $family, )+
         }
 
         impl Defect {
-            const ALL: &'static [Defect] = &[ $( Defect::$variant, )+ ];
+            const ALL: &'static [Defect] = &[ $( $( Defect::$variant, )+ )+ ];
 
             /// The kebab-case name used on the command line and in suites.
             pub fn name(&self) -> &'static str {
-                match self { $( Defect::$variant => $name, )+ }
+                match self { $( $( Defect::$variant => $name, )+ )+ }
             }
 
             /// One line saying what breaks.
             pub fn summary(&self) -> &'static str {
-                match self { $( Defect::$variant => $summary, )+ }
+                match self { $( $( Defect::$variant => $summary, )+ )+ }
+            }
+
+            /// The family whose checks are meant to catch it.
+            pub fn family(&self) -> DefectFamily {
+                match self { $( $( Defect::$variant => DefectFamily::$family, )+ )+ }
+            }
+        }
+
+        impl DefectFamily {
+            const ALL: &'static [DefectFamily] = &[ $( DefectFamily::$family, )+ ];
+
+            /// Every family, in table order.
+            pub fn all() -> &'static [DefectFamily] {
+                Self::ALL
+            }
+
+            /// The family's name (`rate_limit`), spelled as in check kinds.
+            pub fn name(&self) -> &'static str {
+                match self { $( DefectFamily::$family => $family_name, )+ }
+            }
+
+            /// Its defects, in table order.
+            pub fn defects(&self) -> &'static [Defect] {
+                match self { $( DefectFamily::$family => &[ $( Defect::$variant, )+ ], )+ }
             }
         }
     };
 }
 
 defects! {
-    /// Auth accepts any non-empty Bearer token; the token itself becomes the tenant.
-    AcceptAnyKey => "accept-any-key",
-        "any non-empty Bearer token is accepted instead of 401 INVALID_API_KEY";
-    /// Error responses (status >= 400) lose their correlation headers.
-    NoTraceId => "no-trace-id",
-        "Trace-Id and X-Request-Id are missing on error responses (status >= 400)";
-    /// List cursors become offsets that skip one item at every page boundary.
-    BrokenPagination => "broken-pagination",
-        "next_cursor is an offset that skips one item per page boundary, so walking pages loses data";
-    // family: idempotency
-    /// The idempotency layer is off: keys are ignored, every request executes.
-    NoIdempotency => "no-idempotency",
-        "Idempotency-Key is ignored: no key required, replays and races execute again";
-    /// A completed key executes the handler again instead of replaying.
-    ReplayReexecutes => "replay-reexecutes",
-        "a repeated Idempotency-Key runs the operation again instead of replaying the stored result";
-    /// Replays lack the `Idempotent-Replayed` marker.
-    ReplayWithoutMarker => "replay-without-marker",
-        "replayed responses do not carry Idempotent-Replayed: 1";
-    /// A key reused with a different body replays the first result instead of 422.
-    MismatchReplayed => "mismatch-replayed",
-        "a key reused with a different body silently replays the first result instead of 422 IDEMPOTENCY_KEY_MISMATCH";
-    /// No in-flight reservation: concurrent requests with one key all execute.
-    RaceExecutesTwice => "race-executes-twice",
-        "a key is not reserved while its request runs, so concurrent or in-flight retries execute again instead of 409";
-    /// Error responses are stored and replayed for the key.
-    ErrorsCached => "errors-cached",
-        "4xx/5xx answers are stored under the key, so a corrected retry with the same key replays the error";
-    /// Keys are global, not per API key: another tenant gets the stored response.
-    KeysGlobal => "keys-global",
-        "idempotency keys are shared across API keys, so tenant B can receive tenant A's stored response";
-    /// Requests are deduplicated by body hash whatever their key.
-    DedupeByBody => "dedupe-by-body",
-        "two different keys with an identical body are treated as one operation (deduplicated by body hash)";
-    /// `"K"` (a structured-field string) and `K` are different keys.
-    QuotedKeyDistinct => "quoted-key-distinct",
-        "the quoted key \"K\" and the bare key K are stored as two different keys, so both execute";
-    /// Empty, over-long and control-character keys are accepted as keys.
-    AcceptsMalformedKeys => "accepts-malformed-keys",
-        "malformed Idempotency-Key values (empty, over 255 characters, control characters) are used as keys instead of 400";
-    /// The fingerprint ignores the path: another endpoint replays the stored answer.
-    KeysIgnoreEndpoint => "keys-ignore-endpoint",
-        "a key is not bound to its endpoint: the same key and body on another endpoint replays the first endpoint's response";
-    /// Keys never expire (the TTL is ignored).
-    KeysNeverExpire => "keys-never-expire",
-        "idempotency keys never expire: a request after the TTL still replays the stored result";
-
-    // family: rate_limit
-    /// No `X-RateLimit-*` / `RateLimit*` headers on any response.
-    NoRateLimitHeaders => "no-rate-limit-headers",
-        "responses carry no X-RateLimit-* or RateLimit/RateLimit-Policy headers";
-    /// 429 without `Retry-After`.
-    NoRetryAfter => "no-retry-after",
-        "429 answers carry no Retry-After";
-    /// Retry-After names the window end, but a key that hit the limit stays blocked one window longer.
-    ShortRetryAfter => "short-retry-after",
-        "Retry-After is shorter than the real block: a limited key stays limited one more window";
-    /// Over-limit requests beyond the first few of a window get 503 instead of 429.
-    Storm5xx => "storm-5xx",
-        "under a storm, over-limit requests get 503 (no Retry-After) instead of 429";
-    /// Every 429 is held for 300 ms before it is sent.
-    Slow429 => "slow-429",
-        "429 answers are held 300 ms (the connection is kept busy) before they are sent";
-    /// One bucket shared by every API key.
-    GlobalBucket => "global-bucket",
-        "one rate-limit bucket for every API key, so one tenant's burst limits all others";
-
-    // family: trace
-    /// A valid `traceparent` is ignored: every request starts a fresh trace.
-    TraceNotPropagated => "trace-not-propagated",
-        "a valid traceparent is ignored: Trace-Id is always a fresh id";
-    /// `X-Request-Id` is echoed verbatim, whatever it holds.
-    ReflectsRawRequestId => "reflects-raw-request-id",
-        "X-Request-Id is echoed verbatim, however long or hostile";
-    /// Every new trace gets the same id.
-    ConstantTraceId => "constant-trace-id",
-        "every response without a valid traceparent carries the same Trace-Id";
-    /// An invalid `traceparent` (uppercase, zero ids, version ff, wrong lengths,
-    /// extra fields) is continued instead of restarting the trace.
-    AcceptsInvalidTraceparent => "accepts-invalid-traceparent",
-        "an invalid traceparent's trace-id is reused instead of starting a new trace";
-    /// A higher-version traceparent (`01-…-xyz`) is treated as invalid.
-    RejectsFutureVersion => "rejects-future-version",
-        "a higher-version traceparent (01-T-P-01-xyz) starts a new trace instead of being continued";
-    /// traceresponse repeats the caller's traceparent version instead of 00.
-    EchoesFutureVersion => "echoes-future-version",
-        "traceresponse answers a version-01 traceparent with version 01 instead of 00";
-    /// The outgoing tracestate lists the caller's members in reverse order.
-    TracestateReordered => "tracestate-reordered",
-        "the outgoing tracestate reverses the order of the caller's members";
-    /// The outgoing tracestate is never truncated to 32 members.
-    TracestateUnbounded => "tracestate-unbounded",
-        "the outgoing tracestate keeps every member, beyond the 32-member limit";
-
-    // family: webhook
-    /// The receiver never compares the signature (headers and timestamp still checked).
-    ReceiverAcceptsForged => "receiver-accepts-forged",
-        "the integrator receiver accepts any signature value";
-    /// The receiver verifies over a re-serialization of the JSON body.
-    ReceiverVerifiesReserialized => "receiver-verifies-reserialized",
-        "the integrator receiver verifies the signature over re-serialized JSON instead of the raw bytes";
-    /// The receiver ignores the timestamp entirely.
-    ReceiverSkipsTimestamp => "receiver-skips-timestamp",
-        "the integrator receiver accepts stale and future timestamps";
-    /// The receiver checks only the past side of the tolerance.
-    ReceiverAcceptsFuture => "receiver-accepts-future",
-        "the integrator receiver accepts timestamps far in the future";
-    /// The receiver processes every delivery, replays included.
-    ReceiverNoDedupe => "receiver-no-dedupe",
-        "the integrator receiver processes replays and retries again";
-    /// The receiver dedupes on id + signature, so a sender retry is processed twice.
-    ReceiverDedupesOnSignature => "receiver-dedupes-on-signature",
-        "the integrator receiver dedupes on id+signature, so retries with a new timestamp are processed again";
-    /// The receiver dedupes on the delivery id header alone, which GitHub-style
-    /// schemes do not sign, so a captured delivery re-sent under a new id is processed again.
-    ReceiverDedupesByDeliveryId => "receiver-dedupes-by-delivery-id",
-        "the integrator receiver dedupes only on the delivery id header, so a GitHub-style delivery (unsigned X-GitHub-Delivery) re-sent under a new id is processed again";
-    /// The receiver acknowledges after 2.5 s.
-    ReceiverSlowAck => "receiver-slow-ack",
-        "the integrator receiver takes 2.5 s to acknowledge";
-    /// The receiver only looks at the first signature of a rotation list.
-    ReceiverFirstSignatureOnly => "receiver-first-signature-only",
-        "the integrator receiver compares only the first of several signatures (breaks key rotation)";
-    /// The receiver accepts delivery ids containing `.`.
-    ReceiverAcceptsDottedId => "receiver-accepts-dotted-id",
-        "the integrator receiver accepts webhook-ids containing `.` (ambiguous in `id.ts.body`)";
-    /// Outgoing deliveries carry no signature.
-    SenderUnsigned => "sender-unsigned",
-        "outgoing webhook deliveries carry no X-Botix-Signature";
-    /// Each retry gets a fresh X-Botix-Request-Id.
-    SenderNewRequestIdPerRetry => "sender-new-request-id-per-retry",
-        "outgoing webhook retries carry a new X-Botix-Request-Id each time";
-    /// Retries come every 10 ms instead of on the schedule.
-    SenderIgnoresSchedule => "sender-ignores-schedule",
-        "outgoing webhook retries ignore the schedule (every 10 ms)";
-    /// The delivery carries a fresh trace id instead of the caller's.
-    SenderDropsTrace => "sender-drops-trace",
-        "outgoing webhook deliveries start a new trace instead of carrying the caller's trace-id";
-    /// One more attempt after a 2xx.
-    SenderRetriesAfter2xx => "sender-retries-after-2xx",
-        "outgoing webhooks are delivered once more after a 2xx";
-    /// Retry-After on a 429/503 answer is ignored.
-    SenderIgnoresRetryAfter => "sender-ignores-retry-after",
-        "outgoing webhook retries ignore Retry-After on 429/503 answers";
-    /// A hanging receiver holds a delivery attempt for a minute.
-    SenderNoTimeout => "sender-no-timeout",
-        "outgoing webhook attempts wait 60 s on a receiver that does not answer";
-    /// 410 Gone is retried like a 5xx.
-    SenderRetriesGone => "sender-retries-gone",
-        "outgoing webhooks keep retrying an endpoint that answered 410 Gone";
-
-    // family: client
-    /// Client: waits its own backoff and ignores Retry-After's value.
-    ClientIgnoresRetryAfter => "client-ignores-retry-after",
-        "client: retries after its own short backoff, ignoring the value of Retry-After";
-    /// Client: waits exactly the computed delay, no random part.
-    ClientNoJitter => "client-no-jitter",
-        "client: waits exactly Retry-After or base*2^n, no jitter, so a herd retries in lockstep";
-    /// Client: no attempt limit and no maximum wait.
-    ClientUnbounded => "client-unbounded",
-        "client: retries forever and waits any Retry-After, however long";
-    /// Client: retries 400/401/403/404/422 like 429.
-    ClientRetries4xx => "client-retries-4xx",
-        "client: retries 400, 401, 403, 404 and 422 instead of giving up";
-    /// Client: a fresh Idempotency-Key on every attempt.
-    ClientNewKeyPerAttempt => "client-new-key-per-attempt",
-        "client: sends a new Idempotency-Key on every retry (a duplicate-charge risk)";
-    /// Client: no Idempotency-Key at all.
-    ClientNoKey => "client-no-key",
-        "client: sends POSTs without an Idempotency-Key";
-    /// Client: a constant delay between attempts.
-    ClientFixedBackoff => "client-fixed-backoff",
-        "client: without Retry-After, retries at a constant interval (the base delay) instead of a growing one";
-    /// Client: retries a 503 that has no Retry-After.
-    ClientRetries503Blindly => "client-retries-503-blindly",
-        "client: retries 503 even without Retry-After";
-    /// Client: ignores X-RateLimit-Remaining until it meets a 429.
-    ClientIgnoresRemaining => "client-ignores-remaining",
-        "client: keeps its pace when X-RateLimit-Remaining is low instead of slowing down";
-    /// Client: a second (inner) retry layer re-sends a retryable 503 at once.
-    ClientRetryStorm => "client-retry-storm",
-        "client: an inner retry layer re-sends every retryable 503 three times at once, before the outer layer's Retry-After wait";
-    /// Client: a replayed 2xx (Idempotent-Replayed) is taken as a failure.
-    ClientRejectsReplay => "client-rejects-replay",
-        "client: treats a replayed 2xx (Idempotent-Replayed: 1) as an error and sends the operation again under a new key";
-
-    // family: load
-    /// Every Nth API request (`ReferenceConfig.stall_every`) stalls for `stall_for`.
-    Stall => "stall",
-        "every Nth API request stalls (default every 200th, for 1 s), so latency tails and coordinated omission show";
-
-    // family: end
+    Foundation => "foundation" {
+        /// Auth accepts any non-empty Bearer token; the token itself becomes the tenant.
+        AcceptAnyKey => "accept-any-key",
+            "any non-empty Bearer token is accepted instead of 401 INVALID_API_KEY";
+        /// List cursors become offsets that skip one item at every page boundary.
+        BrokenPagination => "broken-pagination",
+            "next_cursor is an offset that skips one item per page boundary, so walking pages loses data";
+    }
+    Idempotency => "idempotency" {
+        /// The idempotency layer is off: keys are ignored, every request executes.
+        NoIdempotency => "no-idempotency",
+            "Idempotency-Key is ignored: no key required, replays and races execute again";
+        /// A completed key executes the handler again instead of replaying.
+        ReplayReexecutes => "replay-reexecutes",
+            "a repeated Idempotency-Key runs the operation again instead of replaying the stored result";
+        /// Replays lack the `Idempotent-Replayed` marker.
+        ReplayWithoutMarker => "replay-without-marker",
+            "replayed responses do not carry Idempotent-Replayed: 1";
+        /// A key reused with a different body replays the first result instead of 422.
+        MismatchReplayed => "mismatch-replayed",
+            "a key reused with a different body silently replays the first result instead of 422 IDEMPOTENCY_KEY_MISMATCH";
+        /// No in-flight reservation: concurrent requests with one key all execute.
+        RaceExecutesTwice => "race-executes-twice",
+            "a key is not reserved while its request runs, so concurrent or in-flight retries execute again instead of 409";
+        /// Error responses are stored and replayed for the key.
+        ErrorsCached => "errors-cached",
+            "4xx/5xx answers are stored under the key, so a corrected retry with the same key replays the error";
+        /// Keys are global, not per API key: another tenant gets the stored response.
+        KeysGlobal => "keys-global",
+            "idempotency keys are shared across API keys, so tenant B can receive tenant A's stored response";
+        /// Requests are deduplicated by body hash whatever their key.
+        DedupeByBody => "dedupe-by-body",
+            "two different keys with an identical body are treated as one operation (deduplicated by body hash)";
+        /// `"K"` (a structured-field string) and `K` are different keys.
+        QuotedKeyDistinct => "quoted-key-distinct",
+            "the quoted key \"K\" and the bare key K are stored as two different keys, so both execute";
+        /// Empty, over-long and control-character keys are accepted as keys.
+        AcceptsMalformedKeys => "accepts-malformed-keys",
+            "malformed Idempotency-Key values (empty, over 255 characters, control characters) are used as keys instead of 400";
+        /// The fingerprint ignores the path: another endpoint replays the stored answer.
+        KeysIgnoreEndpoint => "keys-ignore-endpoint",
+            "a key is not bound to its endpoint: the same key and body on another endpoint replays the first endpoint's response";
+        /// Keys never expire (the TTL is ignored).
+        KeysNeverExpire => "keys-never-expire",
+            "idempotency keys never expire: a request after the TTL still replays the stored result";
+    }
+    RateLimit => "rate_limit" {
+        /// No `X-RateLimit-*` / `RateLimit*` headers on any response.
+        NoRateLimitHeaders => "no-rate-limit-headers",
+            "responses carry no X-RateLimit-* or RateLimit/RateLimit-Policy headers";
+        /// 429 without `Retry-After`.
+        NoRetryAfter => "no-retry-after",
+            "429 answers carry no Retry-After";
+        /// Retry-After names the window end, but a key that hit the limit stays blocked one window longer.
+        ShortRetryAfter => "short-retry-after",
+            "Retry-After is shorter than the real block: a limited key stays limited one more window";
+        /// Over-limit requests beyond the first few of a window get 503 instead of 429.
+        Storm5xx => "storm-5xx",
+            "under a storm, over-limit requests get 503 (no Retry-After) instead of 429";
+        /// Every 429 is held for 300 ms before it is sent.
+        Slow429 => "slow-429",
+            "429 answers are held 300 ms (the connection is kept busy) before they are sent";
+        /// One bucket shared by every API key.
+        GlobalBucket => "global-bucket",
+            "one rate-limit bucket for every API key, so one tenant's burst limits all others";
+    }
+    Trace => "trace" {
+        /// Error responses (status >= 400) lose their correlation headers.
+        NoTraceId => "no-trace-id",
+            "Trace-Id and X-Request-Id are missing on error responses (status >= 400)";
+        /// A valid `traceparent` is ignored: every request starts a fresh trace.
+        TraceNotPropagated => "trace-not-propagated",
+            "a valid traceparent is ignored: Trace-Id is always a fresh id";
+        /// `X-Request-Id` is echoed verbatim, whatever it holds.
+        ReflectsRawRequestId => "reflects-raw-request-id",
+            "X-Request-Id is echoed verbatim, however long or hostile";
+        /// Every new trace gets the same id.
+        ConstantTraceId => "constant-trace-id",
+            "every response without a valid traceparent carries the same Trace-Id";
+        /// An invalid `traceparent` (uppercase, zero ids, version ff, wrong lengths,
+        /// extra fields) is continued instead of restarting the trace.
+        AcceptsInvalidTraceparent => "accepts-invalid-traceparent",
+            "an invalid traceparent's trace-id is reused instead of starting a new trace";
+        /// A higher-version traceparent (`01-…-xyz`) is treated as invalid.
+        RejectsFutureVersion => "rejects-future-version",
+            "a higher-version traceparent (01-T-P-01-xyz) starts a new trace instead of being continued";
+        /// traceresponse repeats the caller's traceparent version instead of 00.
+        EchoesFutureVersion => "echoes-future-version",
+            "traceresponse answers a version-01 traceparent with version 01 instead of 00";
+        /// The outgoing tracestate lists the caller's members in reverse order.
+        TracestateReordered => "tracestate-reordered",
+            "the outgoing tracestate reverses the order of the caller's members";
+        /// The outgoing tracestate is never truncated to 32 members.
+        TracestateUnbounded => "tracestate-unbounded",
+            "the outgoing tracestate keeps every member, beyond the 32-member limit";
+        /// A scenario run's status resource carries the trace id of the request
+        /// reading it, not of the request that started the run.
+        AsyncStatusLosesTrace => "async-status-loses-trace",
+            "GET /public/v1/scenario-runs/{id} reports the status request's own trace id instead of the one that started the run";
+    }
+    Webhook => "webhook" {
+        /// The receiver never compares the signature (headers and timestamp still checked).
+        ReceiverAcceptsForged => "receiver-accepts-forged",
+            "the integrator receiver accepts any signature value";
+        /// The receiver verifies over a re-serialization of the JSON body.
+        ReceiverVerifiesReserialized => "receiver-verifies-reserialized",
+            "the integrator receiver verifies the signature over re-serialized JSON instead of the raw bytes";
+        /// The receiver ignores the timestamp entirely.
+        ReceiverSkipsTimestamp => "receiver-skips-timestamp",
+            "the integrator receiver accepts stale and future timestamps";
+        /// The receiver checks only the past side of the tolerance.
+        ReceiverAcceptsFuture => "receiver-accepts-future",
+            "the integrator receiver accepts timestamps far in the future";
+        /// The receiver processes every delivery, replays included.
+        ReceiverNoDedupe => "receiver-no-dedupe",
+            "the integrator receiver processes replays and retries again";
+        /// The receiver dedupes on id + signature, so a sender retry is processed twice.
+        ReceiverDedupesOnSignature => "receiver-dedupes-on-signature",
+            "the integrator receiver dedupes on id+signature, so retries with a new timestamp are processed again";
+        /// The receiver dedupes on the delivery id header alone, which GitHub-style
+        /// schemes do not sign, so a captured delivery re-sent under a new id is processed again.
+        ReceiverDedupesByDeliveryId => "receiver-dedupes-by-delivery-id",
+            "the integrator receiver dedupes only on the delivery id header, so a GitHub-style delivery (unsigned X-GitHub-Delivery) re-sent under a new id is processed again";
+        /// A delivery without a signature header is accepted unverified (the
+        /// signature is only checked when present).
+        ReceiverSignatureOptional => "receiver-signature-optional",
+            "the integrator receiver only verifies a signature that is present, so a delivery without the signature header is accepted and processed";
+        /// The receiver acknowledges after 2.5 s.
+        ReceiverSlowAck => "receiver-slow-ack",
+            "the integrator receiver takes 2.5 s to acknowledge";
+        /// The receiver only looks at the first signature of a rotation list.
+        ReceiverFirstSignatureOnly => "receiver-first-signature-only",
+            "the integrator receiver compares only the first of several signatures (breaks key rotation)";
+        /// The receiver accepts delivery ids containing `.`.
+        ReceiverAcceptsDottedId => "receiver-accepts-dotted-id",
+            "the integrator receiver accepts webhook-ids containing `.` (ambiguous in `id.ts.body`)";
+        /// Outgoing deliveries carry no signature.
+        SenderUnsigned => "sender-unsigned",
+            "outgoing webhook deliveries carry no X-Botix-Signature";
+        /// Each retry gets a fresh X-Botix-Request-Id.
+        SenderNewRequestIdPerRetry => "sender-new-request-id-per-retry",
+            "outgoing webhook retries carry a new X-Botix-Request-Id each time";
+        /// Retries come every 10 ms instead of on the schedule.
+        SenderIgnoresSchedule => "sender-ignores-schedule",
+            "outgoing webhook retries ignore the schedule (every 10 ms)";
+        /// The delivery carries a fresh trace id instead of the caller's.
+        SenderDropsTrace => "sender-drops-trace",
+            "outgoing webhook deliveries start a new trace instead of carrying the caller's trace-id";
+        /// One more attempt after a 2xx.
+        SenderRetriesAfter2xx => "sender-retries-after-2xx",
+            "outgoing webhooks are delivered once more after a 2xx";
+        /// Retry-After on a 429/503 answer is ignored.
+        SenderIgnoresRetryAfter => "sender-ignores-retry-after",
+            "outgoing webhook retries ignore Retry-After on 429/503 answers";
+        /// A hanging receiver holds a delivery attempt for a minute.
+        SenderNoTimeout => "sender-no-timeout",
+            "outgoing webhook attempts wait 60 s on a receiver that does not answer";
+        /// 410 Gone is retried like a 5xx.
+        SenderRetriesGone => "sender-retries-gone",
+            "outgoing webhooks keep retrying an endpoint that answered 410 Gone";
+    }
+    Client => "client" {
+        /// Client: waits its own backoff and ignores Retry-After's value.
+        ClientIgnoresRetryAfter => "client-ignores-retry-after",
+            "client: retries after its own short backoff, ignoring the value of Retry-After";
+        /// Client: waits exactly the computed delay, no random part.
+        ClientNoJitter => "client-no-jitter",
+            "client: waits exactly Retry-After or base*2^n, no jitter, so a herd retries in lockstep";
+        /// Client: no attempt limit and no maximum wait.
+        ClientUnbounded => "client-unbounded",
+            "client: retries forever and waits any Retry-After, however long";
+        /// Client: retries 400/401/403/404/422 like 429.
+        ClientRetries4xx => "client-retries-4xx",
+            "client: retries 400, 401, 403, 404 and 422 instead of giving up";
+        /// Client: a fresh Idempotency-Key on every attempt.
+        ClientNewKeyPerAttempt => "client-new-key-per-attempt",
+            "client: sends a new Idempotency-Key on every retry (a duplicate-charge risk)";
+        /// Client: no Idempotency-Key at all.
+        ClientNoKey => "client-no-key",
+            "client: sends POSTs without an Idempotency-Key";
+        /// Client: a constant delay between attempts.
+        ClientFixedBackoff => "client-fixed-backoff",
+            "client: without Retry-After, retries at a constant interval (the base delay) instead of a growing one";
+        /// Client: retries a 503 that has no Retry-After.
+        ClientRetries503Blindly => "client-retries-503-blindly",
+            "client: retries 503 even without Retry-After";
+        /// Client: ignores X-RateLimit-Remaining until it meets a 429.
+        ClientIgnoresRemaining => "client-ignores-remaining",
+            "client: keeps its pace when X-RateLimit-Remaining is low instead of slowing down";
+        /// Client: a second (inner) retry layer re-sends a retryable 503 at once.
+        ClientRetryStorm => "client-retry-storm",
+            "client: an inner retry layer re-sends every retryable 503 three times at once, before the outer layer's Retry-After wait";
+        /// Client: a replayed 2xx (Idempotent-Replayed) is taken as a failure.
+        ClientRejectsReplay => "client-rejects-replay",
+            "client: treats a replayed 2xx (Idempotent-Replayed: 1) as an error and sends the operation again under a new key";
+    }
+    Load => "load" {
+        /// Every Nth API request (`ReferenceConfig.stall_every`) stalls for `stall_for`.
+        Stall => "stall",
+            "every Nth API request stalls (default every 200th, for 1 s), so latency tails and coordinated omission show";
+    }
 }
 
 impl Defect {
     /// Every defect, in table order.
     pub fn all() -> &'static [Defect] {
         Self::ALL
+    }
+}
+
+impl fmt::Display for DefectFamily {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -277,6 +329,21 @@ mod tests {
             assert_eq!(d.name().parse::<Defect>().unwrap(), *d);
             assert!(!d.summary().is_empty());
         }
+    }
+
+    #[test]
+    fn families_partition_the_defects_in_table_order() {
+        let grouped: Vec<Defect> = DefectFamily::all()
+            .iter()
+            .flat_map(|f| {
+                assert!(!f.defects().is_empty(), "{f} has no defect");
+                f.defects()
+                    .iter()
+                    .inspect(move |d| assert_eq!(d.family(), *f))
+            })
+            .copied()
+            .collect();
+        assert_eq!(grouped, Defect::all());
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub(crate) async fn delay(State(state): State<AppState>, req: Request, next: Nex
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    // family: load
+    // The `stall` defect (load family).
     if state.has(Defect::Stall) {
         let every = state.config().stall_every.max(1);
         if state.next_request_number() % every == 0 {

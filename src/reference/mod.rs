@@ -47,22 +47,13 @@ mod state;
 mod trace;
 mod validate;
 
-// family: idempotency
+// Families with a module of their own (trace is the middleware above).
 mod idempotency;
-
-// family: rate_limit
 mod rate_limit;
-pub use rate_limit::{RateLimitConfig, LOAD_API_KEY};
-
-// family: trace
-
-// family: webhook
 mod webhook;
 
-// family: client
 pub mod client;
-
-// family: end
+pub use rate_limit::{RateLimitConfig, LOAD_API_KEY};
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -73,7 +64,7 @@ use serde_json::json;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-pub use defect::Defect;
+pub use defect::{Defect, DefectFamily};
 
 use state::AppState;
 

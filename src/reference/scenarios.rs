@@ -2,7 +2,9 @@
 //! exposes a status resource (catalogue TRC-008).
 //!
 //! Runs complete instantly; the status resource reports `completed` from the first
-//! read, which is enough for clients to exercise the 202-then-poll flow.
+//! read, which is enough for clients to exercise the 202-then-poll flow. Its
+//! `trace_id` is the one of the request that started the run; the
+//! `async-status-loses-trace` defect reports the status request's own instead.
 
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Extension, Path, State};
@@ -14,6 +16,7 @@ use serde_json::{json, Value};
 
 use super::auth::Tenant;
 use super::clock::now_rfc3339;
+use super::defect::Defect;
 use super::effects::Effect;
 use super::errors::ApiError;
 use super::state::{AppState, ScenarioRun};
@@ -78,11 +81,17 @@ pub(crate) async fn run(
 pub(crate) async fn status(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
+    Extension(ctx): Extension<RequestContext>,
     Path(run_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let run = state
+    let mut run = state
         .with_tenant(&tenant, |t| t.runs.get(&run_id).cloned())
         .ok_or_else(|| ApiError::NotFound(format!("no scenario run `{run_id}`")))?;
+    // The defect: the status resource is stamped with the trace of the request
+    // reading it, so it no longer joins back to the request that started the run.
+    if state.has(Defect::AsyncStatusLosesTrace) {
+        run.trace_id = ctx.trace_id;
+    }
     Ok(Json(json!({
         "run_id": run.run_id,
         "scenario_id": run.scenario_id,

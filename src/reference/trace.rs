@@ -16,7 +16,8 @@
 //! Defects of the trace family live here too: `no-trace-id`,
 //! `trace-not-propagated`, `constant-trace-id`, `accepts-invalid-traceparent`,
 //! `reflects-raw-request-id`, `rejects-future-version`, `echoes-future-version`,
-//! `tracestate-reordered`, `tracestate-unbounded`.
+//! `tracestate-reordered`, `tracestate-unbounded` (`async-status-loses-trace` is
+//! in `scenarios.rs`).
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue};

@@ -312,38 +312,51 @@ pub(crate) async fn receive(
     };
     let tolerance = (!state.has(Defect::ReceiverSkipsTimestamp)).then_some(TOLERANCE_SECS);
     let check_future = !state.has(Defect::ReceiverAcceptsFuture);
-    let verified: Result<Delivery, VerifyError> = if state.has(Defect::ReceiverAcceptsForged) {
-        // Headers present and timestamp fresh, signature never compared.
-        (|| {
-            let need = |n: &str| hdr(n).ok_or_else(|| VerifyError::MissingHeader(n.into()));
-            need(&scheme.signature_header)?;
-            let id = match &scheme.id_header {
-                Some(h) => need(h)?,
-                None => String::new(),
-            };
-            let ts: i64 = match &scheme.timestamp_header {
-                Some(h) => need(h)?
-                    .parse()
-                    .map_err(|_| VerifyError::Malformed(h.clone()))?,
-                None => now(),
-            };
-            if let Some(t) = tolerance {
-                if ts < now() - t {
-                    return Err(VerifyError::TooOld(ts));
-                }
-                if check_future && ts > now() + t {
-                    return Err(VerifyError::TooNew(ts));
-                }
-            }
+    let unsigned = hdr(&scheme.signature_header).is_none();
+    let verified: Result<Delivery, VerifyError> =
+        if unsigned && state.has(Defect::ReceiverSignatureOptional) {
+            // The defect: no signature header, nothing verified, still processed.
             Ok(Delivery {
-                id,
-                timestamp: ts,
+                id: scheme
+                    .id_header
+                    .as_deref()
+                    .and_then(hdr)
+                    .unwrap_or_else(|| format!("unsigned-{}", now())),
+                timestamp: now(),
                 body: signed.clone(),
             })
-        })()
-    } else {
-        scheme.verify(&key, &hdr, &signed, now(), tolerance, check_future)
-    };
+        } else if state.has(Defect::ReceiverAcceptsForged) {
+            // Headers present and timestamp fresh, signature never compared.
+            (|| {
+                let need = |n: &str| hdr(n).ok_or_else(|| VerifyError::MissingHeader(n.into()));
+                need(&scheme.signature_header)?;
+                let id = match &scheme.id_header {
+                    Some(h) => need(h)?,
+                    None => String::new(),
+                };
+                let ts: i64 = match &scheme.timestamp_header {
+                    Some(h) => need(h)?
+                        .parse()
+                        .map_err(|_| VerifyError::Malformed(h.clone()))?,
+                    None => now(),
+                };
+                if let Some(t) = tolerance {
+                    if ts < now() - t {
+                        return Err(VerifyError::TooOld(ts));
+                    }
+                    if check_future && ts > now() + t {
+                        return Err(VerifyError::TooNew(ts));
+                    }
+                }
+                Ok(Delivery {
+                    id,
+                    timestamp: ts,
+                    body: signed.clone(),
+                })
+            })()
+        } else {
+            scheme.verify(&key, &hdr, &signed, now(), tolerance, check_future)
+        };
     let d = match verified {
         Ok(d) => d,
         Err(e) => return reject(e),

@@ -2,6 +2,8 @@
 //! and reference servers on 127.0.0.1:0 with chosen defects.
 #![allow(dead_code)]
 
+pub mod harness;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -1,0 +1,735 @@
+//! The defect harness: every family's table of reference defects and the checks
+//! they must make fail or skip, run by one function (`common::harness::run_table`),
+//! plus the coverage proofs: every defect of the reference has exactly one row home
+//! (its family's table), and every check kind is failed by at least one row.
+//!
+//! A row is `row(defects, [(failing check, substring of its failure message)],
+//! [skipped checks])`; every other check of the suite must pass, and each table
+//! also runs its suite against the healthy reference (everything passes).
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::harness::{defect_tables, failed_kinds, row, run_table, Runner, Table};
+use tminus::reference::{Defect, DefectFamily};
+
+use Defect::*;
+
+const LAUNCH_CHECKLIST: &str = "suites/launch-checklist.yaml";
+
+/// API basics, judged by the launch checklist's `steps` checks.
+static FOUNDATION: Table = Table {
+    family: DefectFamily::Foundation,
+    suite: LAUNCH_CHECKLIST,
+    runner: Runner::Reference,
+    width: 3,
+    rows: &[
+        row(
+            &[AcceptAnyKey],
+            &[("auth-rejects-bad-key", "status: expected 401, got 200")],
+            &[],
+        ),
+        row(
+            &[BrokenPagination],
+            &[(
+                "pagination-walks-cursor",
+                "$.data[0].id: expected \"2\", got missing",
+            )],
+            &[],
+        ),
+    ],
+};
+
+static IDEMPOTENCY: Table = Table {
+    family: DefectFamily::Idempotency,
+    suite: "suites/idempotency.yaml",
+    runner: Runner::Reference,
+    width: 4,
+    rows: &[
+        row(
+            &[NoIdempotency],
+            &[
+                (
+                    "idem-missing-key",
+                    "a mutating request without Idempotency-Key got 201",
+                ),
+                (
+                    "idem-replay",
+                    "two requests with one key: the side-effect counter",
+                ),
+                (
+                    "idem-mismatch",
+                    "the same key with a different body executed it",
+                ),
+                (
+                    "idem-concurrent",
+                    "10 parallel requests with one key: the side-effect counter",
+                ),
+                (
+                    "idem-in-flight",
+                    "a retry while the first attempt was still running was answered as if executed",
+                ),
+                (
+                    "idem-lost-response",
+                    "a lost response and its retry: the side-effect counter",
+                ),
+                (
+                    "idem-key-syntax",
+                    "a malformed Idempotency-Key (empty) got 201",
+                ),
+                ("idem-expiry", "the key did not replay"),
+            ],
+            &[],
+        ),
+        // Key syntax and expiry judge replays too (quoted = bare, before the TTL).
+        row(
+            &[ReplayReexecutes],
+            &[
+                (
+                    "idem-replay",
+                    "two requests with one key: the side-effect counter",
+                ),
+                (
+                    "idem-in-flight",
+                    "a slow request, a retry during it and one after: the side-effect counter",
+                ),
+                (
+                    "idem-lost-response",
+                    "a lost response and its retry: the side-effect counter",
+                ),
+                (
+                    "idem-key-syntax",
+                    "the quoted key \"K\" and the bare key K are two different keys",
+                ),
+                ("idem-expiry", "the key did not replay"),
+            ],
+            &[],
+        ),
+        row(
+            &[ReplayWithoutMarker],
+            &[("idem-replay", "carries no Idempotent-Replayed header")],
+            &[],
+        ),
+        // Another endpoint is a different fingerprint: replayed as well.
+        row(
+            &[MismatchReplayed],
+            &[
+                (
+                    "idem-mismatch",
+                    "the same key with a different body silently replayed the first result",
+                ),
+                (
+                    "idem-endpoint-scope",
+                    "received endpoint A's stored response",
+                ),
+            ],
+            &[],
+        ),
+        row(
+            &[RaceExecutesTwice],
+            &[
+                (
+                    "idem-concurrent",
+                    "10 parallel requests with one key: the side-effect counter",
+                ),
+                (
+                    "idem-in-flight",
+                    "a retry while the first attempt was still running was answered as if executed",
+                ),
+                (
+                    "idem-lost-response",
+                    "a lost response and its retry: the side-effect counter",
+                ),
+            ],
+            &[],
+        ),
+        row(
+            &[ErrorsCached],
+            &[("idem-errors-not-cached", "the error was cached")],
+            &[],
+        ),
+        row(
+            &[KeysGlobal],
+            &[(
+                "idem-key-scope",
+                "API key B received API key A's stored response",
+            )],
+            &[],
+        ),
+        row(
+            &[DedupeByBody],
+            &[("idem-distinct-keys", "(deduplicated by body)")],
+            &[],
+        ),
+        row(
+            &[QuotedKeyDistinct],
+            &[(
+                "idem-key-syntax",
+                "the quoted key \"K\" and the bare key K are two different keys",
+            )],
+            &[],
+        ),
+        row(
+            &[AcceptsMalformedKeys],
+            &[(
+                "idem-key-syntax",
+                "a malformed Idempotency-Key (256 characters) got 201",
+            )],
+            &[],
+        ),
+        row(
+            &[KeysIgnoreEndpoint],
+            &[(
+                "idem-endpoint-scope",
+                "received endpoint A's stored response",
+            )],
+            &[],
+        ),
+        row(
+            &[KeysNeverExpire],
+            &[("idem-expiry", "the key did not expire")],
+            &[],
+        ),
+    ],
+};
+
+static RATE_LIMIT: Table = Table {
+    family: DefectFamily::RateLimit,
+    suite: "suites/rate-limit.yaml",
+    runner: Runner::Reference,
+    // All at once: the suite mostly waits for windows to reset.
+    width: 7,
+    rows: &[
+        row(
+            &[NoRateLimitHeaders],
+            &[("rl-headers", "no rate-limit headers")],
+            &[],
+        ),
+        row(
+            &[NoRetryAfter],
+            &[("rl-storm", "no Retry-After header")],
+            &[],
+        ),
+        row(
+            &[ShortRetryAfter],
+            &[("rl-recovery", "still limited after Retry-After")],
+            &[],
+        ),
+        row(&[Storm5xx], &[("rl-storm", "5xx under the storm")], &[]),
+        row(&[Slow429], &[("rl-storm", "limited answers are slow")], &[]),
+        row(
+            &[GlobalBucket],
+            &[("rl-partition", "tenant B is limited because tenant A was")],
+            &[],
+        ),
+    ],
+};
+
+static TRACE: Table = Table {
+    family: DefectFamily::Trace,
+    suite: "suites/trace.yaml",
+    runner: Runner::Reference,
+    width: 4,
+    rows: &[
+        row(
+            &[NoTraceId],
+            &[(
+                "trace-id-on-every-response",
+                "5 of 6 responses carry none of Trace-Id",
+            )],
+            &[],
+        ),
+        // The launch checklist's 401 step expects a trace id too.
+        row(
+            &[NoTraceId],
+            &[
+                (
+                    "auth-rejects-bad-key",
+                    "header Trace-Id: expected present, got absent",
+                ),
+                (
+                    "trace-id-on-every-response",
+                    "3 of 4 responses carry none of Trace-Id",
+                ),
+            ],
+            &[],
+        )
+        .on(LAUNCH_CHECKLIST),
+        row(
+            &[ConstantTraceId],
+            &[(
+                "trace-ids-unique",
+                "4bf92f3577b34da6a3ce929d0e0e4736 appeared 1000 times",
+            )],
+            &[],
+        ),
+        // Ignoring every traceparent also ignores a higher-version one, and a
+        // restarted trace drops tracestate (nothing left to judge).
+        row(
+            &[TraceNotPropagated],
+            &[
+                ("traceparent-propagated", "carries trace-id"),
+                ("traceparent-version-downgrade", "(a new trace)"),
+            ],
+            &["tracestate-mutation"],
+        ),
+        row(
+            &[AcceptsInvalidTraceparent],
+            &[(
+                "invalid-traceparent-ignored",
+                "6 of 8 invalid traceparents were not ignored",
+            )],
+            &[],
+        ),
+        row(
+            &[ReflectsRawRequestId],
+            &[("request-id-hygiene", "overlong X-Request-Id (tminus-")],
+            &[],
+        ),
+        row(
+            &[RejectsFutureVersion],
+            &[("traceparent-version-downgrade", "(a new trace)")],
+            &[],
+        ),
+        row(
+            &[EchoesFutureVersion],
+            &[(
+                "traceparent-version-downgrade",
+                "has version 01 instead of 00",
+            )],
+            &[],
+        ),
+        row(
+            &[TracestateReordered],
+            &[("tracestate-mutation", "3 members: member order changed")],
+            &[],
+        ),
+        row(
+            &[TracestateUnbounded],
+            &[("tracestate-mutation", "34 members, more than 32")],
+            &[],
+        ),
+        row(
+            &[AsyncStatusLosesTrace],
+            &[(
+                "async-status-trace-id",
+                "but the status URL /public/v1/scenario-runs/run_",
+            )],
+            &[],
+        ),
+    ],
+};
+
+static WEBHOOK: Table = Table {
+    family: DefectFamily::Webhook,
+    suite: "suites/webhooks.yaml",
+    runner: Runner::Reference,
+    // Runs are mostly waiting on sockets and timers, so a few at a time.
+    width: 4,
+    rows: &[
+        row(
+            &[ReceiverAcceptsForged],
+            &[
+                ("wh-rejects-forged", "forged signature was not rejected"),
+                (
+                    "wh-rejects-tampered",
+                    "body changed by one byte after signing was not rejected",
+                ),
+                (
+                    "wh-rejects-reserialized",
+                    "re-serialized JSON with the original signature was not rejected",
+                ),
+                ("wh-rejects-truncated", "half the signature"),
+                (
+                    "wh-rejects-wrong-scheme",
+                    "wrong scheme `v1a,<valid digest>` was not rejected",
+                ),
+            ],
+            &[],
+        ),
+        row(
+            &[ReceiverVerifiesReserialized],
+            &[
+                (
+                    "wh-accepts-raw-bytes",
+                    "non-canonical JSON signed over its raw bytes was not accepted",
+                ),
+                (
+                    "wh-rejects-reserialized",
+                    "re-serialized JSON with the original signature was not rejected",
+                ),
+            ],
+            &[],
+        ),
+        row(
+            &[ReceiverSkipsTimestamp],
+            &[
+                (
+                    "wh-rejects-stale",
+                    "timestamp 360 s in the past was not rejected",
+                ),
+                (
+                    "wh-rejects-future",
+                    "timestamp 360 s in the future was not rejected",
+                ),
+            ],
+            &[],
+        ),
+        row(
+            &[ReceiverAcceptsFuture],
+            &[(
+                "wh-rejects-future",
+                "timestamp 360 s in the future was not rejected",
+            )],
+            &[],
+        ),
+        row(
+            &[ReceiverNoDedupe],
+            &[
+                ("wh-dedupes-replay", "processed 2 time(s), expected 1"),
+                ("wh-dedupes-retry", "processed 2 time(s), expected 1"),
+                ("wh-replay-new-id", "processed 2 time(s), expected 1"),
+            ],
+            &[],
+        ),
+        row(
+            &[ReceiverDedupesOnSignature],
+            &[("wh-dedupes-retry", "processed 2 time(s), expected 1")],
+            &[],
+        ),
+        row(
+            &[ReceiverSignatureOptional],
+            &[(
+                "wh-rejects-missing-headers",
+                "without webhook-signature was not rejected: answered 200",
+            )],
+            &[],
+        ),
+        row(
+            &[ReceiverDedupesByDeliveryId],
+            &[(
+                "wh-replay-new-id",
+                "does not sign X-GitHub-Delivery, so dedupe must not rest on it alone",
+            )],
+            &[],
+        ),
+        row(
+            &[ReceiverSlowAck],
+            &[
+                ("wh-accepts-valid", "over the 2.0 s limit"),
+                ("wh-burst-ack", "over the 2.0 s limit for 40 deliveries"),
+            ],
+            &[],
+        ),
+        row(
+            &[ReceiverFirstSignatureOnly],
+            &[(
+                "wh-key-rotation",
+                "two signatures, old key first was not accepted",
+            )],
+            &[],
+        ),
+        row(
+            &[ReceiverAcceptsDottedId],
+            &[("wh-rejects-dotted-id", "was not rejected: answered 200")],
+            &[],
+        ),
+        row(
+            &[SenderUnsigned],
+            &[("whs-delivery-signed", "missing header X-Botix-Signature")],
+            &[],
+        ),
+        row(
+            &[SenderNewRequestIdPerRetry],
+            &[(
+                "whs-retries-on-schedule",
+                "retries changed X-Botix-Request-Id",
+            )],
+            &[],
+        ),
+        row(
+            &[SenderIgnoresSchedule],
+            &[("whs-retries-on-schedule", "the schedule says 100 ms")],
+            &[],
+        ),
+        row(
+            &[SenderDropsTrace],
+            &[("trc-webhook-trace-join", "the delivery's traceparent holds")],
+            &[],
+        ),
+        row(
+            &[SenderRetriesAfter2xx],
+            &[(
+                "whs-stops-after-success",
+                "1 attempt(s) after tminus answered 200",
+            )],
+            &[],
+        ),
+        row(
+            &[SenderRetriesGone],
+            &[("whs-stops-on-gone", "after tminus answered 410")],
+            &[],
+        ),
+        row(
+            &[SenderIgnoresRetryAfter],
+            &[(
+                "whs-respects-retry-after",
+                "after a 429 with Retry-After: 1",
+            )],
+            &[],
+        ),
+        row(
+            &[SenderNoTimeout],
+            &[(
+                "whs-times-out-hanging-receiver",
+                "the sender still held attempt 1 open",
+            )],
+            &[],
+        ),
+    ],
+};
+
+static CLIENT: Table = Table {
+    family: DefectFamily::Client,
+    suite: "suites/client-certification.yaml",
+    runner: Runner::ClientEnv,
+    // Three suite runs at a time: the jitter check alone starts 50 clients.
+    width: 3,
+    rows: &[
+        // RETRY-004 too: it retries long before a huge Retry-After instead of giving up.
+        row(
+            &[ClientIgnoresRetryAfter],
+            &[
+                ("respects-retry-after", "after a Retry-After of 1 s"),
+                (
+                    "respects-retry-after-date",
+                    "after a Retry-After of 2 s (HTTP-date)",
+                ),
+                (
+                    "bounded-huge-retry-after",
+                    "the client does not stop retrying in bounds",
+                ),
+            ],
+            &[],
+        ),
+        row(
+            &[ClientNoJitter],
+            &[("jitter", "the clients retry together (thundering herd)")],
+            &[],
+        ),
+        row(
+            &[ClientUnbounded],
+            &[
+                ("bounded", "the client does not stop retrying in bounds"),
+                (
+                    "bounded-huge-retry-after",
+                    "the client does not stop retrying in bounds",
+                ),
+            ],
+            &[],
+        ),
+        row(
+            &[ClientRetries4xx],
+            &[(
+                "no-retry-on-4xx",
+                "the client retried a request the platform refused for good",
+            )],
+            &[],
+        ),
+        row(
+            &[ClientNewKeyPerAttempt],
+            &[("idempotency-keys", "a retry used a new key")],
+            &[],
+        ),
+        row(
+            &[ClientNoKey],
+            &[(
+                "idempotency-keys",
+                "mutating requests have no Idempotency-Key",
+            )],
+            &[],
+        ),
+        row(
+            &[ClientFixedBackoff],
+            &[(
+                "exponential-backoff",
+                "the gaps between attempts do not grow",
+            )],
+            &[],
+        ),
+        row(
+            &[ClientRetries503Blindly],
+            &[("retry-503-policy", "503 without Retry-After: retried")],
+            &[],
+        ),
+        row(
+            &[ClientIgnoresRemaining],
+            &[(
+                "slows-before-limit",
+                "the client spent past X-RateLimit-Remaining",
+            )],
+            &[],
+        ),
+        row(
+            &[ClientRetryStorm],
+            &[("retry-amplification", "retry amplification")],
+            &[],
+        ),
+        row(
+            &[ClientRejectsReplay],
+            &[(
+                "replay-is-success",
+                "the operation was sent again under a new key",
+            )],
+            &[],
+        ),
+    ],
+};
+
+/// Raw figures hide the stall (few requests stalled); corrected ones show the
+/// requests that queued behind it.
+static LOAD: Table = Table {
+    family: DefectFamily::Load,
+    suite: "tests/suites/stall.yaml",
+    runner: Runner::Reference,
+    width: 1,
+    rows: &[row(
+        &[Stall],
+        &[("stall.p99", "threshold breached: p99 < 500ms")],
+        &[],
+    )],
+};
+
+/// Every family's table.
+const TABLES: &[&Table] = &[
+    &FOUNDATION,
+    &IDEMPOTENCY,
+    &RATE_LIMIT,
+    &TRACE,
+    &WEBHOOK,
+    &CLIENT,
+    &LOAD,
+];
+
+/// Kinds no defect of the reference can make fail yet, with why. The coverage
+/// test fails when one of them gets a row (remove it here then) or a new gap opens.
+const KNOWN_GAPS: &[(&str, &str)] = &[];
+
+#[test]
+fn foundation_defects() {
+    run_table(&FOUNDATION);
+}
+
+#[test]
+fn idempotency_defects() {
+    run_table(&IDEMPOTENCY);
+}
+
+#[test]
+fn rate_limit_defects() {
+    run_table(&RATE_LIMIT);
+}
+
+#[test]
+fn trace_defects() {
+    run_table(&TRACE);
+}
+
+#[test]
+fn webhook_defects() {
+    run_table(&WEBHOOK);
+}
+
+#[test]
+fn client_defects() {
+    run_table(&CLIENT);
+}
+
+#[test]
+fn load_defects() {
+    run_table(&LOAD);
+}
+
+/// Every defect of the reference (the list behind `tminus reference
+/// --list-defects`) is in exactly one table, its family's; one table per family.
+#[test]
+fn every_defect_has_exactly_one_home() {
+    let homes = defect_tables(TABLES);
+    let mut problems = Vec::new();
+    for d in Defect::all() {
+        match homes.get(d).map(Vec::as_slice) {
+            None | Some([]) => problems.push(format!("{d} ({}) is in no table", d.family())),
+            Some([f]) if *f == d.family() => {}
+            Some(fs) => problems.push(format!(
+                "{d} belongs to {} but is in the tables of {fs:?}",
+                d.family()
+            )),
+        }
+    }
+    let families: Vec<DefectFamily> = TABLES.iter().map(|t| t.family).collect();
+    assert_eq!(
+        families,
+        DefectFamily::all(),
+        "one table per family, in order"
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Rows name real checks, once each, and no check both fails and skips.
+#[test]
+fn rows_are_well_formed() {
+    let mut problems = Vec::new();
+    for t in TABLES {
+        for r in t.rows {
+            let who = format!("{}: {:?} on {}", t.family, r.defects, r.suite(t));
+            let declared = common::harness::declared(r.suite(t));
+            let mut seen = BTreeSet::new();
+            for id in r
+                .fails
+                .iter()
+                .map(|(id, _)| *id)
+                .chain(r.skips.iter().copied())
+            {
+                if !seen.insert(id) {
+                    problems.push(format!("{who}: `{id}` named twice"));
+                }
+                if declared.kind_of(id).is_none() {
+                    problems.push(format!("{who}: `{id}` is not a check of the suite"));
+                }
+            }
+            if r.defects.is_empty() || r.fails.is_empty() && r.skips.is_empty() {
+                problems.push(format!("{who}: a row needs defects and an effect"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Every check kind of the registry (and the load family's results) is made to
+/// fail by at least one row, but the known gaps.
+#[test]
+fn every_kind_is_failed_by_some_row() {
+    let failed = failed_kinds(TABLES);
+    let mut wanted: BTreeSet<String> = tminus::families::kind_names().map(String::from).collect();
+    wanted.insert("load".into());
+    let gaps: BTreeSet<String> = KNOWN_GAPS.iter().map(|(k, _)| k.to_string()).collect();
+    let uncovered: BTreeSet<String> = wanted
+        .iter()
+        .filter(|k| !failed.contains(*k))
+        .cloned()
+        .collect();
+    let new_gaps: Vec<&String> = uncovered.difference(&gaps).collect();
+    let closed: Vec<&String> = gaps.difference(&uncovered).collect();
+    assert!(
+        new_gaps.is_empty(),
+        "no row makes these kinds fail: {new_gaps:?} (add a reference defect and its row)"
+    );
+    assert!(
+        closed.is_empty(),
+        "these kinds now fail in some row: {closed:?}: remove them from KNOWN_GAPS"
+    );
+    for k in &failed {
+        assert!(wanted.contains(k), "`{k}` is not a kind of the registry");
+    }
+}
