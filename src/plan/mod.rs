@@ -11,7 +11,10 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_saphyr::Location;
+use serde::de::DeserializeOwned;
+use serde_saphyr::{Location, Spanned};
+
+use crate::model::keyword::Keyword;
 
 pub use crate::model::template::{Resolver, Scope, Template};
 use crate::redact::Redactor;
@@ -117,6 +120,26 @@ impl<'a> PlanCtx<'a> {
     pub fn error(&mut self, loc: Location, msg: impl Into<String>) {
         self.diags
             .push(Diagnostic::new(self.file, self.source, loc, msg));
+    }
+
+    /// The value of a keyword field (`policy: required`): `default` when
+    /// absent; an unknown word is reported at its position ("unknown {what}
+    /// `x`: use one of ...") and `default` stands in, so planning goes on and
+    /// finds the suite's other problems too.
+    pub fn keyword<T: Copy + DeserializeOwned>(
+        &mut self,
+        k: Option<&Spanned<Keyword<T>>>,
+        what: &str,
+        default: T,
+    ) -> T {
+        let Some(k) = k else { return default };
+        match k.value.clone().value(what) {
+            Ok(v) => v,
+            Err(e) => {
+                self.error(k.referenced, e);
+                default
+            }
+        }
     }
 
     pub fn resolver(&self) -> Resolver<'_> {
