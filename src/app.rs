@@ -651,9 +651,7 @@ fn cmd_sign(a: crate::cli::SignArgs) -> i32 {
     };
     let d = Delivery {
         id: a.id.unwrap_or_else(|| format!("msg_{}", ulid::Ulid::new())),
-        timestamp: a
-            .timestamp
-            .unwrap_or_else(crate::families::webhook::exec::unix_now),
+        timestamp: a.timestamp.unwrap_or_else(crate::model::time::unix_now),
         body,
     };
     for (k, v) in scheme.headers(&key, &d, Some(&a.event)) {

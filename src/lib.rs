@@ -2,9 +2,13 @@
 //!
 //! Layering (no arrows back): `suite` (YAML model with positions) -> `plan`
 //! (validated, interpolated, defaults applied) -> `run` (executes, emits
-//! events) -> `report` (consumes events). `checks` holds one module per check
-//! family, `http` the client and captured exchanges, and `reference` the
-//! embedded reference integration: the default target and every test's fixture.
+//! events) -> `report` (consumes events). `families` holds one module per
+//! check family (spec, plan, exec), `http` the client and captured exchanges,
+//! and `reference` the embedded reference integration: the default target and
+//! every test's fixture. Below them all, `model` holds the value types they
+//! share (planned requests, templates, scalars, `Retry-After`, keywords, the
+//! clock) and imports none of them: `http` and `reference` depend on `model`,
+//! never on `plan` or `families`.
 
 pub mod files;
 pub mod http;

@@ -57,10 +57,97 @@ pub async fn read_counter(
     }
 }
 
-/// `201 (X-Request-Id: abc)` for failure messages.
+/// `201 (X-Request-Id: abc)` for failure messages, the id clipped (see
+/// [`clip`]): a target that reflects a 10 kB hostile id must not flood the
+/// report.
 pub fn describe(ex: &Exchange) -> String {
     match ex.response.request_id() {
-        Some((k, v)) => format!("{} ({k}: {v})", ex.status()),
+        Some((k, v)) => format!("{} ({k}: {})", ex.status(), clip(&v)),
         None => ex.status().to_string(),
+    }
+}
+
+/// Evidence of an exchange with its request id clipped (see [`describe`]).
+pub fn evidence(label: &str, ex: &Exchange) -> Evidence {
+    let mut ev = Evidence::from_exchange(label, ex);
+    if let Some((k, v)) = ex.response.request_id() {
+        ev.request_id = Some(format!("{k}: {}", clip(&v)));
+    }
+    ev
+}
+
+/// Longest value quoted in a message, in characters.
+pub const CLIP_MAX: usize = 80;
+
+/// A value made safe and short for a message: control characters escaped,
+/// at most [`CLIP_MAX`] characters, the original size noted when cut (ids
+/// can be hostile 10 kB strings).
+pub fn clip(s: &str) -> String {
+    if s.chars().count() <= CLIP_MAX {
+        s.escape_debug().to_string()
+    } else {
+        format!(
+            "{}… ({} bytes)",
+            s.chars().take(CLIP_MAX).collect::<String>().escape_debug(),
+            s.len()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::{RecordedRequest, RecordedResponse};
+    use std::time::Duration;
+
+    fn exchange(status: u16, headers: &[(&str, &str)]) -> Exchange {
+        Exchange {
+            request: RecordedRequest {
+                method: "GET".into(),
+                url: "http://127.0.0.1:1/x".into(),
+                headers: Vec::new(),
+                body: Vec::new(),
+            },
+            response: RecordedResponse {
+                status,
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+                body: Vec::new(),
+            },
+            elapsed: Duration::from_millis(1),
+            ttfb: Duration::from_millis(1),
+        }
+    }
+
+    #[test]
+    fn describe_names_the_status_and_request_id() {
+        assert_eq!(describe(&exchange(204, &[])), "204");
+        assert_eq!(
+            describe(&exchange(200, &[("X-Request-Id", "abc")])),
+            "200 (x-request-id: abc)"
+        );
+    }
+
+    #[test]
+    fn hostile_ids_are_clipped_and_escaped() {
+        let long = "a".repeat(10_000);
+        let d = describe(&exchange(200, &[("X-Request-Id", &long)]));
+        assert!(d.len() < 200, "{d}");
+        assert!(d.ends_with("… (10000 bytes))"), "{d}");
+        let d = describe(&exchange(200, &[("X-Request-Id", "a\u{1b}[31mred\n")]));
+        assert!(!d.contains('\u{1b}') && !d.contains('\n'), "{d}");
+        let ev = evidence("probe", &exchange(200, &[("X-Request-Id", &long)]));
+        assert!(ev.request_id.unwrap().len() < 150);
+    }
+
+    #[test]
+    fn clip_counts_characters_not_bytes() {
+        let s = "é".repeat(CLIP_MAX);
+        assert_eq!(clip(&s), s);
+        let cut = clip(&"é".repeat(CLIP_MAX + 1));
+        assert!(cut.starts_with(&"é".repeat(CLIP_MAX)), "{cut}");
+        assert!(cut.ends_with("… (162 bytes)"), "{cut}");
     }
 }

@@ -85,6 +85,11 @@ impl RecordedResponse {
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
+    /// The `Date` header as a time (`None` when absent or not an HTTP-date).
+    pub fn date(&self) -> Option<std::time::SystemTime> {
+        self.header("date")
+            .and_then(|d| httpdate::parse_http_date(d.trim()).ok())
+    }
     /// The first request/trace id header the response carries.
     pub fn request_id(&self) -> Option<(String, String)> {
         ID_HEADERS
@@ -204,4 +209,31 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
         cur = s.source();
     }
     parts.last().cloned().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resp(headers: &[(&str, &str)]) -> RecordedResponse {
+        RecordedResponse {
+            status: 200,
+            headers: headers
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            body: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn date_header_as_a_time() {
+        let r = resp(&[("Date", " Tue, 14 Nov 2023 22:13:20 GMT ")]);
+        assert_eq!(
+            r.date(),
+            Some(std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000))
+        );
+        assert_eq!(resp(&[("date", "yesterday")]).date(), None);
+        assert_eq!(resp(&[]).date(), None);
+    }
 }

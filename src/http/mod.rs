@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 pub use exchange::{Exchange, RecordedRequest, RecordedResponse, TransportError};
 
-use crate::plan::{BodyPlan, RequestPlan, Scope, Template, UrlPlan};
+use crate::model::request::{BodyPlan, RequestPlan, UrlPlan};
+use crate::model::template::{Scope, Template};
 
 /// A request with every template rendered, ready to send.
 #[derive(Debug, Clone)]

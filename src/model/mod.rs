@@ -1,6 +1,12 @@
-//! Shared value types: what suites, plans, families, the runner and the
-//! reporters all speak. Nothing here imports a layer above it.
+//! Shared value types: what suites, plans, families, the runner, the HTTP
+//! client and the reference all speak. Nothing here imports a layer above it
+//! (`plan`, `families`, `suite`, `run`, `report`).
 
 pub mod jsonpath;
+pub mod keyword;
+pub mod request;
+pub mod retry_after;
 pub mod scalar;
 pub mod template;
+pub mod text;
+pub mod time;

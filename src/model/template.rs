@@ -180,7 +180,7 @@ fn resolve(expr: &str, r: &Resolver<'_>) -> Result<Segment, String> {
             } else {
                 let mut known: Vec<&str> = r.vars.keys().map(String::as_str).collect();
                 known.extend(r.captures.iter().map(String::as_str));
-                let hint = crate::suite::diagnostic::suggest(key, known)
+                let hint = crate::model::text::suggest(key, known)
                     .map(|s| format!(", did you mean `{s}`?"))
                     .unwrap_or_default();
                 Err(format!(

@@ -11,8 +11,10 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde::de::DeserializeOwned;
 use serde_saphyr::{Location, Spanned};
 
+use crate::model::keyword::Keyword;
 use crate::model::scalar::Scalar;
 
 pub use crate::model::template::{Resolver, Scope, Template};
@@ -146,6 +148,40 @@ impl<'a> PlanCtx<'a> {
             self.redactor.add_derived_header(&v);
         }
         t
+    }
+
+    /// The value of a keyword field (`policy: required`): `default` when
+    /// absent; an unknown word is reported at its position ("unknown {what}
+    /// `x`: use one of ...") and `default` stands in, so planning goes on and
+    /// finds the suite's other problems too.
+    pub fn keyword<T: Copy + DeserializeOwned>(
+        &mut self,
+        k: Option<&Spanned<Keyword<T>>>,
+        what: &str,
+        default: T,
+    ) -> T {
+        let Some(k) = k else { return default };
+        match k.value.clone().value(what) {
+            Ok(v) => v,
+            Err(e) => {
+                self.error(k.referenced, e);
+                default
+            }
+        }
+    }
+
+    /// [`PlanCtx::keyword`] with the default written as its word, as the
+    /// family's `defaults` and `KINDS` table write it (one source).
+    pub fn keyword_or<T: Copy + DeserializeOwned>(
+        &mut self,
+        k: Option<&Spanned<Keyword<T>>>,
+        what: &str,
+        default: &str,
+    ) -> T {
+        let default = Keyword::<T>::read(default)
+            .value(what)
+            .unwrap_or_else(|e| panic!("a KINDS default must name a variant: {e}"));
+        self.keyword(k, what, default)
     }
 
     pub fn resolver(&self) -> Resolver<'_> {

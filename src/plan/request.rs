@@ -1,115 +1,20 @@
 //! Planning the shared request / expect / capture grammar: templates
-//! compiled, regexes and JSON paths checked, methods validated.
-
-use std::time::Duration;
+//! compiled, regexes and JSON paths checked, methods validated. The planned
+//! types live in `model::request`.
 
 use regex::Regex;
 use serde_saphyr::Spanned;
 
 use super::PlanCtx;
 use crate::model::jsonpath::JsonPath;
-use crate::model::scalar::StatusSet;
+pub use crate::model::request::{
+    BodyPlan, CapturePlan, CaptureSource, CounterPlan, ExpectPlan, HeaderCheck, JsonCheck,
+    JsonTemplate, RequestPlan, UrlPlan,
+};
 use crate::model::template::Template;
 use crate::suite::request::{
     CaptureSpec, CounterSpec, ExpectSpec, HeaderExpect, JsonExpect, RequestSpec,
 };
-
-#[derive(Debug, Clone)]
-pub enum UrlPlan {
-    /// Joined to the suite's base URL at run time.
-    Path(Template),
-    Absolute(Template),
-}
-
-#[derive(Debug, Clone)]
-pub enum JsonTemplate {
-    Null,
-    Bool(bool),
-    Number(serde_json::Number),
-    Str(Template),
-    Array(Vec<JsonTemplate>),
-    Object(Vec<(String, JsonTemplate)>),
-}
-
-impl JsonTemplate {
-    pub fn render(&self, scope: &crate::model::template::Scope) -> serde_json::Value {
-        use serde_json::Value;
-        match self {
-            JsonTemplate::Null => Value::Null,
-            JsonTemplate::Bool(b) => Value::Bool(*b),
-            JsonTemplate::Number(n) => Value::Number(n.clone()),
-            JsonTemplate::Str(t) => Value::String(t.render(scope)),
-            JsonTemplate::Array(a) => Value::Array(a.iter().map(|v| v.render(scope)).collect()),
-            JsonTemplate::Object(o) => Value::Object(
-                o.iter()
-                    .map(|(k, v)| (k.clone(), v.render(scope)))
-                    .collect(),
-            ),
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub enum BodyPlan {
-    None,
-    Json(JsonTemplate),
-    Raw(Template),
-    Form(Vec<(String, Template)>),
-}
-
-#[derive(Debug, Clone)]
-pub struct RequestPlan {
-    pub method: reqwest::Method,
-    pub url: UrlPlan,
-    pub headers: Vec<(String, Template)>,
-    pub query: Vec<(String, Template)>,
-    pub body: BodyPlan,
-    pub timeout: Option<Duration>,
-}
-
-#[derive(Debug, Clone)]
-pub enum HeaderCheck {
-    Present,
-    Absent,
-    Equals(Template),
-    Matches(Regex),
-}
-
-#[derive(Debug, Clone)]
-pub enum JsonCheck {
-    /// String leaves are templates (`${var.id}` from a capture).
-    Equals(JsonTemplate),
-    Exists(bool),
-    Matches(Regex),
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct ExpectPlan {
-    pub status: Option<StatusSet>,
-    pub headers: Vec<(String, HeaderCheck)>,
-    pub json: Vec<(JsonPath, JsonCheck)>,
-    pub body_contains: Option<Template>,
-    pub latency_under: Option<Duration>,
-}
-
-#[derive(Debug, Clone)]
-pub enum CaptureSource {
-    Json(JsonPath),
-    Header(String),
-}
-
-#[derive(Debug, Clone)]
-pub struct CapturePlan {
-    pub name: String,
-    pub source: CaptureSource,
-}
-
-/// A planned side-effect counter (see `CounterSpec`).
-#[derive(Debug, Clone)]
-pub struct CounterPlan {
-    pub request: RequestPlan,
-    pub value: JsonPath,
-}
 
 const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
 

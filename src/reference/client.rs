@@ -8,8 +8,9 @@
 //! 2xx ends the operation; 400/401/403/404/422 (any 4xx but 409 and 429) give
 //! up at once; a replayed 2xx (`Idempotent-Replayed`) is a success like any
 //! other; 429 and 409 are retried; 503 only with `Retry-After`; 500, 502,
-//! 504 and transport failures with backoff. The wait is `Retry-After` (delta
-//! seconds or HTTP-date) plus full jitter, or full jitter alone
+//! 504 and transport failures with backoff. The wait is `Retry-After` (delay
+//! seconds or HTTP-date, `model::retry_after`; anything else counts as no
+//! Retry-After) plus full jitter, or full jitter alone
 //! (`random(0, min(max_delay, base * 2^n))`). Attempts, the longest single
 //! wait and the time per operation are bounded; giving up exits 1. After a
 //! success, a low `X-RateLimit-Remaining` spreads the next requests over the
@@ -21,6 +22,7 @@ use clap::Args;
 use rand::Rng;
 
 use super::Defect;
+use crate::model::retry_after::parse_retry_after;
 use crate::model::scalar::parse_duration;
 
 /// `tminus reference client` flags.
@@ -87,7 +89,7 @@ pub fn is_client_defect(d: Defect) -> bool {
 enum Next {
     Done(reqwest::header::HeaderMap),
     Retry {
-        retry_after: Option<f64>,
+        retry_after: Option<Duration>,
         why: String,
     },
     GiveUp(String),
@@ -220,7 +222,6 @@ async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
             let backoff = backoff(&a, attempt - 1, honours_ra, &has);
             let wait = match retry_after {
                 Some(ra) if !has(Defect::ClientIgnoresRetryAfter) => {
-                    let ra = Duration::from_secs_f64(ra.max(0.0));
                     if ra > a.max_wait && !unbounded {
                         eprintln!(
                             "operation {}: giving up: Retry-After {} s exceeds the longest wait accepted ({} s)",
@@ -297,20 +298,6 @@ fn classify(status: u16, h: &reqwest::header::HeaderMap, has: &dyn Fn(Defect) ->
     }
 }
 
-/// Delta seconds, or an HTTP-date (seconds from now, at least 0).
-pub fn parse_retry_after(v: &str) -> Option<f64> {
-    let v = v.trim();
-    if let Ok(s) = v.parse::<f64>() {
-        return (s.is_finite() && s >= 0.0).then_some(s);
-    }
-    let at = httpdate::parse_http_date(v).ok()?;
-    Some(
-        at.duration_since(SystemTime::now())
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0),
-    )
-}
-
 /// The n-th retry's backoff: full jitter, random(0, min(max_delay, base*2^n)).
 /// `after_ra`: it is added on top of a Retry-After (spreading a herd).
 fn backoff(a: &ClientArgs, n: u32, after_ra: bool, has: &dyn Fn(Defect) -> bool) -> Duration {
@@ -356,18 +343,38 @@ fn pacing(h: &reqwest::header::HeaderMap, low: u64) -> Option<Duration> {
 mod tests {
     use super::*;
 
+    fn answer(status: u16, retry_after: Option<&str>) -> Next {
+        let mut h = reqwest::header::HeaderMap::new();
+        if let Some(v) = retry_after {
+            h.insert("retry-after", v.parse().unwrap());
+        }
+        classify(status, &h, &|_| false)
+    }
+
     #[test]
     fn retry_after_forms() {
-        assert_eq!(parse_retry_after("3"), Some(3.0));
-        assert_eq!(parse_retry_after("-1"), None);
+        let wait = |n: Next| match n {
+            Next::Retry { retry_after, .. } => retry_after,
+            _ => panic!("not a retry"),
+        };
+        assert_eq!(wait(answer(429, Some("3"))), Some(Duration::from_secs(3)));
         let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(5));
-        let s = parse_retry_after(&later).unwrap();
-        assert!(s > 3.5 && s <= 5.0, "{s}");
-        assert_eq!(
-            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
-            Some(0.0)
+        let d = wait(answer(429, Some(&later))).unwrap();
+        assert!(
+            d > Duration::from_millis(3500) && d <= Duration::from_secs(5),
+            "{d:?}"
         );
-        assert_eq!(parse_retry_after("soon"), None);
+        assert_eq!(
+            wait(answer(429, Some("Wed, 21 Oct 2015 07:28:00 GMT"))),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(wait(answer(429, Some("soon"))), None);
+        // RFC 9110: delay-seconds has no sign or fraction, so a 503 with
+        // `-1` or `1.5` is a 503 without Retry-After.
+        for bad in ["-1", "1.5"] {
+            assert!(matches!(answer(503, Some(bad)), Next::GiveUp(_)), "{bad}");
+        }
+        assert!(matches!(answer(503, Some("2")), Next::Retry { .. }));
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub(crate) struct WebhookState {
 }
 
 fn now() -> i64 {
-    crate::families::webhook::exec::unix_now()
+    crate::model::time::unix_now()
 }
 
 /// `POST /public/v1/webhooks` `{url, events?, secret?}` -> 201.

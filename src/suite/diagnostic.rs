@@ -181,15 +181,8 @@ impl fmt::Display for Diagnostics {
     }
 }
 
-/// The closest candidate within an edit distance of 2, for "did you mean".
-pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (strsim::levenshtein(word, c), c))
-        .filter(|(d, _)| *d <= 2)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
+/// The closest candidate within an edit distance of 2 (lives in `model`).
+pub use crate::model::text::suggest;
 
 #[cfg(test)]
 mod tests {

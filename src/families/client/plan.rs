@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_saphyr::Location;
 
 use crate::families::client::spec::{defaults, *};
+pub use crate::families::client::spec::{KeyFormat, Policy503};
 use crate::plan::PlanCtx;
 use crate::upstream::{
     Action, Inject, RateWindow, Reply, RetryAfterForm, RouteScript, Script, Step,
@@ -34,21 +35,6 @@ pub struct ClientRun {
     pub label: String,
     pub script: Script,
     pub clients: usize,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy503 {
-    RetryAfterOnly,
-    Always,
-    Never,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyFormat {
-    UuidV4OrUlid,
-    UuidV4,
-    Ulid,
-    Any,
 }
 
 #[derive(Debug, Clone)]
@@ -135,18 +121,15 @@ fn one(label: &str, script: Script) -> Vec<ClientRun> {
     }]
 }
 
-fn dur(d: &Option<crate::model::scalar::DurationValue>, default: Duration) -> Duration {
-    d.map(|d| d.0).unwrap_or(default)
+fn form(f: RetryAfterFormSpec) -> RetryAfterForm {
+    match f {
+        RetryAfterFormSpec::Seconds => RetryAfterForm::Seconds,
+        RetryAfterFormSpec::HttpDate => RetryAfterForm::HttpDate,
+    }
 }
 
-/// A word as written (with its position), or `default` (at `at`).
-fn word_or<'s>(
-    w: &'s Option<serde_saphyr::Spanned<String>>,
-    default: &'static str,
-    at: Location,
-) -> (&'s str, Location) {
-    w.as_ref()
-        .map_or((default, at), |w| (w.value.as_str(), w.referenced))
+fn dur(d: &Option<crate::model::scalar::DurationValue>, default: Duration) -> Duration {
+    d.map(|d| d.0).unwrap_or(default)
 }
 
 impl PlanCtx<'_> {
@@ -209,16 +192,13 @@ impl PlanCtx<'_> {
     }
 
     fn step(&mut self, s: &StepSpec, at: Location) -> Step {
-        let action = match s.fault.as_deref() {
-            Some("close") => Action::Close,
-            Some("hang") => Action::Hang,
-            Some(other) => {
-                self.error(
-                    at,
-                    format!("unknown fault `{other}`: use `close` or `hang`"),
-                );
-                Action::Close
-            }
+        let fault = s
+            .fault
+            .as_ref()
+            .map(|f| self.keyword(Some(f), "fault", FaultSpec::Close));
+        let action = match fault {
+            Some(FaultSpec::Close) => Action::Close,
+            Some(FaultSpec::Hang) => Action::Hang,
             None => {
                 let status = s.status.unwrap_or(200);
                 if !(100..=599).contains(&status) {
@@ -236,19 +216,11 @@ impl PlanCtx<'_> {
                         "application/json".to_owned(),
                     ),
                 };
-                let form = match s.retry_after_form.as_deref() {
-                    None | Some("seconds") => RetryAfterForm::Seconds,
-                    Some("http-date") => RetryAfterForm::HttpDate,
-                    Some(other) => {
-                        self.error(
-                            at,
-                            format!(
-                                "unknown retry_after_form `{other}`: use `seconds` or `http-date`"
-                            ),
-                        );
-                        RetryAfterForm::Seconds
-                    }
-                };
+                let form = form(self.keyword(
+                    s.retry_after_form.as_ref(),
+                    "retry_after_form",
+                    RetryAfterFormSpec::Seconds,
+                ));
                 Action::Reply(Reply {
                     status,
                     headers: s
@@ -322,18 +294,7 @@ impl PlanCtx<'_> {
 
     pub fn client_respects_retry_after(&mut self, s: &RespectsRetryAfterSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let (word, at) = word_or(&s.form, defaults::FORM, s.id.referenced);
-        let form = match word {
-            "seconds" => RetryAfterForm::Seconds,
-            "http-date" => RetryAfterForm::HttpDate,
-            other => {
-                self.error(
-                    at,
-                    format!("unknown form `{other}`: use `seconds` or `http-date`"),
-                );
-                RetryAfterForm::Seconds
-            }
-        };
+        let form = form(self.keyword_or(s.form.as_ref(), "form", defaults::FORM));
         let ra = dur(&s.retry_after, defaults::RETRY_AFTER);
         let default = route(
             vec![Step::reply(
@@ -469,19 +430,7 @@ impl PlanCtx<'_> {
 
     pub fn client_retry_503_policy(&mut self, s: &Retry503PolicySpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let (word, at) = word_or(&s.policy, defaults::POLICY_503, s.id.referenced);
-        let policy = match word {
-            "retry-after-only" => Policy503::RetryAfterOnly,
-            "always" => Policy503::Always,
-            "never" => Policy503::Never,
-            other => {
-                self.error(
-                    at,
-                    format!("unknown policy `{other}`: use retry-after-only, always or never"),
-                );
-                Policy503::RetryAfterOnly
-            }
-        };
+        let policy = self.keyword_or(s.policy.as_ref(), "policy", defaults::POLICY_503);
         let ra = dur(&s.retry_after, defaults::RETRY_AFTER);
         let runs = vec![
             ClientRun {
@@ -507,22 +456,7 @@ impl PlanCtx<'_> {
 
     pub fn client_idempotency_keys(&mut self, s: &IdempotencyKeysSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let (word, at) = word_or(&s.key_format, defaults::KEY_FORMAT, s.id.referenced);
-        let format = match word {
-            "uuidv4-or-ulid" => KeyFormat::UuidV4OrUlid,
-            "uuidv4" => KeyFormat::UuidV4,
-            "ulid" => KeyFormat::Ulid,
-            "any" => KeyFormat::Any,
-            other => {
-                self.error(
-                    at,
-                    format!(
-                        "unknown key_format `{other}`: use uuidv4-or-ulid, uuidv4, ulid or any"
-                    ),
-                );
-                KeyFormat::Any
-            }
-        };
+        let format = self.keyword_or(s.key_format.as_ref(), "key_format", defaults::KEY_FORMAT);
         // IDEM-C02 (dropped connection, 503 + Retry-After) and IDEM-C03 (409 in progress).
         let default = route(
             vec![
@@ -634,22 +568,12 @@ impl PlanCtx<'_> {
                 ),
             );
         }
-        let (word, at) = s
-            .first
-            .as_ref()
-            .map_or((defaults::FIRST, s.id.referenced), |f| {
-                (f.value.0.trim(), f.referenced)
-            });
-        let first = match word {
-            "close" => Step::fault(Action::Close),
-            "503" => Step::reply(Reply::status(503).retry_after(
+        let first = match self.keyword_or(s.first.as_ref(), "first", defaults::FIRST) {
+            FirstAttemptSpec::Close => Step::fault(Action::Close),
+            FirstAttemptSpec::Status503 => Step::reply(Reply::status(503).retry_after(
                 dur(&s.retry_after, defaults::RETRY_AFTER),
                 RetryAfterForm::Seconds,
             )),
-            other => {
-                self.error(at, format!("unknown first `{other}`: use `close` or `503`"));
-                Step::fault(Action::Close)
-            }
         };
         // The retry finds the operation done: the stored 201, marked as a replay.
         let replay = Step::reply(Reply {
@@ -692,5 +616,129 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &ClientSpec) -> ClientPlan {
         C::SlowsBeforeLimit(s) => ctx.client_slows_before_limit(s),
         C::RetryAmplification(s) => ctx.client_retry_amplification(s),
         C::ReplayIsSuccess(s) => ctx.client_replay_is_success(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{build_with_env, CheckPlan, PlanOptions};
+    use crate::suite::{Diagnostics, LoadedSuite};
+
+    const CLIENT: &str = "    client: { argv: [client] }\n";
+
+    fn build(checks: &str) -> Result<Vec<ClientPlan>, Diagnostics> {
+        let src = format!("suite: s\nchecks:\n{checks}");
+        let path = std::path::Path::new("s.yaml");
+        let file = crate::suite::read::parse_str(path, &src).expect("parses");
+        let loaded = vec![LoadedSuite {
+            path: path.into(),
+            source: src.clone(),
+            file,
+        }];
+        let plan = build_with_env(&loaded, &PlanOptions::default(), &|_| None)?;
+        Ok(plan
+            .suites
+            .into_iter()
+            .flat_map(|s| s.checks)
+            .map(|c| match c.body {
+                CheckPlan::Client(p) => *p,
+                other => panic!("not a client plan: {other:?}"),
+            })
+            .collect())
+    }
+
+    #[test]
+    fn words_are_typed_and_read_leniently() {
+        let plans = build(&format!(
+            "  - id: a\n    kind: client.respects_retry_after\n{CLIENT}    form: HTTP_Date\n\
+             \x20 - id: b\n    kind: client.retry_503_policy\n{CLIENT}    policy: Always\n\
+             \x20 - id: c\n    kind: client.idempotency_keys\n{CLIENT}    key_format: ulid\n\
+             \x20 - id: d\n    kind: client.replay_is_success\n{CLIENT}    first: 503\n\
+             \x20 - id: e\n    kind: client.bounded\n{CLIENT}    max_total: 5s\n    upstream:\n      routes:\n        - path: /x\n          responses: [{{ fault: hang }}, {{ status: 429, retry_after: 1s, retry_after_form: http-date }}]\n"
+        ))
+        .unwrap_or_else(|d| panic!("{d}"));
+        let first_step = |p: &ClientPlan, i: usize| p.runs[0].script.routes[0].steps[i].clone();
+        match &first_step(&plans[0], 0).action {
+            Action::Reply(r) => {
+                assert!(matches!(r.retry_after, Some((_, RetryAfterForm::HttpDate))))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            plans[1].judge,
+            Judge::Retry503 {
+                policy: Policy503::Always
+            }
+        ));
+        assert!(matches!(
+            plans[2].judge,
+            Judge::IdempotencyKeys {
+                format: KeyFormat::Ulid,
+                ..
+            }
+        ));
+        match &first_step(&plans[3], 0).action {
+            Action::Reply(r) => assert_eq!(r.status, 503),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(first_step(&plans[4], 0).action, Action::Hang));
+        match &first_step(&plans[4], 1).action {
+            Action::Reply(r) => {
+                assert!(matches!(r.retry_after, Some((_, RetryAfterForm::HttpDate))))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_when_absent() {
+        let plans = build(&format!(
+            "  - id: b\n    kind: client.retry_503_policy\n{CLIENT}\
+             \x20 - id: c\n    kind: client.idempotency_keys\n{CLIENT}\
+             \x20 - id: d\n    kind: client.replay_is_success\n{CLIENT}"
+        ))
+        .unwrap_or_else(|d| panic!("{d}"));
+        assert!(matches!(
+            plans[0].judge,
+            Judge::Retry503 {
+                policy: Policy503::RetryAfterOnly
+            }
+        ));
+        assert!(matches!(
+            plans[1].judge,
+            Judge::IdempotencyKeys {
+                format: KeyFormat::UuidV4OrUlid,
+                ..
+            }
+        ));
+        assert!(matches!(
+            plans[2].runs[0].script.routes[0].steps[0].action,
+            Action::Close
+        ));
+    }
+
+    #[test]
+    fn unknown_words_are_all_reported_at_their_positions() {
+        let d = build(&format!(
+            "  - id: a\n    kind: client.respects_retry_after\n{CLIENT}    form: rfc850\n\
+             \x20 - id: b\n    kind: client.retry_503_policy\n{CLIENT}    policy: sometimes\n\
+             \x20 - id: c\n    kind: client.idempotency_keys\n{CLIENT}    key_format: uuid\n\
+             \x20 - id: d\n    kind: client.replay_is_success\n{CLIENT}    first: 500\n\
+             \x20 - id: e\n    kind: client.bounded\n{CLIENT}    max_total: 5s\n    upstream:\n      routes:\n        - path: /x\n          responses: [{{ fault: explode }}]\n"
+        ))
+        .unwrap_err();
+        let got: Vec<(u64, &str)> = d.0.iter().map(|d| (d.line, d.message.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (6, "unknown form `rfc850`: use one of `seconds`, `http-date`"),
+                (10, "unknown policy `sometimes`: use one of `retry-after-only`, `always`, `never`"),
+                (14, "unknown key_format `uuid`: use one of `uuidv4-or-ulid`, `uuidv4`, `ulid`, `any` (did you mean `ulid`?)"),
+                (18, "unknown first `500`: use one of `close`, `503` (did you mean `503`?)"),
+                (26, "unknown fault `explode`: use one of `close`, `hang`"),
+            ],
+            "{d}"
+        );
     }
 }

@@ -7,8 +7,65 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use crate::model::keyword::Keyword;
 use crate::model::scalar::{DurationValue, Scalar};
 use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind, Param};
+
+/// A word from a fixed list as written: any case, `-` or `_`
+/// (`model::keyword`); an unknown word is reported by the planner.
+pub type Word<T> = Option<Spanned<Keyword<T>>>;
+
+/// How a scripted answer writes Retry-After.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryAfterFormSpec {
+    /// delay-seconds.
+    Seconds,
+    /// An IMF-fixdate.
+    HttpDate,
+}
+
+/// A scripted fault instead of an answer.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultSpec {
+    /// Drop the connection after reading the request.
+    Close,
+    /// Hold the request (up to `hang_cap`).
+    Hang,
+}
+
+/// When the client must retry a 503 (`client.retry_503_policy`).
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy503 {
+    RetryAfterOnly,
+    Always,
+    Never,
+}
+
+/// What an Idempotency-Key must look like (`client.idempotency_keys`).
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyFormat {
+    #[serde(rename = "uuidv4-or-ulid")]
+    UuidV4OrUlid,
+    #[serde(rename = "uuidv4")]
+    UuidV4,
+    Ulid,
+    Any,
+}
+
+/// What the first attempt gets in `client.replay_is_success`.
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum FirstAttemptSpec {
+    /// The connection is dropped.
+    Close,
+    /// A 503 with Retry-After.
+    #[serde(rename = "503")]
+    Status503,
+}
 
 /// The client under test.
 #[derive(Debug, Deserialize, Clone)]
@@ -77,12 +134,12 @@ pub struct StepSpec {
     pub retry_after: Option<DurationValue>,
     /// `seconds` (default) or `http-date`.
     #[serde(default)]
-    pub retry_after_form: Option<String>,
+    pub retry_after_form: Word<RetryAfterFormSpec>,
     #[serde(default)]
     pub delay: Option<DurationValue>,
     /// `close` (drop the connection after reading the body) or `hang`.
     #[serde(default)]
-    pub fault: Option<String>,
+    pub fault: Word<FaultSpec>,
     /// Use this answer this many times in a row. Default 1.
     #[serde(default)]
     pub repeat: Option<u32>,
@@ -97,7 +154,7 @@ check_spec!(
         #[serde(default)]
         pub retry_after: Option<DurationValue>,
         #[serde(default)]
-        pub form: Option<Spanned<String>>,
+        pub form: Word<RetryAfterFormSpec>,
         #[serde(default)]
         pub status: Option<u16>,
         #[serde(default)]
@@ -172,7 +229,7 @@ check_spec!(
     Retry503PolicySpec {
         pub client: CommandSpec,
         #[serde(default)]
-        pub policy: Option<Spanned<String>>,
+        pub policy: Word<Policy503>,
         #[serde(default)]
         pub retry_after: Option<DurationValue>,
     }
@@ -185,7 +242,7 @@ check_spec!(
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
         #[serde(default)]
-        pub key_format: Option<Spanned<String>>,
+        pub key_format: Word<KeyFormat>,
         #[serde(default)]
         pub min_operations: Option<u32>,
     }
@@ -234,7 +291,7 @@ check_spec!(
         pub upstream: Option<UpstreamSpec>,
         /// `close` (default) or `503`.
         #[serde(default)]
-        pub first: Option<Spanned<Scalar>>,
+        pub first: Word<FirstAttemptSpec>,
         #[serde(default)]
         pub retry_after: Option<DurationValue>,
         #[serde(default)]

@@ -7,19 +7,14 @@ use std::time::Duration;
 
 use serde_saphyr::Spanned;
 
-use crate::families::idempotency::spec::{defaults, IdempotencySpec, MarkerSpec};
+use crate::families::idempotency::spec::{
+    defaults, ErrorsPolicy, IdempotencySpec, KeyPolicy, MarkerSpec,
+};
+pub use crate::families::idempotency::spec::{EndpointPolicy, MarkerPolicy};
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::{DurationValue, Scalar, StatusPattern, StatusSet};
 use crate::plan::{CounterPlan, PlanCtx, RequestPlan, Template};
 use crate::suite::request::{CounterSpec, RequestSpec};
-
-/// What the replay marker must look like.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MarkerPolicy {
-    Required,
-    Optional,
-    Forbidden,
-}
 
 #[derive(Debug, Clone)]
 pub struct MarkerPlan {
@@ -93,15 +88,6 @@ pub enum Mode {
     },
 }
 
-/// What endpoint B must answer to a key first used on endpoint A (IDEM-010).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EndpointPolicy {
-    /// A rejection or an independent execution.
-    Either,
-    Reject,
-    Execute,
-}
-
 #[derive(Debug, Clone)]
 pub struct IdemPlan {
     pub mode: Mode,
@@ -114,21 +100,6 @@ pub struct IdemPlan {
 }
 
 pub const MAX_CONCURRENCY: u32 = 100;
-
-/// Parses a policy word against its allowed spellings.
-pub fn parse_policy<'a>(text: &str, allowed: &[&'a str]) -> Result<&'a str, String> {
-    let t = text.trim().to_ascii_lowercase().replace('-', "_");
-    allowed.iter().find(|a| **a == t).copied().ok_or_else(|| {
-        format!(
-            "unknown policy `{text}`: use one of {}",
-            allowed
-                .iter()
-                .map(|a| format!("`{a}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
-}
 
 /// The shared fields, borrowed from whichever spec is planned.
 struct Common<'s> {
@@ -233,11 +204,8 @@ impl PlanCtx<'_> {
             }
             E::ErrorsNotCached(s) => {
                 let invalid = self.request(&s.invalid, s.id.referenced);
-                let cached = self.policy(
-                    &s.policy,
-                    defaults::ERRORS_POLICY,
-                    &["not_cached", "cached"],
-                ) == "cached";
+                let cached = self.keyword_or(s.policy.as_ref(), "policy", defaults::ERRORS_POLICY)
+                    == ErrorsPolicy::Cached;
                 (
                     common!(s, s.key.as_ref(), None),
                     Mode::Errors { invalid, cached },
@@ -256,11 +224,9 @@ impl PlanCtx<'_> {
                 )
             }
             E::MissingKey(s) => {
-                let required = self.policy(
-                    &s.policy,
-                    defaults::MISSING_KEY_POLICY,
-                    &["required", "optional"],
-                ) == "required";
+                let required =
+                    self.keyword_or(s.policy.as_ref(), "policy", defaults::MISSING_KEY_POLICY)
+                        == KeyPolicy::Required;
                 (
                     common!(s, None, None),
                     Mode::MissingKey {
@@ -285,15 +251,8 @@ impl PlanCtx<'_> {
             E::EndpointScope(s) => {
                 let other = Box::new(self.request(&s.other_request, s.id.referenced));
                 let other_effects = s.other_effects.as_ref().map(|c| self.counter(c));
-                let policy = match self.policy(
-                    &s.policy,
-                    defaults::ENDPOINT_POLICY,
-                    &["either", "reject", "execute"],
-                ) {
-                    "reject" => EndpointPolicy::Reject,
-                    "execute" => EndpointPolicy::Execute,
-                    _ => EndpointPolicy::Either,
-                };
+                let policy =
+                    self.keyword_or(s.policy.as_ref(), "policy", defaults::ENDPOINT_POLICY);
                 (
                     common!(s, s.key.as_ref(), s.marker.as_ref()),
                     Mode::EndpointScope {
@@ -354,15 +313,7 @@ impl PlanCtx<'_> {
     fn marker(&mut self, m: Option<&MarkerSpec>) -> MarkerPlan {
         let default = MarkerSpec::default();
         let m = m.unwrap_or(&default);
-        let policy = match self.policy(
-            &m.policy,
-            defaults::MARKER_POLICY,
-            &["required", "optional", "forbidden"],
-        ) {
-            "optional" => MarkerPolicy::Optional,
-            "forbidden" => MarkerPolicy::Forbidden,
-            _ => MarkerPolicy::Required,
-        };
+        let policy = self.keyword_or(m.policy.as_ref(), "policy", defaults::MARKER_POLICY);
         MarkerPlan {
             header: m
                 .header
@@ -379,23 +330,6 @@ impl PlanCtx<'_> {
                         .collect()
                 }),
             policy,
-        }
-    }
-
-    /// A policy word as written, or `default`; an unknown one is reported
-    /// (and `default` used).
-    fn policy(
-        &mut self,
-        p: &Option<Spanned<String>>,
-        default: &'static str,
-        allowed: &[&'static str],
-    ) -> &'static str {
-        match p {
-            None => default,
-            Some(p) => parse_policy(&p.value, allowed).unwrap_or_else(|e| {
-                self.error(p.referenced, e);
-                default
-            }),
         }
     }
 
@@ -523,14 +457,68 @@ mod tests {
         }
     }
 
+    const EFFECTS: &str = "    request: { method: POST, path: /m }\n    effects: { request: { path: /c }, value: $.count }\n";
+
     #[test]
     fn policies_parse_with_spelling_variants() {
-        assert_eq!(
-            parse_policy("Not-Cached", &["not_cached", "cached"]),
-            Ok("not_cached")
+        let p = plan_one(&format!(
+            "  - id: e\n    kind: idempotency.errors_not_cached\n{EFFECTS}    invalid: {{ method: POST, path: /m }}\n    policy: Not-Cached\n"
+        ));
+        assert!(matches!(p.mode, Mode::Errors { cached: false, .. }));
+        let p = plan_one(&format!(
+            "  - id: e\n    kind: idempotency.errors_not_cached\n{EFFECTS}    invalid: {{ method: POST, path: /m }}\n    policy: CACHED\n"
+        ));
+        assert!(matches!(p.mode, Mode::Errors { cached: true, .. }));
+        let p = plan_one(&format!(
+            "  - id: m\n    kind: idempotency.missing_key\n{EFFECTS}    policy: \" optional \"\n"
+        ));
+        assert!(matches!(
+            p.mode,
+            Mode::MissingKey {
+                required: false,
+                ..
+            }
+        ));
+        let p = plan_one(&format!(
+            "  - id: s\n    kind: idempotency.endpoint_scope\n{EFFECTS}    other_request: {{ method: POST, path: /b }}\n    policy: Execute\n"
+        ));
+        assert!(matches!(
+            p.mode,
+            Mode::EndpointScope {
+                policy: EndpointPolicy::Execute,
+                ..
+            }
+        ));
+        let p = plan_one(&format!(
+            "  - id: r\n    kind: idempotency.replay\n{EFFECTS}    marker: {{ policy: OPTIONAL }}\n"
+        ));
+        assert_eq!(p.marker.policy, MarkerPolicy::Optional);
+    }
+
+    #[test]
+    fn unknown_policies_are_positioned_and_list_the_choices() {
+        let src = format!(
+            "suite: s\ntarget: {{ base_url: \"http://127.0.0.1:1\" }}\nchecks:\n  - id: m\n    kind: idempotency.missing_key\n{EFFECTS}    policy: sometimes\n  - id: r\n    kind: idempotency.replay\n{EFFECTS}    marker: {{ policy: never }}\n"
         );
-        let e = parse_policy("sometimes", &["required", "optional"]).unwrap_err();
-        assert!(e.contains("`required`, `optional`"), "{e}");
+        let path = std::path::Path::new("s.yaml");
+        let file = crate::suite::read::parse_str(path, &src).expect("parses");
+        let loaded = vec![LoadedSuite {
+            path: path.into(),
+            source: src.clone(),
+            file,
+        }];
+        let d = build_with_env(&loaded, &PlanOptions::default(), &|_| None).unwrap_err();
+        assert_eq!(d.len(), 2, "{d}");
+        assert_eq!(
+            d.0[0].message,
+            "unknown policy `sometimes`: use one of `required`, `optional`"
+        );
+        assert_eq!((d.0[0].line, d.0[0].column), (8, 13), "{d}");
+        assert_eq!(
+            d.0[1].message,
+            "unknown policy `never`: use one of `required`, `optional`, `forbidden`"
+        );
+        assert_eq!((d.0[1].line, d.0[1].column), (13, 23), "{d}");
     }
 
     #[test]

@@ -7,9 +7,49 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use crate::model::keyword::Keyword;
 use crate::model::scalar::{DurationValue, Scalar, StatusSet};
 use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind, Param};
 use crate::suite::request::{CounterSpec, RequestSpec};
+
+/// What the replay marker must look like (`marker.policy`).
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkerPolicy {
+    Required,
+    Optional,
+    Forbidden,
+}
+
+/// Whether a rejected request's answer is stored under its key
+/// (`idempotency.errors_not_cached` `policy`).
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorsPolicy {
+    NotCached,
+    Cached,
+}
+
+/// Whether the target requires a key (`idempotency.missing_key` `policy`).
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyPolicy {
+    Required,
+    Optional,
+}
+
+/// What endpoint B must answer to a key first used on endpoint A (IDEM-010).
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EndpointPolicy {
+    /// A rejection or an independent execution.
+    Either,
+    Reject,
+    Execute,
+}
+
+/// A policy word as written: any case, `-` or `_` (`model::keyword`).
+pub type Policy<T> = Option<Spanned<Keyword<T>>>;
 
 /// The replay marker's dialect: `{header, values, policy}`.
 #[derive(Debug, Deserialize, Clone, Default)]
@@ -23,7 +63,7 @@ pub struct MarkerSpec {
     pub values: Option<Vec<Scalar>>,
     /// `required` (default), `optional` or `forbidden`.
     #[serde(default)]
-    pub policy: Option<Spanned<String>>,
+    pub policy: Policy<MarkerPolicy>,
 }
 
 check_spec!(
@@ -149,7 +189,7 @@ check_spec!(
         pub invalid: RequestSpec,
         /// `not_cached` (default) or `cached`.
         #[serde(default)]
-        pub policy: Option<Spanned<String>>,
+        pub policy: Policy<ErrorsPolicy>,
     }
 );
 
@@ -188,7 +228,7 @@ check_spec!(
         pub success: Option<StatusSet>,
         /// `required` (default) or `optional`.
         #[serde(default)]
-        pub policy: Option<Spanned<String>>,
+        pub policy: Policy<KeyPolicy>,
         #[serde(default)]
         pub reject_status: Option<StatusSet>,
     }
@@ -249,7 +289,7 @@ check_spec!(
         pub other_effects: Option<CounterSpec>,
         /// `either` (default), `reject` or `execute`.
         #[serde(default)]
-        pub policy: Option<Spanned<String>>,
+        pub policy: Policy<EndpointPolicy>,
         /// Statuses accepted as B's rejection; default 4xx.
         #[serde(default)]
         pub reject_status: Option<StatusSet>,

@@ -14,6 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::sf::{self, Bare};
 use crate::http::RecordedResponse;
+use crate::model::retry_after::RetryAfter;
 
 /// Which header family a check reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,8 +103,7 @@ pub struct Observation {
 
 /// The response's `Date` header, as a time.
 pub fn date_of(resp: &RecordedResponse) -> Option<SystemTime> {
-    resp.header("date")
-        .and_then(|d| httpdate::parse_http_date(d.trim()).ok())
+    resp.date()
 }
 
 fn epoch_secs(t: SystemTime) -> f64 {
@@ -380,28 +380,13 @@ fn structured(rl: Option<&str>, policy: Option<&str>) -> Result<Ietf, String> {
     Ok(("ietf", q, r, t, w))
 }
 
-/// A valid `Retry-After`: delay-seconds (`1*DIGIT`) or an HTTP-date, the
-/// latter read against the response's Date (or, without one, `now`).
+/// A valid `Retry-After` (`model::retry_after`: delay-seconds or an
+/// HTTP-date), the date read against the response's Date (or, without one,
+/// `now`).
 pub fn retry_after(resp: &RecordedResponse, now: SystemTime) -> Result<Duration, String> {
-    let v = resp
-        .header("retry-after")
-        .ok_or("no Retry-After header")?
-        .trim();
-    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
-        return v
-            .parse::<u64>()
-            .map(Duration::from_secs)
-            .map_err(|_| format!("Retry-After `{v}` is out of range"));
-    }
-    match httpdate::parse_http_date(v) {
-        Ok(at) => {
-            let base = date_of(resp).unwrap_or(now);
-            Ok(at.duration_since(base).unwrap_or(Duration::ZERO))
-        }
-        Err(_) => Err(format!(
-            "Retry-After `{v}` is neither delay-seconds nor an HTTP-date"
-        )),
-    }
+    let v = resp.header("retry-after").ok_or("no Retry-After header")?;
+    let ra = RetryAfter::parse(v).map_err(|e| e.to_string())?;
+    Ok(ra.resolve(date_of(resp), now))
 }
 
 #[cfg(test)]
@@ -581,6 +566,23 @@ mod tests {
             ("Retry-After", "Tue, 14 Nov 2023 22:13:25 GMT"),
         ]);
         assert_eq!(retry_after(&r, now).unwrap(), Duration::from_secs(5));
+        // The obsolete RFC 850 form, read against `now` without a Date.
+        let r = resp(&[("Retry-After", "Tuesday, 14-Nov-23 22:13:25 GMT")]);
+        let at = httpdate::parse_http_date("Tue, 14 Nov 2023 22:13:25 GMT").unwrap();
+        assert_eq!(
+            retry_after(&r, at - Duration::from_secs(5)).unwrap(),
+            Duration::from_secs(5)
+        );
+        let r = resp(&[("Retry-After", "99999999999999999999")]);
+        assert_eq!(
+            retry_after(&r, now).unwrap_err(),
+            "Retry-After `99999999999999999999` is out of range"
+        );
+        let r = resp(&[("Retry-After", " soon ")]);
+        assert_eq!(
+            retry_after(&r, now).unwrap_err(),
+            "Retry-After `soon` is neither delay-seconds nor an HTTP-date"
+        );
         for bad in ["-1", "1.5", "soon", ""] {
             let r = resp(&[("Retry-After", bad)]);
             assert!(retry_after(&r, now).is_err(), "{bad}");

@@ -2,10 +2,11 @@
 //! every response, uniqueness, W3C traceparent propagation, invalid traceparents
 //! ignored, higher versions continued, tracestate mutated by the rules,
 //! X-Request-Id hygiene and async status resources joined by trace id.
-//! Every failure names the responses' request/trace ids (`describe`), so a
-//! partner can attach them to a ticket.
+//! Every failure names the responses' request/trace ids (`common::describe`,
+//! which clips hostile ids), so a partner can attach them to a ticket.
 
 use super::{probes, traceparent, tracestate, unique};
+use crate::families::common::clip;
 use crate::families::trace::plan::TracePlan;
 use crate::families::trace::spec::IdFormat;
 use crate::families::{CheckContext, Outcome};
@@ -44,36 +45,4 @@ pub fn format_problem(id: &str, format: IdFormat) -> Option<String> {
             clip(id)
         )),
     }
-}
-
-/// A value shortened for a message (ids can be hostile 10 kB strings).
-pub fn clip(s: &str) -> String {
-    const MAX: usize = 80;
-    if s.chars().count() <= MAX {
-        s.escape_debug().to_string()
-    } else {
-        format!(
-            "{}… ({} bytes)",
-            s.chars().take(MAX).collect::<String>().escape_debug(),
-            s.len()
-        )
-    }
-}
-
-/// `200 (X-Request-Id: abc)` like `common::describe`, with the id clipped: a
-/// target that reflects a 10 kB hostile id must not flood the report.
-pub fn describe(ex: &Exchange) -> String {
-    match ex.response.request_id() {
-        Some((k, v)) => format!("{} ({k}: {})", ex.status(), clip(&v)),
-        None => ex.status().to_string(),
-    }
-}
-
-/// Evidence with the request id clipped (see [`describe`]).
-pub fn evidence(label: &str, ex: &Exchange) -> crate::families::Evidence {
-    let mut ev = crate::families::Evidence::from_exchange(label, ex);
-    if let Some((k, v)) = ex.response.request_id() {
-        ev.request_id = Some(format!("{k}: {}", clip(&v)));
-    }
-    ev
 }

@@ -1,10 +1,9 @@
 //! The single-shot trace checks: each sends a handful of requests and judges
 //! the ids on their responses (TRC-001, 003, 004, 007, 008, 009).
 
-use super::exec::{clip, format_problem, trace_id};
-use super::exec::{describe, evidence as ev_of};
+use super::exec::{format_problem, trace_id};
 use super::traceparent::{self, random_parent_id, random_trace_id};
-use crate::families::common::send;
+use crate::families::common::{clip, describe, evidence as ev_of, send};
 use crate::families::trace::plan::{
     AsyncStatusPlan, InvalidCase, InvalidIgnoredPlan, PresentPlan, PropagatedPlan, RequestIdPlan,
     StatusJoin,

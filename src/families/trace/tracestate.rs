@@ -9,9 +9,8 @@
 
 use std::collections::HashSet;
 
-use super::exec::{clip, describe, evidence as ev_of};
 use super::traceparent::{self, random_parent_id, random_trace_id};
-use crate::families::common::send;
+use crate::families::common::{clip, describe, evidence as ev_of, send};
 use crate::families::trace::plan::TracestatePlan;
 use crate::families::{CheckContext, Outcome};
 use crate::outcome::prop;

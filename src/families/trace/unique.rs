@@ -11,11 +11,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::exec::describe;
-use super::exec::{clip, format_problem, trace_id};
+use super::exec::{format_problem, trace_id};
+use crate::families::common::{clip, describe};
 use crate::families::trace::plan::UniquePlan;
 use crate::families::trace::spec::IdFormat;
 use crate::families::{CheckContext, Outcome};
+use crate::model::retry_after::RetryAfter;
 use crate::outcome::prop;
 use crate::plan::Scope;
 
@@ -26,19 +27,6 @@ struct Sample {
     /// `200 (X-Request-Id: ...)`, for failure messages.
     described: String,
     retry_after: Option<Duration>,
-}
-
-/// `Retry-After` as delta seconds or an HTTP-date.
-pub fn parse_retry_after(v: &str) -> Option<Duration> {
-    let v = v.trim();
-    if let Ok(secs) = v.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
-    }
-    let at = httpdate::parse_http_date(v).ok()?;
-    Some(
-        at.duration_since(SystemTime::now())
-            .unwrap_or(Duration::ZERO),
-    )
 }
 
 pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
@@ -59,11 +47,12 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
             let mut out = Vec::new();
             while next.fetch_add(1, Ordering::Relaxed) < count && Instant::now() < deadline {
                 let ex = ctx.client.send(&r).await.map_err(|e| (e, out.len()))?;
+                // An invalid Retry-After is not waited for (this check judges
+                // ids, not rate-limit headers).
                 let retry_after = (ex.status() == 429)
                     .then(|| {
-                        ex.response
-                            .header("retry-after")
-                            .and_then(parse_retry_after)
+                        let ra = RetryAfter::parse(ex.response.header("retry-after")?).ok()?;
+                        Some(ra.resolve(ex.response.date(), SystemTime::now()))
                     })
                     .flatten();
                 out.push(Sample {

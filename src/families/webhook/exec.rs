@@ -2,13 +2,8 @@
 //! valid and hostile, to the target's receiver; `sink` runs a receiver and
 //! judges the deliveries the target makes.
 
-/// Seconds since the Unix epoch (0 if the clock is before it).
-pub fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
+/// The clock `sender` and `sink` read (it lives in `model`).
+pub use crate::model::time::unix_now;
 
 /// Runs a planned `webhook.*` check.
 pub async fn run(
