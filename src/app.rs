@@ -13,7 +13,7 @@ use crate::reference::{Defect, ReferenceConfig, ReferenceServer};
 use crate::report::{console::Console, html::Html, json::Json, junit::Junit, Reporters};
 use crate::run::{self, RunOptions};
 use crate::suite::kinds::{DefaultValue, FamilyDoc, KindDoc, Param, COMMON_PARAMS};
-use crate::suite::{self, Diagnostics, LoadedSuite};
+use crate::suite::{self, Diagnostics, SuiteSource};
 
 pub fn main(cli: Cli) -> i32 {
     match cli.command {
@@ -47,7 +47,7 @@ fn parse_vars(raw: &[String]) -> Result<Vec<(String, String)>, String> {
 
 /// Loads every file, then plans the ones that loaded, so one pass reports
 /// every problem of every file.
-pub fn load_and_plan(paths: &[PathBuf], opts: &PlanOptions) -> Result<Plan, Diagnostics> {
+pub fn read_and_plan(paths: &[PathBuf], opts: &PlanOptions) -> Result<Plan, Diagnostics> {
     let mut diags = Diagnostics::default();
     let files = match suite::discover(paths) {
         Ok(f) => f,
@@ -56,9 +56,9 @@ pub fn load_and_plan(paths: &[PathBuf], opts: &PlanOptions) -> Result<Plan, Diag
             return Err(diags);
         }
     };
-    let mut loaded: Vec<LoadedSuite> = Vec::new();
+    let mut loaded: Vec<SuiteSource> = Vec::new();
     for f in &files {
-        match suite::load_file(f) {
+        match suite::read_suite(f) {
             Ok(l) => loaded.push(l),
             Err(d) => diags.push(d),
         }
@@ -94,7 +94,7 @@ fn cmd_validate(a: ValidateArgs) -> i32 {
         vars,
         ..PlanOptions::default()
     };
-    match load_and_plan(&a.paths, &opts) {
+    match read_and_plan(&a.paths, &opts) {
         Ok(p) => {
             eprintln!(
                 "ok: {} suite(s), {} check(s)",
@@ -137,7 +137,7 @@ fn cmd_run(a: RunArgs) -> i32 {
         only: a.only.clone(),
         tags: a.tag.clone(),
     };
-    let plan = match load_and_plan(&a.paths, &opts) {
+    let plan = match read_and_plan(&a.paths, &opts) {
         Ok(p) => p,
         Err(d) => return report_diagnostics(&d),
     };

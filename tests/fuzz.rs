@@ -15,7 +15,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tminus::plan::{build_with_env, PlanOptions};
 use tminus::suite::read::parse_str;
-use tminus::suite::LoadedSuite;
+use tminus::suite::SuiteSource;
 
 const BASE_SEED: u64 = 0x7e57_5eed;
 
@@ -164,7 +164,7 @@ fn judge(seed: u64, path: &Path, src: &str) -> Result<(), String> {
                 Ok(())
             }
             Ok(file) => {
-                let loaded = vec![LoadedSuite {
+                let loaded = vec![SuiteSource {
                     path: path.to_path_buf(),
                     source: src.to_owned(),
                     file,

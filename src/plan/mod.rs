@@ -19,7 +19,7 @@ use crate::model::scalar::Scalar;
 
 pub use crate::model::template::{Resolver, Scope, Template};
 use crate::redact::Redactor;
-use crate::suite::{Diagnostic, Diagnostics, LoadedSuite};
+use crate::suite::{Diagnostic, Diagnostics, SuiteSource};
 pub use request::{
     BodyPlan, CapturePlan, CaptureSource, CounterPlan, ExpectPlan, HeaderCheck, JsonCheck,
     JsonTemplate, RequestPlan, UrlPlan,
@@ -195,12 +195,12 @@ impl<'a> PlanCtx<'a> {
 }
 
 /// Builds the plan from loaded suites, reading the process environment.
-pub fn build(loaded: &[LoadedSuite], opts: &PlanOptions) -> Result<Plan, Diagnostics> {
+pub fn build(loaded: &[SuiteSource], opts: &PlanOptions) -> Result<Plan, Diagnostics> {
     build_with_env(loaded, opts, &|k| std::env::var(k).ok())
 }
 
 pub fn build_with_env(
-    loaded: &[LoadedSuite],
+    loaded: &[SuiteSource],
     opts: &PlanOptions,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Plan, Diagnostics> {
@@ -231,7 +231,7 @@ pub fn build_with_env(
     }
 }
 
-fn plan_suite(ctx: &mut PlanCtx<'_>, l: &LoadedSuite, opts: &PlanOptions) -> PlannedSuite {
+fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> PlannedSuite {
     let f = &l.file;
     // Suite vars may use env/secret placeholders; CLI vars are taken as given.
     for (k, v) in &f.vars {
@@ -423,7 +423,7 @@ mod tests {
     fn plan_errors(src: &str) -> Vec<String> {
         let path = Path::new("s.yaml");
         let file = crate::suite::read::parse_str(path, src).unwrap();
-        let loaded = vec![LoadedSuite {
+        let loaded = vec![SuiteSource {
             path: path.into(),
             source: src.into(),
             file,
@@ -488,7 +488,7 @@ mod tests {
             "suite: s\ntarget: { base_url: \"http://bob:pw-123456@127.0.0.1:9\" }\nchecks:\n  - id: a\n    steps: [{ request: { path: / } }]\n";
         let path = Path::new("s.yaml");
         let file = crate::suite::read::parse_str(path, src).unwrap();
-        let loaded = vec![LoadedSuite {
+        let loaded = vec![SuiteSource {
             path: path.into(),
             source: src.into(),
             file,
@@ -505,7 +505,7 @@ mod tests {
         let src = "suite: s\ntarget:\n  headers: { Authorization: \"Bearer ${secret.NOPE_A}\" }\nchecks:\n  - id: a\n    steps:\n      - request: { path: \"/x/${var.nope}\", headers: { X: \"${env.NOPE_B}\" } }\n";
         let path = Path::new("s.yaml");
         let file = crate::suite::read::parse_str(path, src).unwrap();
-        let loaded = vec![LoadedSuite {
+        let loaded = vec![SuiteSource {
             path: path.into(),
             source: src.into(),
             file,

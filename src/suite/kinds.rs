@@ -419,13 +419,13 @@ pub(crate) use family_kinds;
 pub(crate) mod testing {
     use super::*;
     use crate::plan::{build_with_env, Plan, PlanOptions};
-    use crate::suite::LoadedSuite;
+    use crate::suite::SuiteSource;
 
     /// Plans a suite given as YAML (no environment), panicking on errors.
     pub fn plan_suite(src: &str) -> Plan {
         let path = std::path::Path::new("defaults.yaml");
         let file = crate::suite::read::parse_str(path, src).unwrap_or_else(|d| panic!("{d}"));
-        let loaded = vec![LoadedSuite {
+        let loaded = vec![SuiteSource {
             path: path.into(),
             source: src.to_owned(),
             file,

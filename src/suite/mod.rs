@@ -12,4 +12,4 @@ pub mod request;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use model::{SuiteFile, TargetSpec};
-pub use read::{discover, load_file, LoadedSuite};
+pub use read::{discover, read_suite, SuiteSource};

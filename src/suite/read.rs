@@ -12,7 +12,7 @@ use crate::families::kind_names;
 
 /// A parsed suite with the text it came from (for later diagnostics).
 #[derive(Debug)]
-pub struct LoadedSuite {
+pub struct SuiteSource {
     pub path: PathBuf,
     pub source: String,
     pub file: SuiteFile,
@@ -62,12 +62,12 @@ struct KindOnly {
 }
 
 /// Reads and parses one suite file.
-pub fn load_file(path: &Path) -> Result<LoadedSuite, Diagnostic> {
+pub fn read_suite(path: &Path) -> Result<SuiteSource, Diagnostic> {
     let bytes = std::fs::read(path)
         .map_err(|e| Diagnostic::file_level(path, format!("cannot read suite: {e}")))?;
     let source = decode(path, bytes)?;
     let file = parse_str(path, &source)?;
-    Ok(LoadedSuite {
+    Ok(SuiteSource {
         path: path.to_path_buf(),
         source,
         file,
@@ -283,7 +283,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("bad.yaml");
         std::fs::write(&p, b"suite: s\nchecks:\n  - id: a\xff\n").unwrap();
-        let d = load_file(&p).unwrap_err();
+        let d = read_suite(&p).unwrap_err();
         assert_eq!((d.line, d.column), (3, 10), "{d}");
         assert!(d.message.contains("UTF-8"), "{d}");
     }

@@ -160,7 +160,7 @@ pub fn declared(suite: &str) -> Arc<Declared> {
 }
 
 fn read_declared(suite: &str) -> Declared {
-    let loaded = tminus::suite::load_file(&suite_path(suite))
+    let loaded = tminus::suite::read_suite(&suite_path(suite))
         .unwrap_or_else(|d| panic!("{suite} does not load: {d:?}"));
     let kinds = loaded
         .file

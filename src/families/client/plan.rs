@@ -623,7 +623,7 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &ClientSpec) -> ClientPlan {
 mod tests {
     use super::*;
     use crate::plan::{build_with_env, CheckPlan, PlanOptions};
-    use crate::suite::{Diagnostics, LoadedSuite};
+    use crate::suite::{Diagnostics, SuiteSource};
 
     const CLIENT: &str = "    client: { argv: [client] }\n";
 
@@ -631,7 +631,7 @@ mod tests {
         let src = format!("suite: s\nchecks:\n{checks}");
         let path = std::path::Path::new("s.yaml");
         let file = crate::suite::read::parse_str(path, &src).expect("parses");
-        let loaded = vec![LoadedSuite {
+        let loaded = vec![SuiteSource {
             path: path.into(),
             source: src.clone(),
             file,

@@ -356,14 +356,14 @@ fn statuses(s: &Option<StatusSet>, default: &[StatusPattern]) -> StatusSet {
 mod tests {
     use super::*;
     use crate::plan::{build_with_env, CheckPlan, PlanOptions};
-    use crate::suite::LoadedSuite;
+    use crate::suite::SuiteSource;
 
     fn plan_one(check: &str) -> IdemPlan {
         let src =
             format!("suite: s\ntarget: {{ base_url: \"http://127.0.0.1:1\" }}\nchecks:\n{check}");
         let path = std::path::Path::new("s.yaml");
         let file = crate::suite::read::parse_str(path, &src).expect("parses");
-        let loaded = vec![LoadedSuite {
+        let loaded = vec![SuiteSource {
             path: path.into(),
             source: src.clone(),
             file,
@@ -502,7 +502,7 @@ mod tests {
         );
         let path = std::path::Path::new("s.yaml");
         let file = crate::suite::read::parse_str(path, &src).expect("parses");
-        let loaded = vec![LoadedSuite {
+        let loaded = vec![SuiteSource {
             path: path.into(),
             source: src.clone(),
             file,

@@ -762,7 +762,7 @@ mod tests {
         let path = std::path::Path::new("s.yaml");
         let file =
             crate::suite::read::parse_str(path, &src).unwrap_or_else(|d| panic!("{d}\n{src}"));
-        let loaded = vec![crate::suite::read::LoadedSuite {
+        let loaded = vec![crate::suite::read::SuiteSource {
             path: path.into(),
             source: src.clone(),
             file,
