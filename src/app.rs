@@ -348,7 +348,7 @@ pub fn checks_text() -> String {
     let mut out = String::from("Check kinds (use as `kind:` in a suite):\n\n");
     for k in crate::families::all_kinds() {
         let _ = writeln!(out, "{:<28} {}", k.name, k.summary);
-        text_params(&mut out, &k.params);
+        text_params(&mut out, k.params);
     }
     out.push_str("\nEvery kind also takes:\n");
     text_params(&mut out, COMMON_PARAMS);
@@ -432,7 +432,7 @@ fn md_family(out: &mut String, doc: &str, kinds: &[KindDoc]) {
             )),
             None if k.params.is_empty() => out.push_str("Parameters: only the common ones.\n\n"),
             None => {
-                md_params(out, &k.params);
+                md_params(out, k.params);
                 seen.push(k);
             }
         }

@@ -63,9 +63,8 @@ pub const FAMILIES: &[Family] = &[
     },
     Family {
         name: "webhook",
-        // Kept outside `webhook/` until that family moves to typed tables.
-        doc: include_str!("webhook.md"),
-        kinds: &[KindTable::Tuples(webhook::spec::KINDS)],
+        doc: webhook::spec::DOC,
+        kinds: &[KindTable::Typed(webhook::spec::KINDS)],
     },
     Family {
         name: "client",

@@ -9,7 +9,6 @@
 //! with its positions intact, live in `families` (the registry) and
 //! `suite::read`.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
@@ -36,6 +35,8 @@ pub enum DefaultValue {
     Float(f64),
     Bool(bool),
     Duration(Duration),
+    /// A list of durations (`[30s, 5m]`).
+    Durations(&'static [Duration]),
     /// A share, printed as a percentage (`90%`).
     Share(f64),
     /// A status set as a suite writes it (`2xx`, `[400, 401]`).
@@ -107,6 +108,9 @@ impl fmt::Display for DefaultValue {
             DefaultValue::Float(x) => write!(f, "{x:?}"),
             DefaultValue::Bool(b) => write!(f, "{b}"),
             DefaultValue::Duration(d) => f.write_str(&show_duration(*d)),
+            DefaultValue::Durations(l) => {
+                f.write_str(&show_list(l.iter().map(|d| show_duration(*d))))
+            }
             DefaultValue::Share(x) => f.write_str(&show_share(*x)),
             DefaultValue::Statuses(s) => f.write_str(&show_statuses(s)),
             DefaultValue::List(l) => f.write_str(&show_list(l.iter())),
@@ -138,60 +142,31 @@ pub struct Kind {
     pub params: &'static [Param],
 }
 
-/// `(parameter, default or "required", what it does)`: the untyped row of a
-/// [`KindInfo`].
-pub type TupleParam = (&'static str, &'static str, &'static str);
-
-/// The untyped form of a kind's row (defaults as text), kept so a family
-/// can move to [`Kind`] on its own schedule; the registry takes both
-/// ([`KindTable`]). Its defaults are printed as written and checked by
-/// nothing.
-#[derive(Debug)]
-pub struct KindInfo {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub params: &'static [TupleParam],
-}
-
-/// One table of kinds in the registry, typed or untyped.
+/// One table of kinds in the registry.
 #[derive(Debug, Clone, Copy)]
 pub enum KindTable {
     Typed(&'static [Kind]),
-    Tuples(&'static [KindInfo]),
 }
 
-/// A kind as the reference prints it, whichever table it comes from.
+/// A kind as the reference prints it.
 #[derive(Debug, Clone)]
 pub struct KindDoc {
     pub name: &'static str,
     pub summary: &'static str,
-    pub params: Cow<'static, [Param]>,
+    pub params: &'static [Param],
 }
 
 impl KindTable {
     /// The kind names, in table order.
     pub fn names(self) -> impl Iterator<Item = &'static str> {
-        let (typed, tuples): (&'static [Kind], &'static [KindInfo]) = match self {
-            KindTable::Typed(t) => (t, &[]),
-            KindTable::Tuples(t) => (&[], t),
-        };
-        typed
-            .iter()
-            .map(|k| k.name)
-            .chain(tuples.iter().map(|k| k.name))
+        let KindTable::Typed(t) = self;
+        t.iter().map(|k| k.name)
     }
 
-    /// The kinds with their parameters (untyped defaults become
-    /// [`DefaultValue::Text`]).
+    /// The kinds with their parameters.
     pub fn docs(self) -> impl Iterator<Item = KindDoc> {
-        let (typed, tuples): (&'static [Kind], &'static [KindInfo]) = match self {
-            KindTable::Typed(t) => (t, &[]),
-            KindTable::Tuples(t) => (&[], t),
-        };
-        typed
-            .iter()
-            .map(KindDoc::from)
-            .chain(tuples.iter().map(KindDoc::from))
+        let KindTable::Typed(t) = self;
+        t.iter().map(KindDoc::from)
     }
 }
 
@@ -200,30 +175,7 @@ impl From<&'static Kind> for KindDoc {
         KindDoc {
             name: k.name,
             summary: k.summary,
-            params: Cow::Borrowed(k.params),
-        }
-    }
-}
-
-impl From<&'static KindInfo> for KindDoc {
-    fn from(k: &'static KindInfo) -> Self {
-        let params = k
-            .params
-            .iter()
-            .map(|&(name, default, doc)| Param {
-                name,
-                default: match default {
-                    "required" => DefaultValue::Required,
-                    "none" => DefaultValue::Absent,
-                    other => DefaultValue::Text(other),
-                },
-                doc,
-            })
-            .collect();
-        KindDoc {
-            name: k.name,
-            summary: k.summary,
-            params: Cow::Owned(params),
+            params: k.params,
         }
     }
 }
@@ -568,6 +520,8 @@ mod tests {
         assert_eq!(d(DefaultValue::List(&[])), "[]");
         assert_eq!(d(DefaultValue::Codes(&[400, 401])), "[400, 401]");
         assert_eq!(d(DefaultValue::Absent), "none");
+        const SCHEDULE: &[Duration] = &[Duration::from_secs(30), Duration::from_secs(300)];
+        assert_eq!(d(DefaultValue::Durations(SCHEDULE)), "[30s, 5m]");
     }
 
     #[test]
@@ -583,24 +537,5 @@ mod tests {
         let plain = FamilyDoc::parse("## T\nno markers\n");
         assert_eq!(plain.intro, "## T\nno markers\n");
         assert!(plain.kinds.is_empty());
-    }
-
-    #[test]
-    fn untyped_rows_keep_their_text() {
-        static INFO: KindInfo = KindInfo {
-            name: "x.y",
-            summary: "s",
-            params: &[("a", "required", "d"), ("b", "none", "d"), ("c", "2s", "d")],
-        };
-        let k = KindDoc::from(&INFO);
-        let defaults: Vec<DefaultValue> = k.params.iter().map(|p| p.default).collect();
-        assert_eq!(
-            defaults,
-            [
-                DefaultValue::Required,
-                DefaultValue::Absent,
-                DefaultValue::Text("2s")
-            ]
-        );
     }
 }

@@ -1,7 +1,7 @@
 //! Planning the webhook family: scheme resolved, secret decoded once (and
 //! never shown in Debug output), templates compiled with the run-time
 //! variables `${var.webhook_id}` (sender body) and `${var.sink_url}` (sink
-//! triggers), defaults from the catalogue applied.
+//! triggers), defaults (`spec::defaults`, the catalogue's values) applied.
 
 use std::fmt;
 use std::time::Duration;
@@ -9,23 +9,20 @@ use std::time::Duration;
 use serde_saphyr::{Location, Spanned};
 
 use crate::families::webhook::spec::{
-    CustomSchemeSpec, WebhookSenderSpec, WebhookSinkSpec, WebhookSpec, KINDS,
+    defaults as d, CustomSchemeSpec, WebhookSenderSpec, WebhookSinkSpec, WebhookSpec, KINDS,
 };
 use crate::model::jsonpath::JsonPath;
-use crate::model::scalar::{StatusPattern, StatusSet};
+use crate::model::scalar::StatusSet;
 use crate::model::template::Template;
 use crate::plan::request::{RequestPlan, UrlPlan};
 use crate::plan::{CounterPlan, PlanCtx, Scope};
 use crate::signing::{CustomScheme, DigestEncoding, Scheme, SecretEncoding};
+use crate::suite::kinds::Param;
 
 /// Run-time variable holding the delivery id in a sender body template.
 pub const WEBHOOK_ID_VAR: &str = "webhook_id";
 /// Run-time variable holding tminus's receiver URL in sink triggers.
 pub const SINK_URL_VAR: &str = "sink_url";
-
-/// The default event body: a `message.created` event whose id is the delivery id.
-/// The non-ASCII `é` makes re-serialization observable (`\u00e9` vs raw UTF-8).
-pub const DEFAULT_BODY: &str = r#"{"id":"${var.webhook_id}","type":"message.created","data":{"message_id":"msg_1","amount":100,"text":"café"}}"#;
 
 /// Which sender check a plan runs: one variant per sender-role kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,19 +117,40 @@ impl SinkCase {
     }
 
     /// What tminus answers, attempt by attempt, when `respond:` is not written.
-    fn default_respond(self) -> Vec<u16> {
+    fn default_respond(self) -> &'static [u16] {
         match self {
-            Self::Retries => vec![500],
-            Self::StopsOnSuccess => vec![500, 200],
-            Self::StopsOnGone => vec![410],
-            Self::RespectsRetryAfter => vec![429, 200],
-            Self::Delivery | Self::Trace | Self::Timeout => vec![200],
+            Self::Delivery => d::RESPOND_DELIVERY,
+            Self::Retries => d::RESPOND_RETRIES,
+            Self::StopsOnSuccess => d::RESPOND_STOPS_ON_SUCCESS,
+            Self::StopsOnGone => d::RESPOND_STOPS_ON_GONE,
+            Self::Trace => d::RESPOND_TRACE,
+            Self::RespectsRetryAfter => d::RESPOND_RETRY_AFTER,
+            Self::Timeout => d::RESPOND_TIMEOUT,
+        }
+    }
+}
+
+/// How a sink suite writes its expected `schedule`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScheduleMode {
+    /// Each delay is counted from the previous attempt.
+    Between,
+    /// Each delay is counted from the first attempt.
+    SinceFirst,
+}
+
+impl ScheduleMode {
+    /// The name a suite writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Between => "between",
+            Self::SinceFirst => "since_first",
         }
     }
 }
 
 /// The parameters `kind` reads: its `KINDS` row.
-fn kind_params(kind: &str) -> &'static [(&'static str, &'static str, &'static str)] {
+fn kind_params(kind: &str) -> &'static [Param] {
     KINDS
         .iter()
         .find(|k| k.name == kind)
@@ -191,6 +209,9 @@ pub struct WebhookSinkPlan {
     /// Hold the first attempt this long (only `webhook.sink_timeout`).
     pub hang: Option<Duration>,
     pub max_sender_timeout: Duration,
+    /// How the suite wrote `schedule` (kept for the record: `schedule` is
+    /// already normalized to gaps).
+    pub schedule_mode: ScheduleMode,
     /// Expected delays between consecutive attempts (normalized).
     pub schedule: Vec<Duration>,
     pub max_attempts: u32,
@@ -201,8 +222,6 @@ pub struct WebhookSinkPlan {
     pub trace_json: Option<JsonPath>,
 }
 
-const DEFAULT_SCHEDULE: [u64; 5] = [30, 300, 1800, 7200, 21600];
-
 impl PlanCtx<'_> {
     /// Reports each parameter written (`Some(position)`) that `kind`'s
     /// `KINDS` row does not list: the kind would silently ignore it.
@@ -210,13 +229,13 @@ impl PlanCtx<'_> {
         let mut unread: Vec<(&str, Location)> = written
             .iter()
             .filter_map(|&(name, at)| Some((name, at?)))
-            .filter(|(name, _)| !kind_params(kind).iter().any(|p| p.0 == *name))
+            .filter(|(name, _)| !kind_params(kind).iter().any(|p| p.name == *name))
             .collect();
         unread.sort_by_key(|(_, at)| (at.line(), at.column()));
         for (name, at) in unread {
             let readers: Vec<&str> = KINDS
                 .iter()
-                .filter(|k| k.params.iter().any(|p| p.0 == name))
+                .filter(|k| k.params.iter().any(|p| p.name == name))
                 .map(|k| k.name)
                 .collect();
             self.error(
@@ -335,7 +354,7 @@ impl PlanCtx<'_> {
             );
         }
         let errors_before = self.diags.len();
-        let scheme = self.webhook_scheme(&s.scheme, &s.custom, "standard", s.id.referenced);
+        let scheme = self.webhook_scheme(&s.scheme, &s.custom, d::SENDER_SCHEME, s.id.referenced);
         let scheme_clean = self.diags.len() == errors_before;
         if scheme_clean && case == SenderCase::ReplayNewId && scheme.id_header.is_none() {
             let at = s.scheme.as_ref().map_or(s.id.referenced, |v| v.referenced);
@@ -369,7 +388,7 @@ impl PlanCtx<'_> {
         self.captures.insert(WEBHOOK_ID_VAR.to_owned());
         let body = match &s.body {
             Some(b) => self.template(b),
-            None => self.template_at(DEFAULT_BODY, s.id.referenced),
+            None => self.template_at(d::BODY, s.id.referenced),
         };
         if matches!(
             case,
@@ -392,8 +411,8 @@ impl PlanCtx<'_> {
             .collect();
         let effects = s.effects.as_ref().map(|c| self.counter(&c.value));
         let count = match &s.count {
-            None => 200,
-            Some(c) if (1..=10_000).contains(&c.value) => c.value,
+            None => d::COUNT,
+            Some(c) if (1..=d::COUNT_MAX).contains(&c.value) => c.value,
             Some(c) => {
                 self.error(c.referenced, "count must be 1 to 10000");
                 1
@@ -401,34 +420,25 @@ impl PlanCtx<'_> {
         };
         WebhookSenderPlan {
             count,
-            over: s
-                .over
-                .as_ref()
-                .map_or(Duration::from_secs(10), |d| d.value.0),
+            over: s.over.as_ref().map_or(d::OVER, |v| v.value.0),
             case,
             url,
             scheme,
             key,
             body,
-            event: s.event.clone().unwrap_or_else(|| "message.created".into()),
+            event: s.event.clone().unwrap_or_else(|| d::EVENT.into()),
             headers,
             effects,
-            ack_within: s
-                .ack_within
+            ack_within: s.ack_within.as_ref().map_or(d::ACK_WITHIN, |v| v.value.0),
+            tolerance: s.tolerance.as_ref().map_or(d::TOLERANCE, |v| v.value.0),
+            accept: s
+                .accept_status
                 .as_ref()
-                .map_or(Duration::from_secs(2), |d| d.value.0),
-            tolerance: s
-                .tolerance
+                .map_or_else(|| StatusSet(d::ACCEPT_STATUS.to_vec()), |v| v.value.clone()),
+            reject: s
+                .reject_status
                 .as_ref()
-                .map_or(Duration::from_secs(300), |d| d.value.0),
-            accept: s.accept_status.as_ref().map_or_else(
-                || StatusSet(vec![StatusPattern::Class(2)]),
-                |v| v.value.clone(),
-            ),
-            reject: s.reject_status.as_ref().map_or_else(
-                || StatusSet(vec![StatusPattern::Class(4)]),
-                |v| v.value.clone(),
-            ),
+                .map_or_else(|| StatusSet(d::REJECT_STATUS.to_vec()), |v| v.value.clone()),
         }
     }
 
@@ -466,7 +476,7 @@ impl PlanCtx<'_> {
             ],
         );
         let errors_before = self.diags.len();
-        let scheme = self.webhook_scheme(&s.scheme, &s.custom, "botix", s.id.referenced);
+        let scheme = self.webhook_scheme(&s.scheme, &s.custom, d::SINK_SCHEME, s.id.referenced);
         // A secret is only judged against a scheme that planned cleanly.
         let key = if self.diags.len() == errors_before {
             self.webhook_key(&scheme, &s.secret)
@@ -486,36 +496,39 @@ impl PlanCtx<'_> {
             .map(|r| self.request(r, s.id.referenced))
             .collect();
         let mut schedule: Vec<Duration> = match &s.schedule {
-            Some(v) => v.value.iter().map(|d| d.0).collect(),
-            None => DEFAULT_SCHEDULE
-                .iter()
-                .map(|s| Duration::from_secs(*s))
-                .collect(),
+            Some(v) => v.value.iter().map(|delay| delay.0).collect(),
+            None => d::SCHEDULE.to_vec(),
         };
-        match s
+        let (mode, mode_at) = s
             .schedule_mode
             .as_ref()
-            .map(|m| (m.value.as_str(), m.referenced))
-        {
-            None | Some(("between", _)) => {}
-            Some(("since_first", loc)) => {
+            .map_or((d::SCHEDULE_MODE, s.id.referenced), |m| {
+                (m.value.as_str(), m.referenced)
+            });
+        let schedule_mode = match mode {
+            "between" => ScheduleMode::Between,
+            "since_first" => {
                 // Offsets from the first attempt become gaps between attempts.
                 let mut prev = Duration::ZERO;
                 let mut gaps = Vec::new();
-                for d in &schedule {
-                    if *d < prev {
-                        self.error(loc, "a `since_first` schedule must be increasing");
+                for &offset in &schedule {
+                    if offset < prev {
+                        self.error(mode_at, "a `since_first` schedule must be increasing");
                     }
-                    gaps.push(d.saturating_sub(prev));
-                    prev = *d;
+                    gaps.push(offset.saturating_sub(prev));
+                    prev = offset;
                 }
                 schedule = gaps;
+                ScheduleMode::SinceFirst
             }
-            Some((other, loc)) => self.error(
-                loc,
-                format!("unknown schedule_mode `{other}`: use `between` or `since_first`"),
-            ),
-        }
+            other => {
+                self.error(
+                    mode_at,
+                    format!("unknown schedule_mode `{other}`: use `between` or `since_first`"),
+                );
+                ScheduleMode::Between
+            }
+        };
         let max_attempts = s
             .max_attempts
             .as_ref()
@@ -535,7 +548,7 @@ impl PlanCtx<'_> {
             );
         }
         let respond = if s.respond.is_empty() {
-            case.default_respond()
+            case.default_respond().to_vec()
         } else {
             s.respond.clone()
         };
@@ -557,14 +570,11 @@ impl PlanCtx<'_> {
                 );
             }
         }
-        let hang = s
-            .hang
-            .as_ref()
-            .map_or(Duration::from_secs(40), |d| d.value.0);
+        let hang = s.hang.as_ref().map_or(d::HANG, |v| v.value.0);
         let max_sender_timeout = s
             .max_sender_timeout
             .as_ref()
-            .map_or(Duration::from_secs(30), |d| d.value.0);
+            .map_or(d::MAX_SENDER_TIMEOUT, |v| v.value.0);
         if case == SinkCase::Timeout && hang <= max_sender_timeout {
             self.error(
                 s.hang.as_ref().map_or(s.id.referenced, |h| h.referenced),
@@ -584,23 +594,24 @@ impl PlanCtx<'_> {
             trigger,
             event: s.event.as_ref().map(|e| e.value.clone()),
             respond,
-            retry_after: s.retry_after.as_ref().map_or(120, |r| r.value),
+            retry_after: s.retry_after.as_ref().map_or(d::RETRY_AFTER, |r| r.value),
             hang: (case == SinkCase::Timeout).then_some(hang),
             max_sender_timeout,
+            schedule_mode,
             schedule,
             max_attempts,
-            tolerance_pct: s.tolerance_pct.as_ref().map_or(10.0, |t| t.value),
+            tolerance_pct: s
+                .tolerance_pct
+                .as_ref()
+                .map_or(d::TOLERANCE_PCT, |t| t.value),
             tolerance_floor: s
                 .tolerance_floor
                 .as_ref()
-                .map_or(Duration::from_millis(50), |d| d.value.0),
-            wait: s.wait.map_or(Duration::from_secs(10), |d| d.0),
+                .map_or(d::TOLERANCE_FLOOR, |v| v.value.0),
+            wait: s.wait.map_or(d::WAIT, |v| v.0),
             quiet: s.quiet.as_ref().map_or_else(
-                || {
-                    last.unwrap_or(Duration::from_secs(1))
-                        .min(Duration::from_secs(10))
-                },
-                |d| d.value.0,
+                || last.unwrap_or(d::QUIET_NO_RETRY).min(d::QUIET_MAX),
+                |v| v.value.0,
             ),
             trace_json: s
                 .trace_json
@@ -657,6 +668,7 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &WebhookSpec) -> WebhookPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suite::kinds::DefaultValue;
 
     const SENDERS: [SenderCase; 16] = [
         SenderCase::AcceptsValid,
@@ -703,10 +715,10 @@ mod tests {
         for c in SENDERS {
             let effects = kind_params(c.kind_name())
                 .iter()
-                .find(|p| p.0 == "effects")
+                .find(|p| p.name == "effects")
                 .expect("every sender kind reads effects");
             assert_eq!(
-                effects.1 == "required",
+                effects.default == DefaultValue::Required,
                 c.needs_effects(),
                 "{}",
                 c.kind_name()
@@ -783,7 +795,7 @@ mod tests {
     fn the_table_says_which_parameters_a_kind_reads() {
         let all: String = KINDS
             .iter()
-            .map(|k| check_yaml(k.name, &k.params.iter().map(|p| p.0).collect::<Vec<_>>()))
+            .map(|k| check_yaml(k.name, &k.params.iter().map(|p| p.name).collect::<Vec<_>>()))
             .collect();
         assert_eq!(plan_errors(&all), Vec::<String>::new());
 
@@ -811,7 +823,7 @@ mod tests {
         ];
         let mut refused = 0;
         for k in KINDS {
-            let row: Vec<&str> = k.params.iter().map(|p| p.0).collect();
+            let row: Vec<&str> = k.params.iter().map(|p| p.name).collect();
             let optional: &[&str] = if row.contains(&"receiver") {
                 &sender_optional
             } else {

@@ -7,12 +7,14 @@
 //! `WebhookSinkSpec`, but a kind reads only the parameters its `KINDS` row
 //! lists: the planner rejects any other one written, at its position (so
 //! `count:` on `webhook.accepts_valid` is an error, not silently ignored).
+//! Every default is a constant of `defaults`, which both the planner and the
+//! `KINDS` table read.
 
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, Scalar, StatusSet};
-use crate::suite::kinds::{check_spec, family_kinds, KindInfo};
+use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind, Param};
 use crate::suite::request::{CounterSpec, RequestSpec};
 
 /// A custom signing scheme (`scheme: custom`).
@@ -64,15 +66,15 @@ check_spec!(
         pub ack_within: Option<Spanned<DurationValue>>,
         #[serde(default)]
         pub tolerance: Option<Spanned<DurationValue>>,
-        /// What counts as "accepted" (default 2xx) and "rejected" (default 4xx).
+        /// What counts as "accepted" and "rejected" (defaults: `defaults`).
         #[serde(default)]
         pub accept_status: Option<Spanned<StatusSet>>,
         #[serde(default)]
         pub reject_status: Option<Spanned<StatusSet>>,
-        /// `webhook.burst`: how many deliveries (default 200) ...
+        /// `webhook.burst`: how many deliveries ...
         #[serde(default)]
         pub count: Option<Spanned<u32>>,
-        /// ... spread evenly over this window (default 10s).
+        /// ... spread evenly over this window.
         #[serde(default)]
         pub over: Option<Spanned<DurationValue>>,
     }
@@ -91,37 +93,38 @@ check_spec!(
         /// Statuses tminus answers, attempt by attempt (the last repeats).
         #[serde(default)]
         pub respond: Vec<u16>,
-        /// How long to wait for the first delivery (default 10s).
+        /// How long to wait for the first delivery.
         #[serde(default)]
         pub wait: Option<DurationValue>,
-        /// Event header value expected (default: present, any value).
+        /// Event header value expected (absent: present, any value).
         #[serde(default)]
         pub event: Option<Spanned<String>>,
-        /// Expected retry delays (default 30s, 5m, 30m, 2h, 6h).
+        /// Expected retry delays.
         #[serde(default)]
         pub schedule: Option<Spanned<Vec<DurationValue>>>,
         /// `between` (each delay since the previous attempt) or `since_first`.
         #[serde(default)]
         pub schedule_mode: Option<Spanned<String>>,
-        /// Total deliveries expected (default: schedule length + 1).
+        /// Total deliveries expected (absent: schedule length + 1).
         #[serde(default)]
         pub max_attempts: Option<Spanned<u32>>,
-        /// Allowed deviation per delay, in percent (default 10).
+        /// Allowed deviation per delay, in percent.
         #[serde(default)]
         pub tolerance_pct: Option<Spanned<f64>>,
-        /// Absolute slack added to the tolerance (default 50ms).
+        /// Absolute slack added to the tolerance.
         #[serde(default)]
         pub tolerance_floor: Option<Spanned<DurationValue>>,
-        /// Silence required after the last expected attempt (default: the last delay, at most 10 s).
+        /// Silence required after the last expected attempt (absent: the last
+        /// delay, at most `defaults::QUIET_MAX`).
         #[serde(default)]
         pub quiet: Option<Spanned<DurationValue>>,
-        /// `Retry-After` seconds tminus sends with its 429/503 answers (default 120).
+        /// `Retry-After` seconds tminus sends with its 429/503 answers.
         #[serde(default)]
         pub retry_after: Option<Spanned<u64>>,
-        /// How long tminus holds the first attempt open (default 40s).
+        /// How long tminus holds the first attempt open.
         #[serde(default)]
         pub hang: Option<Spanned<DurationValue>>,
-        /// The sender must give up on a hanging attempt within this (default 30s).
+        /// The sender must give up on a hanging attempt within this.
         #[serde(default)]
         pub max_sender_timeout: Option<Spanned<DurationValue>>,
         /// Where the trace id sits in the delivery body, if not in `traceparent`.
@@ -130,242 +133,334 @@ check_spec!(
     }
 );
 
-/// One row of a kind's parameter list: `(name, default, doc)`.
-type Param = (&'static str, &'static str, &'static str);
+/// Every default of the family: the plan applies these, `KINDS` prints them.
+pub mod defaults {
+    use std::time::Duration;
+
+    use crate::model::scalar::StatusPattern::{self, Class};
+
+    // Sender role.
+    pub const SENDER_SCHEME: &str = "standard";
+    /// The default event body: a `message.created` event whose id is the
+    /// delivery id. The non-ASCII `é` makes re-serialization observable
+    /// (`\u00e9` vs raw UTF-8).
+    pub const BODY: &str = r#"{"id":"${var.webhook_id}","type":"message.created","data":{"message_id":"msg_1","amount":100,"text":"café"}}"#;
+    pub const EVENT: &str = "message.created";
+    pub const ACK_WITHIN: Duration = Duration::from_secs(2);
+    pub const TOLERANCE: Duration = Duration::from_secs(300);
+    pub const ACCEPT_STATUS: &[StatusPattern] = &[Class(2)];
+    pub const REJECT_STATUS: &[StatusPattern] = &[Class(4)];
+    pub const COUNT: u32 = 200;
+    /// The largest `count` a burst may ask for.
+    pub const COUNT_MAX: u32 = 10_000;
+    pub const OVER: Duration = Duration::from_secs(10);
+
+    // Sink role.
+    pub const SINK_SCHEME: &str = "botix";
+    pub const WAIT: Duration = Duration::from_secs(10);
+    pub const SCHEDULE: &[Duration] = &[
+        Duration::from_secs(30),
+        Duration::from_secs(5 * 60),
+        Duration::from_secs(30 * 60),
+        Duration::from_secs(2 * 3600),
+        Duration::from_secs(6 * 3600),
+    ];
+    pub const SCHEDULE_MODE: &str = "between";
+    pub const TOLERANCE_PCT: f64 = 10.0;
+    pub const TOLERANCE_FLOOR: Duration = Duration::from_millis(50);
+    /// `quiet` is the last expected delay, at most this ...
+    pub const QUIET_MAX: Duration = Duration::from_secs(10);
+    /// ... or this when no retry is expected.
+    pub const QUIET_NO_RETRY: Duration = Duration::from_secs(1);
+    pub const RETRY_AFTER: u64 = 120;
+    pub const HANG: Duration = Duration::from_secs(40);
+    pub const MAX_SENDER_TIMEOUT: Duration = Duration::from_secs(30);
+    /// What tminus answers, attempt by attempt, per sink kind (the last repeats).
+    pub const RESPOND_DELIVERY: &[u16] = &[200];
+    pub const RESPOND_RETRIES: &[u16] = &[500];
+    pub const RESPOND_STOPS_ON_SUCCESS: &[u16] = &[500, 200];
+    pub const RESPOND_STOPS_ON_GONE: &[u16] = &[410];
+    pub const RESPOND_TRACE: &[u16] = &[200];
+    pub const RESPOND_RETRY_AFTER: &[u16] = &[429, 200];
+    pub const RESPOND_TIMEOUT: &[u16] = &[200];
+}
+
+use defaults as d;
 
 // Sender parameters.
-const RECEIVER: Param = (
+const RECEIVER: Param = param(
     "receiver",
-    "required",
+    D::Required,
     "receiver path on the target, or absolute URL",
 );
-const SENDER_SCHEME: Param = (
+const SENDER_SCHEME: Param = param(
     "scheme",
-    "standard",
+    D::Str(d::SENDER_SCHEME),
     "botix|timestamped|standard|stripe|github|slack|shopify|custom",
 );
-const CUSTOM: Param = (
+const CUSTOM: Param = param(
     "custom",
-    "none",
+    D::Absent,
     "custom scheme: signature_header, signature_prefix, id/timestamp/event_header, secret_encoding, digest_encoding, content",
 );
-const SENDER_SECRET: Param = (
+const SENDER_SECRET: Param = param(
     "secret",
-    "required",
+    D::Required,
     "signing secret, e.g. ${secret.WEBHOOK_SECRET}",
 );
-const BODY: Param = (
+const BODY: Param = param(
     "body",
-    "a message.created event",
+    // `defaults::BODY`, described: the template itself does not fit a table cell.
+    D::Text("a message.created event"),
     "raw body template; ${var.webhook_id} is the delivery id",
 );
-const SENDER_EVENT: Param = ("event", "message.created", "event header value");
-const HEADERS: Param = ("headers", "{}", "extra headers on every delivery");
-const EFFECTS: Param = (
+const SENDER_EVENT: Param = param("event", D::Str(d::EVENT), "event header value");
+const HEADERS: Param = param("headers", D::EmptyMap, "extra headers on every delivery");
+const EFFECTS: Param = param(
     "effects",
-    "none",
+    D::Absent,
     "side-effect counter {request, value} proving processed once / not at all",
 );
-const EFFECTS_REQUIRED: Param = (
+const EFFECTS_REQUIRED: Param = param(
     "effects",
-    "required",
+    D::Required,
     "side-effect counter {request, value}: without it \"processed once\" cannot be judged",
 );
-const ACK_WITHIN: Param = (
+const ACK_WITHIN: Param = param(
     "ack_within",
-    "2s",
+    D::Duration(d::ACK_WITHIN),
     "time limit for the 2xx (webhook.burst: its p95)",
 );
-const TOLERANCE: Param = ("tolerance", "300s", "the receiver's timestamp tolerance");
-const ACCEPT_STATUS: Param = ("accept_status", "2xx", "statuses that mean accepted");
-const REJECT_STATUS: Param = ("reject_status", "4xx", "statuses that mean rejected");
-const COUNT: Param = ("count", "200", "deliveries to send (1 to 10000)");
-const OVER: Param = ("over", "10s", "window the deliveries are spread over");
+const TOLERANCE: Param = param(
+    "tolerance",
+    D::Duration(d::TOLERANCE),
+    "the receiver's timestamp tolerance",
+);
+const ACCEPT_STATUS: Param = param(
+    "accept_status",
+    D::Statuses(d::ACCEPT_STATUS),
+    "statuses that mean accepted",
+);
+const REJECT_STATUS: Param = param(
+    "reject_status",
+    D::Statuses(d::REJECT_STATUS),
+    "statuses that mean rejected",
+);
+const COUNT: Param = param(
+    "count",
+    D::Int(d::COUNT as u64),
+    "deliveries to send (1 to 10000)",
+);
+const OVER: Param = param(
+    "over",
+    D::Duration(d::OVER),
+    "window the deliveries are spread over",
+);
 
 // Sink parameters.
-const SINK_SCHEME: Param = ("scheme", "botix", "how deliveries are signed");
-const SINK_SECRET: Param = ("secret", "required", "the subscription's signing secret");
-const TRIGGER: Param = (
+const SINK_SCHEME: Param = param(
+    "scheme",
+    D::Str(d::SINK_SCHEME),
+    "how deliveries are signed",
+);
+const SINK_SECRET: Param = param("secret", D::Required, "the subscription's signing secret");
+const TRIGGER: Param = param(
     "trigger",
-    "required",
+    D::Required,
     "requests that subscribe ${var.sink_url} and make the target emit",
 );
-const RESPOND: Param = (
-    "respond",
-    "per kind",
-    "statuses tminus answers, attempt by attempt",
+/// `respond`, whose default differs per kind.
+const fn respond(default: &'static [u16]) -> Param {
+    param(
+        "respond",
+        D::Codes(default),
+        "statuses tminus answers, attempt by attempt",
+    )
+}
+const WAIT: Param = param(
+    "wait",
+    D::Duration(d::WAIT),
+    "how long to wait for the first delivery",
 );
-const WAIT: Param = ("wait", "10s", "how long to wait for the first delivery");
-const SINK_EVENT: Param = ("event", "any", "expected event header value");
-const SCHEDULE: Param = (
+const SINK_EVENT: Param = param(
+    "event",
+    // Unset: any value is accepted, but the header must be there.
+    D::Text("any"),
+    "expected event header value",
+);
+const SCHEDULE: Param = param(
     "schedule",
-    "[30s, 5m, 30m, 2h, 6h]",
+    D::Durations(d::SCHEDULE),
     "expected retry delays",
 );
-const SCHEDULE_MODE: Param = (
+const SCHEDULE_MODE: Param = param(
     "schedule_mode",
-    "between",
+    D::Str(d::SCHEDULE_MODE),
     "between: delay since the previous attempt; since_first: since attempt 1",
 );
-const MAX_ATTEMPTS: Param = (
+const MAX_ATTEMPTS: Param = param(
     "max_attempts",
-    "len(schedule)+1",
+    D::Text("len(schedule)+1"),
     "total deliveries expected when every attempt fails",
 );
-const TOLERANCE_PCT: Param = (
+const TOLERANCE_PCT: Param = param(
     "tolerance_pct",
-    "10",
+    D::Float(d::TOLERANCE_PCT),
     "allowed deviation of each delay, percent",
 );
-const TOLERANCE_FLOOR: Param = (
+const TOLERANCE_FLOOR: Param = param(
     "tolerance_floor",
-    "50ms",
+    D::Duration(d::TOLERANCE_FLOOR),
     "absolute slack added to the tolerance",
 );
-const QUIET: Param = (
+const QUIET: Param = param(
     "quiet",
-    "last delay (max 10s)",
+    // `defaults::QUIET_MAX`; a unit test keeps the words and the constant together.
+    D::Text("last delay (max 10s)"),
     "silence required after the last expected attempt",
 );
-const RETRY_AFTER: Param = (
+const RETRY_AFTER: Param = param(
     "retry_after",
-    "120",
+    D::Int(d::RETRY_AFTER),
     "Retry-After seconds sent with tminus's 429/503 answers (only with a 429/503 in respond)",
 );
-const HANG: Param = (
+const HANG: Param = param(
     "hang",
-    "40s",
+    D::Duration(d::HANG),
     "how long tminus holds the first attempt open",
 );
-const MAX_SENDER_TIMEOUT: Param = (
+const MAX_SENDER_TIMEOUT: Param = param(
     "max_sender_timeout",
-    "30s",
+    D::Duration(d::MAX_SENDER_TIMEOUT),
     "the sender must abandon a hanging attempt within this",
 );
-const TRACE_JSON: Param = (
+const TRACE_JSON: Param = param(
     "trace_json",
-    "none",
+    D::Absent,
     "JSON path of the trace id in the body (else the traceparent header)",
 );
+
+/// The family's documentation (title, intro, per-kind details).
+pub const DOC: &str = include_str!("README.md");
 
 /// Every webhook kind, in `WebhookSpec::NAMES` order: sender kinds (catalogue
 /// WH-000..WH-015), then sink kinds (WHS-001..WHS-006, TRC-005). `params` is
 /// exactly what the kind reads; the planner rejects any other parameter.
-pub const KINDS: &[KindInfo] = &[
-    KindInfo {
+pub const KINDS: &[Kind] = &[
+    Kind {
         name: "webhook.accepts_valid",
         summary: "WH-000: a correctly signed delivery gets 2xx within ack_within and is processed once",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS, ACK_WITHIN],
     },
-    KindInfo {
+    Kind {
         name: "webhook.rejects_missing_headers",
         summary: "WH-001: signature, id or timestamp header missing -> 4xx, no effect",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
-    KindInfo {
+    Kind {
         name: "webhook.rejects_forged",
         summary: "WH-002: a random digest of the right length -> 4xx, no effect",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
-    KindInfo {
+    Kind {
         name: "webhook.accepts_raw_bytes",
         summary: "WH-003a: a non-canonical JSON body signed over its raw bytes is accepted",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS],
     },
-    KindInfo {
+    Kind {
         name: "webhook.rejects_reserialized",
         summary: "WH-003b: a re-serialized body sent with the original signature -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
-    KindInfo {
+    Kind {
         name: "webhook.rejects_truncated",
         summary: "WH-004: half, empty and prefix-only signatures -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
-    KindInfo {
+    Kind {
         name: "webhook.rejects_wrong_scheme",
         summary: "WH-005: the right digest under another scheme prefix -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
-    KindInfo {
+    Kind {
         name: "webhook.rejects_stale",
         summary: "WH-006: timestamp older than tolerance + 60 s -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS, TOLERANCE],
     },
-    KindInfo {
+    Kind {
         name: "webhook.rejects_future",
         summary: "WH-007: timestamp newer than now + tolerance + 60 s -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS, TOLERANCE],
     },
-    KindInfo {
+    Kind {
         name: "webhook.dedupes_replay",
         summary: "WH-008: the same delivery twice: both 2xx, processed once",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS_REQUIRED, ACCEPT_STATUS],
     },
-    KindInfo {
+    Kind {
         name: "webhook.replay_new_id",
         summary: "WH-008 (new id): the same body and signature re-sent under a new delivery id -> 4xx, or 2xx and processed once (schemes with an id header; it matters where the id is unsigned: github, botix, shopify, timestamped)",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS_REQUIRED, ACCEPT_STATUS, REJECT_STATUS],
     },
-    KindInfo {
+    Kind {
         name: "webhook.dedupes_retry",
         summary: "WH-009: same id, new timestamp and signature: 2xx, processed once",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS_REQUIRED, ACCEPT_STATUS],
     },
-    KindInfo {
+    Kind {
         name: "webhook.rejects_tampered",
         summary: "WH-010: one body byte changed after signing -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
-    KindInfo {
+    Kind {
         name: "webhook.key_rotation",
         summary: "WH-012: two signatures, one valid, either order -> accepted",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS],
     },
-    KindInfo {
+    Kind {
         name: "webhook.rejects_dotted_id",
         summary: "WH-015: a validly signed delivery whose id contains `.` (ambiguous in `id.ts.body`) -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
-    KindInfo {
+    Kind {
         name: "webhook.burst",
         summary: "WH-014: `count` valid deliveries spread over `over`: all 2xx, p95 ack within ack_within, each processed once",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS, ACK_WITHIN, COUNT, OVER],
     },
-    KindInfo {
+    Kind {
         name: "webhook.sink_delivery",
         summary: "WHS-001: the target's delivery is signed over the raw bytes, with event header and UUID request id",
-        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, RESPOND, WAIT, RETRY_AFTER, SINK_EVENT],
+        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_DELIVERY), WAIT, RETRY_AFTER, SINK_EVENT],
     },
-    KindInfo {
+    Kind {
         name: "webhook.sink_retries",
         summary: "WHS-002: answered 500, the target retries on schedule with the same request id, then stops",
-        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, RESPOND, WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, MAX_ATTEMPTS, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
+        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_RETRIES), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, MAX_ATTEMPTS, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
     },
-    KindInfo {
+    Kind {
         name: "webhook.sink_stops_on_success",
         summary: "WHS-003: answered 500 then 200, no attempt after the 2xx",
-        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, RESPOND, WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
+        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_STOPS_ON_SUCCESS), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
     },
-    KindInfo {
+    Kind {
         name: "webhook.sink_stops_on_gone",
         summary: "WHS-005: answered 410, never retried",
-        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, RESPOND, WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
+        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_STOPS_ON_GONE), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
     },
-    KindInfo {
+    Kind {
         name: "webhook.sink_trace",
         summary: "TRC-005: a trigger carrying traceparent T yields a delivery carrying trace-id T",
-        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, RESPOND, WAIT, RETRY_AFTER, TRACE_JSON],
+        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_TRACE), WAIT, RETRY_AFTER, TRACE_JSON],
     },
-    KindInfo {
+    Kind {
         name: "webhook.sink_respects_retry_after",
         summary: "WHS-006: answered 429 + Retry-After, the next attempt comes no earlier",
-        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, RESPOND, WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE],
+        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_RETRY_AFTER), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE],
     },
-    KindInfo {
+    Kind {
         name: "webhook.sink_timeout",
         summary: "WHS-004: tminus holds attempt 1 open; the sender gives up within max_sender_timeout and never retries in parallel",
-        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, RESPOND, WAIT, RETRY_AFTER, TOLERANCE_FLOOR, HANG, MAX_SENDER_TIMEOUT],
+        params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_TIMEOUT), WAIT, RETRY_AFTER, TOLERANCE_FLOOR, HANG, MAX_SENDER_TIMEOUT],
     },
 ];
 
@@ -398,3 +493,124 @@ family_kinds!(
         "webhook.sink_timeout" => SinkTimeout(Box<WebhookSinkSpec>),
     }
 );
+
+#[cfg(test)]
+mod tests {
+    use super::{defaults, WebhookSpec, KINDS};
+    use crate::families::webhook::plan::{WebhookPlan, WEBHOOK_ID_VAR};
+    use crate::families::CheckPlan;
+    use crate::plan::Scope;
+    use crate::suite::kinds::testing::*;
+    use crate::suite::kinds::{show_duration, DefaultValue};
+
+    /// Only the required fields of a kind (`effects` where the row requires it).
+    fn minimal(kind: &str) -> String {
+        let row = KINDS.iter().find(|k| k.name == kind).expect("a row");
+        let required = |name: &str| {
+            row.params
+                .iter()
+                .any(|p| p.name == name && p.default == DefaultValue::Required)
+        };
+        let mut y = String::new();
+        if required("receiver") {
+            y.push_str("    receiver: /r\n");
+            y.push_str("    secret: whsec_dG1pbnVzLXJlZmVyZW5jZS1yZWNlaXZlci1rZXk=\n");
+        } else {
+            y.push_str("    secret: s3cr3t-value\n");
+            y.push_str("    trigger: [{ method: POST, path: /t }]\n");
+        }
+        if required("effects") {
+            y.push_str("    effects: { request: { path: /c }, value: $.count }\n");
+        }
+        y
+    }
+
+    /// Plans `kind` with only its required fields.
+    fn plan_minimal(kind: &str) -> WebhookPlan {
+        let CheckPlan::Webhook(p) = plan_check(kind, &minimal(kind)) else {
+            panic!("not a webhook plan");
+        };
+        *p
+    }
+
+    #[test]
+    fn table_defaults_are_the_planned_ones() {
+        assert_covers(KINDS, WebhookSpec::NAMES);
+        for kind in WebhookSpec::NAMES {
+            let row = KINDS.iter().find(|k| k.name == *kind).expect("a row");
+            let custom = |name: &str| (name == "custom").then(|| "custom".to_owned());
+            let planned = match plan_minimal(kind) {
+                WebhookPlan::Sender(p) => vec![
+                    ("scheme", word(&p.scheme.name)),
+                    ("custom", custom(&p.scheme.name)),
+                    ("event", word(&p.event)),
+                    ("headers", map(&p.headers)),
+                    ("effects", p.effects.as_ref().map(|_| "a counter".into())),
+                    ("ack_within", dur(p.ack_within)),
+                    ("tolerance", dur(p.tolerance)),
+                    ("accept_status", statuses(&p.accept)),
+                    ("reject_status", statuses(&p.reject)),
+                    ("count", int(p.count)),
+                    ("over", dur(p.over)),
+                ],
+                WebhookPlan::Sink(p) => vec![
+                    ("scheme", word(&p.scheme.name)),
+                    ("custom", custom(&p.scheme.name)),
+                    ("respond", list(&p.respond)),
+                    ("wait", dur(p.wait)),
+                    ("retry_after", int(p.retry_after)),
+                    (
+                        "schedule",
+                        list(p.schedule.iter().map(|d| show_duration(*d))),
+                    ),
+                    ("schedule_mode", word(p.schedule_mode.name())),
+                    ("tolerance_pct", float(p.tolerance_pct)),
+                    ("tolerance_floor", dur(p.tolerance_floor)),
+                    ("hang", p.hang.and_then(dur)),
+                    ("max_sender_timeout", dur(p.max_sender_timeout)),
+                    ("trace_json", opt(&p.trace_json)),
+                ],
+            };
+            // The plan structs are shared by the kinds of a role; compare
+            // what this kind reads (a required row is written, not planned).
+            let planned: Vec<_> = planned
+                .into_iter()
+                .filter(|(name, _)| {
+                    row.params
+                        .iter()
+                        .any(|p| p.name == *name && p.default != DefaultValue::Required)
+                })
+                .collect();
+            assert_planned(KINDS, kind, &planned);
+        }
+    }
+
+    /// The defaults described in words are the ones planned.
+    #[test]
+    fn worded_defaults_are_the_planned_ones() {
+        let WebhookPlan::Sender(s) = plan_minimal("webhook.accepts_valid") else {
+            panic!("a sender plan");
+        };
+        let mut scope = Scope::new();
+        scope.insert(WEBHOOK_ID_VAR.into(), "${var.webhook_id}".into());
+        assert_eq!(s.body.render(&scope), defaults::BODY);
+        assert!(defaults::BODY.contains(&format!("\"{}\"", defaults::EVENT)));
+
+        let WebhookPlan::Sink(r) = plan_minimal("webhook.sink_retries") else {
+            panic!("a sink plan");
+        };
+        assert_eq!(r.event, None, "any event value");
+        assert_eq!(r.max_attempts as usize, defaults::SCHEDULE.len() + 1);
+        let last = *defaults::SCHEDULE.last().expect("a schedule");
+        assert_eq!(r.quiet, last.min(defaults::QUIET_MAX));
+        let quiet = KINDS
+            .iter()
+            .flat_map(|k| k.params)
+            .find(|p| p.name == "quiet")
+            .expect("a quiet row");
+        let DefaultValue::Text(t) = quiet.default else {
+            panic!("quiet is described in words")
+        };
+        assert!(t.contains(&show_duration(defaults::QUIET_MAX)), "{t}");
+    }
+}
