@@ -56,10 +56,17 @@ fn read_request(s: &mut TcpStream) -> Option<Seen> {
 /// Serves `handler` on 127.0.0.1:0 (a thread per connection, for the life
 /// of the test process) and returns the base URL.
 fn serve(handler: fn(&Seen, &mut TcpStream)) -> String {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    serve_on("127.0.0.1:0", handler)
+}
+
+/// `serve` on any loopback address, with a handler that may hold state.
+fn serve_on(addr: &str, handler: impl Fn(&Seen, &mut TcpStream) + Send + Sync + 'static) -> String {
+    let l = TcpListener::bind(addr).unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
+    let handler = std::sync::Arc::new(handler);
     std::thread::spawn(move || {
         for mut s in l.incoming().flatten() {
+            let handler = handler.clone();
             std::thread::spawn(move || {
                 if let Some(seen) = read_request(&mut s) {
                     handler(&seen, &mut s);
@@ -332,25 +339,19 @@ fn a_password_in_the_target_url_is_never_printed() {
 /// A server on 127.0.0.2 ("another host") that counts what reaches it and
 /// remembers whether any request carried credentials.
 fn other_host() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
-    let l = TcpListener::bind("127.0.0.2:0").unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let log = seen.clone();
-    std::thread::spawn(move || {
-        for mut s in l.incoming().flatten() {
-            if let Some(r) = read_request(&mut s) {
-                let creds: Vec<String> = r
-                    .headers
-                    .iter()
-                    .filter(|(k, _)| k == "authorization" || k == "x-api-key")
-                    .map(|(k, v)| format!("{k}: {v}"))
-                    .collect();
-                log.lock()
-                    .unwrap()
-                    .push(format!("{} {}", r.line, creds.join("; ")));
-                respond(&mut s, "", b"{}");
-            }
-        }
+    let url = serve_on("127.0.0.2:0", move |r, s| {
+        let creds: Vec<String> = r
+            .headers
+            .iter()
+            .filter(|(k, _)| k == "authorization" || k == "x-api-key")
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        log.lock()
+            .unwrap()
+            .push(format!("{} {}", r.line, creds.join("; ")));
+        respond(s, "", b"{}");
     });
     (url, seen)
 }
@@ -362,25 +363,13 @@ fn other_host() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
 fn credentials_and_load_never_follow_to_another_host() {
     let (other, seen) = other_host();
     // The target redirects everything to the other host.
-    let target = {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", l.local_addr().unwrap());
-        let to = other.clone();
-        std::thread::spawn(move || {
-            for mut s in l.incoming().flatten() {
-                let to = to.clone();
-                std::thread::spawn(move || {
-                    if read_request(&mut s).is_some() {
-                        let head = format!(
-                            "HTTP/1.1 302 Found\r\nLocation: {to}/landed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                        );
-                        let _ = s.write_all(head.as_bytes());
-                    }
-                });
-            }
-        });
-        url
-    };
+    let to = other.clone();
+    let target = serve_on("127.0.0.1:0", move |_, s| {
+        let head = format!(
+            "HTTP/1.1 302 Found\r\nLocation: {to}/landed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        let _ = s.write_all(head.as_bytes());
+    });
     let dir = tempfile::tempdir().unwrap();
     let suite = write(
         dir.path(),
@@ -458,16 +447,10 @@ fn a_high_volume_probe_to_a_remote_host_is_refused() {
 #[test]
 fn unwritable_reports_stop_the_run_before_anything_is_sent() {
     let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
     let counter = hits.clone();
-    std::thread::spawn(move || {
-        for mut s in l.incoming().flatten() {
-            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            if read_request(&mut s).is_some() {
-                respond(&mut s, "", b"{}");
-            }
-        }
+    let url = serve_on("127.0.0.1:0", move |_, s| {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        respond(s, "", b"{}");
     });
     let dir = tempfile::tempdir().unwrap();
     let suite = write(

@@ -420,7 +420,8 @@ mod tests {
         assert!(!glob_match("idem", "idem-replay"));
     }
 
-    fn plan_errors(src: &str) -> Vec<String> {
+    /// Plans one suite given as text, with an empty environment.
+    fn plan_text(src: &str) -> Result<Plan, Diagnostics> {
         let path = Path::new("s.yaml");
         let file = crate::suite::read::parse_str(path, src).unwrap();
         let loaded = vec![SuiteSource {
@@ -428,7 +429,11 @@ mod tests {
             source: src.into(),
             file,
         }];
-        match build_with_env(&loaded, &PlanOptions::default(), &|_| None) {
+        build_with_env(&loaded, &PlanOptions::default(), &|_| None)
+    }
+
+    fn plan_errors(src: &str) -> Vec<String> {
+        match plan_text(src) {
             Ok(_) => Vec::new(),
             Err(d) => {
                 d.0.iter()
@@ -486,14 +491,7 @@ mod tests {
     fn url_userinfo_is_a_secret() {
         let src =
             "suite: s\ntarget: { base_url: \"http://bob:pw-123456@127.0.0.1:9\" }\nchecks:\n  - id: a\n    steps: [{ request: { path: / } }]\n";
-        let path = Path::new("s.yaml");
-        let file = crate::suite::read::parse_str(path, src).unwrap();
-        let loaded = vec![SuiteSource {
-            path: path.into(),
-            source: src.into(),
-            file,
-        }];
-        let plan = build_with_env(&loaded, &PlanOptions::default(), &|_| None).unwrap();
+        let plan = plan_text(src).unwrap();
         let shown = plan
             .redactor
             .redact("GET http://bob:pw-123456@127.0.0.1:9/x");
@@ -503,14 +501,7 @@ mod tests {
     #[test]
     fn collects_every_missing_variable() {
         let src = "suite: s\ntarget:\n  headers: { Authorization: \"Bearer ${secret.NOPE_A}\" }\nchecks:\n  - id: a\n    steps:\n      - request: { path: \"/x/${var.nope}\", headers: { X: \"${env.NOPE_B}\" } }\n";
-        let path = Path::new("s.yaml");
-        let file = crate::suite::read::parse_str(path, src).unwrap();
-        let loaded = vec![SuiteSource {
-            path: path.into(),
-            source: src.into(),
-            file,
-        }];
-        let d = build_with_env(&loaded, &PlanOptions::default(), &|_| None).unwrap_err();
+        let d = plan_text(src).unwrap_err();
         assert_eq!(d.len(), 3, "{d}");
         assert_eq!(d.0[0].line, 3);
         assert!(d.0.iter().any(|x| x.message.contains("secret `NOPE_A`")));
