@@ -242,9 +242,10 @@ impl CheckPlan {
                 webhook::plan::WebhookPlan::Sender(s)
                     if s.case == webhook::plan::SenderCase::Burst =>
                 {
+                    // Paced: spread evenly over `over`, not sent at once.
                     Some(Volume {
                         requests: u64::from(s.count),
-                        concurrency: u64::from(s.count),
+                        concurrency: 1,
                     })
                 }
                 _ => None,
@@ -285,6 +286,35 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Which planned checks count as load (`--allow-remote-load` needed for
+    /// a remote target): the defaults do not, large budgets do.
+    #[test]
+    fn high_volume_is_what_the_budget_says() {
+        let src = "suite: s\nchecks:\n  - id: storm-default\n    kind: rate_limit.storm\n    request: { path: /x }\n  - id: storm-big\n    kind: rate_limit.storm\n    request: { path: /x }\n    max_requests: 5000\n  - id: unique-default\n    kind: trace.unique\n    request: { path: /x }\n  - id: steps\n    steps: [{ request: { path: /x } }]\n";
+        let path = std::path::Path::new("s.yaml");
+        let file = crate::suite::read::parse_str(path, src).unwrap();
+        let loaded = vec![crate::suite::SuiteSource {
+            path: path.into(),
+            source: src.into(),
+            file,
+        }];
+        let plan = crate::plan::build_with_env(&loaded, &Default::default(), &|_| None).unwrap();
+        let high: Vec<(&str, Option<bool>)> = plan.suites[0]
+            .checks
+            .iter()
+            .map(|c| (c.id.as_str(), c.body.volume().map(Volume::is_high)))
+            .collect();
+        assert_eq!(
+            high,
+            [
+                ("storm-default", Some(false)),
+                ("storm-big", Some(true)),
+                ("unique-default", Some(false)),
+                ("steps", None),
+            ]
+        );
+    }
 
     /// The tables `tminus checks` prints and the enums the parser fills name
     /// the same kinds, in the same order.
