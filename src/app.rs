@@ -25,6 +25,9 @@ pub fn main(cli: Cli) -> i32 {
         Command::Sign(a) => cmd_sign(a),
         // command: load
 
+        // command: ecosystem
+        Command::Completions(a) => cmd_completions(a.shell),
+        Command::Man => cmd_man(),
         // command: end
     }
 }
@@ -186,6 +189,11 @@ fn cmd_run(a: RunArgs) -> i32 {
     // goose's killswitch alike (see load/signal.rs).
     crate::families::load::logging::install(plan.redactor.clone());
     let cancel_rx = crate::families::load::signal::install();
+    let color = crate::report::console::use_color(
+        a.color,
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        std::env::var_os("NO_COLOR"),
+    );
     let opts = RunOptions {
         fail_fast: a.fail_fast,
         default_base_url: None,
@@ -195,6 +203,7 @@ fn cmd_run(a: RunArgs) -> i32 {
     rt.block_on(run_plan(
         plan,
         opts,
+        color,
         ReportFiles { junit, json, html },
         cancel_rx,
     ))
@@ -236,11 +245,12 @@ pub struct ReportFiles {
 async fn run_plan(
     plan: Plan,
     mut opts: RunOptions,
+    color: bool,
     files: ReportFiles,
     cancel_rx: tokio::sync::watch::Receiver<bool>,
 ) -> i32 {
     let mut reporters = Reporters::default();
-    reporters.push(Box::new(Console::stderr(plan.redactor.clone())));
+    reporters.push(Box::new(Console::stderr(plan.redactor.clone(), color)));
     reporters.push(Box::new(Junit::new(
         files.junit.clone(),
         plan.redactor.clone(),
@@ -623,6 +633,52 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
         server.shutdown().await;
         exit::OK
     })
+}
+
+// command: ecosystem
+/// `tminus completions SHELL`: generated from the clap model, so it never
+/// drifts from the flags (as ripgrep and nextest ship theirs).
+fn cmd_completions(shell: clap_complete::Shell) -> i32 {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "tminus", &mut buf);
+    say_bytes(&buf)
+}
+
+/// `tminus man`: the roff man page of the whole command tree.
+fn cmd_man() -> i32 {
+    use clap::CommandFactory;
+    let mut buf = Vec::new();
+    let man = clap_mangen::Man::new(Cli::command());
+    if let Err(e) = man.render(&mut buf) {
+        eprintln!("error: cannot render the man page: {e}");
+        return exit::RUN_BROKEN;
+    }
+    // Each subcommand's options in the same page, under its own heading,
+    // so `man tminus` documents the `run` flags too (one page to install).
+    for sub in Cli::command()
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+    {
+        let heading = format!("tminus {} options", sub.get_name());
+        let sub = sub
+            .clone()
+            .disable_help_flag(true)
+            .mut_args(|a| a.help_heading(heading.clone()));
+        if let Err(e) = clap_mangen::Man::new(sub).render_options_section(&mut buf) {
+            eprintln!("error: cannot render the man page: {e}");
+            return exit::RUN_BROKEN;
+        }
+    }
+    say_bytes(&buf)
+}
+
+/// Writes generated output to stdout; a closed pipe ends quietly.
+fn say_bytes(buf: &[u8]) -> i32 {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(buf);
+    exit::OK
 }
 
 // command: webhook
