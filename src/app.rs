@@ -10,6 +10,7 @@ use crate::exit;
 use crate::families::load::spec::{DOC as LOAD_DOC, LOAD};
 use crate::plan::{self, Plan, PlanOptions};
 use crate::reference::{Defect, ReferenceConfig, ReferenceServer};
+use crate::report::summary::{MarkdownSummary, SummaryConfig};
 use crate::report::{console::Console, html::Html, json::Json, junit::Junit, Reporters};
 use crate::run::{self, RunOptions};
 use crate::suite::kinds::{DefaultValue, FamilyDoc, KindDoc, Param, COMMON_PARAMS};
@@ -169,15 +170,17 @@ fn cmd_run(a: RunArgs) -> i32 {
     // Outputs may not overwrite each other or an input suite (exit 2), and
     // must be writable before anything is sent (exit 3): a run whose
     // reports are lost at the end has cost its target for nothing.
-    if let Err(e) = outputs_apart(
-        &[("--junit", &junit), ("--json", &json), ("--html", &html)],
-        &a.paths,
-    ) {
+    let mut named = vec![("--junit", &junit), ("--json", &json), ("--html", &html)];
+    if let Some(md) = &a.summary_md {
+        named.push(("--summary-md", md));
+    }
+    if let Err(e) = outputs_apart(&named, &a.paths) {
         return usage_error(&e);
     }
-    let mut outputs: Vec<&Path> = vec![&junit, &json, &html];
+    let mut outputs: Vec<&Path> = named.iter().map(|(_, p)| p.as_path()).collect();
     let load_probe = a.report_dir.join("load-figures");
-    if plan.suites.iter().any(|s| s.load.is_some()) {
+    let has_load = plan.suites.iter().any(|s| s.load.is_some());
+    if has_load {
         outputs.push(&load_probe);
     }
     if let Err(e) = crate::report::preflight(&outputs) {
@@ -204,7 +207,24 @@ fn cmd_run(a: RunArgs) -> i32 {
         plan,
         opts,
         color,
-        ReportFiles { junit, json, html },
+        ReportFiles {
+            summary: SummaryConfig {
+                file: a.summary_md.clone(),
+                reports: [
+                    ("JUnit", junit.clone()),
+                    ("JSON", json.clone()),
+                    ("HTML", html.clone()),
+                ]
+                .into_iter()
+                .chain(has_load.then(|| ("load figures (.hgrm, .hlog)", a.report_dir.clone())))
+                .collect(),
+                ..SummaryConfig::default()
+            }
+            .github(|k| std::env::var(k).ok()),
+            junit,
+            json,
+            html,
+        },
         cancel_rx,
     ))
 }
@@ -240,6 +260,8 @@ pub struct ReportFiles {
     pub junit: PathBuf,
     pub json: PathBuf,
     pub html: PathBuf,
+    /// The Markdown summary's destinations (none: not written).
+    pub summary: SummaryConfig,
 }
 
 async fn run_plan(
@@ -263,6 +285,12 @@ async fn run_plan(
         files.html.clone(),
         plan.redactor.clone(),
     )));
+    if files.summary.is_active() {
+        reporters.push(Box::new(MarkdownSummary::new(
+            files.summary.clone(),
+            plan.redactor.clone(),
+        )));
+    }
 
     let mut reference = None;
     if plan.needs_reference() {

@@ -80,6 +80,9 @@ pub struct RunArgs {
     /// Colour on stderr: `auto` (a terminal, and NO_COLOR unset or empty), `always` or `never`
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Markdown summary for CI (also appended to $GITHUB_STEP_SUMMARY when that is set)
+    #[arg(long, value_name = "FILE")]
+    pub summary_md: Option<PathBuf>,
 }
 
 /// When the console uses colour (the ripgrep/cargo convention).
