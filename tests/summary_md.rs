@@ -207,3 +207,28 @@ fn burst_thresholds_show_p95_and_p99_with_measured_values() {
     }
     assert!(s.contains("load figures (.hgrm, .hlog)"), "{s}");
 }
+
+#[test]
+fn summary_md_may_not_overwrite_another_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("same.xml");
+    let out = tminus(
+        dir.path(),
+        &[
+            "run",
+            repo().join("suites/trace.yaml").to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+            "--summary-md",
+            junit.to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--junit and --summary-md both write"),
+        "{}",
+        stderr(&out)
+    );
+}
