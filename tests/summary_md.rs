@@ -232,3 +232,59 @@ fn summary_md_may_not_overwrite_another_report() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_cancelled_run_still_writes_the_summary() {
+    // A target that accepts and never answers keeps the first check busy.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in l.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("slow.yaml");
+    std::fs::write(
+        &suite,
+        "suite: slow\nchecks:\n  - id: a\n    steps:\n      - request: { path: /x, timeout: 30s }\n  - id: b\n    steps:\n      - request: { path: /y }\n",
+    )
+    .unwrap();
+    let md = dir.path().join("summary.md");
+    let child = std::process::Command::new(common::bin())
+        .current_dir(dir.path())
+        .args(["run", suite.to_str().unwrap(), "--target", &url])
+        .args(["--summary-md", md.to_str().unwrap()])
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(Duration::from_millis(800));
+    // SAFETY: signalling the child we just spawned, by its pid.
+    unsafe {
+        libc::kill(pid as libc::pid_t, libc::SIGTERM);
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(Duration::from_secs(20)) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            // SAFETY: the child we spawned, by its pid.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+            panic!("tminus did not stop within 20 s of SIGTERM");
+        }
+    };
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let s = read(&md);
+    assert!(s.starts_with("## tminus: INTERRUPTED\n"), "{s}");
+    assert!(s.contains("- **ERROR** `slow/a`"), "{s}");
+    assert!(s.contains("| slow | 0 | 0 | 1 | 1 |"), "{s}");
+}
