@@ -10,6 +10,7 @@ use crate::exit;
 use crate::families::load::spec::{DOC as LOAD_DOC, LOAD};
 use crate::plan::{self, Plan, PlanOptions};
 use crate::reference::{Defect, ReferenceConfig, ReferenceServer};
+use crate::report::summary::{MarkdownSummary, SummaryConfig};
 use crate::report::{console::Console, html::Html, json::Json, junit::Junit, Reporters};
 use crate::run::{self, RunOptions};
 use crate::suite::kinds::{DefaultValue, FamilyDoc, KindDoc, Param, COMMON_PARAMS};
@@ -25,6 +26,9 @@ pub fn main(cli: Cli) -> i32 {
         Command::Sign(a) => cmd_sign(a),
         // command: load
 
+        // command: ecosystem
+        Command::Completions(a) => cmd_completions(a.shell),
+        Command::Man => cmd_man(),
         // command: end
     }
 }
@@ -166,15 +170,17 @@ fn cmd_run(a: RunArgs) -> i32 {
     // Outputs may not overwrite each other or an input suite (exit 2), and
     // must be writable before anything is sent (exit 3): a run whose
     // reports are lost at the end has cost its target for nothing.
-    if let Err(e) = outputs_apart(
-        &[("--junit", &junit), ("--json", &json), ("--html", &html)],
-        &a.paths,
-    ) {
+    let mut named = vec![("--junit", &junit), ("--json", &json), ("--html", &html)];
+    if let Some(md) = &a.summary_md {
+        named.push(("--summary-md", md));
+    }
+    if let Err(e) = outputs_apart(&named, &a.paths) {
         return usage_error(&e);
     }
-    let mut outputs: Vec<&Path> = vec![&junit, &json, &html];
+    let mut outputs: Vec<&Path> = named.iter().map(|(_, p)| p.as_path()).collect();
     let load_probe = a.report_dir.join("load-figures");
-    if plan.suites.iter().any(|s| s.load.is_some()) {
+    let has_load = plan.suites.iter().any(|s| s.load.is_some());
+    if has_load {
         outputs.push(&load_probe);
     }
     if let Err(e) = crate::report::preflight(&outputs) {
@@ -186,6 +192,11 @@ fn cmd_run(a: RunArgs) -> i32 {
     // goose's killswitch alike (see load/signal.rs).
     crate::families::load::logging::install(plan.redactor.clone());
     let cancel_rx = crate::families::load::signal::install();
+    let color = crate::report::console::use_color(
+        a.color,
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        std::env::var_os("NO_COLOR"),
+    );
     let opts = RunOptions {
         fail_fast: a.fail_fast,
         default_base_url: None,
@@ -195,7 +206,25 @@ fn cmd_run(a: RunArgs) -> i32 {
     rt.block_on(run_plan(
         plan,
         opts,
-        ReportFiles { junit, json, html },
+        color,
+        ReportFiles {
+            summary: SummaryConfig {
+                file: a.summary_md.clone(),
+                reports: [
+                    ("JUnit", junit.clone()),
+                    ("JSON", json.clone()),
+                    ("HTML", html.clone()),
+                ]
+                .into_iter()
+                .chain(has_load.then(|| ("load figures (.hgrm, .hlog)", a.report_dir.clone())))
+                .collect(),
+                ..SummaryConfig::default()
+            }
+            .github(|k| std::env::var(k).ok()),
+            junit,
+            json,
+            html,
+        },
         cancel_rx,
     ))
 }
@@ -231,16 +260,19 @@ pub struct ReportFiles {
     pub junit: PathBuf,
     pub json: PathBuf,
     pub html: PathBuf,
+    /// The Markdown summary's destinations (none: not written).
+    pub summary: SummaryConfig,
 }
 
 async fn run_plan(
     plan: Plan,
     mut opts: RunOptions,
+    color: bool,
     files: ReportFiles,
     cancel_rx: tokio::sync::watch::Receiver<bool>,
 ) -> i32 {
     let mut reporters = Reporters::default();
-    reporters.push(Box::new(Console::stderr(plan.redactor.clone())));
+    reporters.push(Box::new(Console::stderr(plan.redactor.clone(), color)));
     reporters.push(Box::new(Junit::new(
         files.junit.clone(),
         plan.redactor.clone(),
@@ -253,6 +285,12 @@ async fn run_plan(
         files.html.clone(),
         plan.redactor.clone(),
     )));
+    if files.summary.is_active() {
+        reporters.push(Box::new(MarkdownSummary::new(
+            files.summary.clone(),
+            plan.redactor.clone(),
+        )));
+    }
 
     let mut reference = None;
     if plan.needs_reference() {
@@ -623,6 +661,52 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
         server.shutdown().await;
         exit::OK
     })
+}
+
+// command: ecosystem
+/// `tminus completions SHELL`: generated from the clap model, so it never
+/// drifts from the flags (as ripgrep and nextest ship theirs).
+fn cmd_completions(shell: clap_complete::Shell) -> i32 {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "tminus", &mut buf);
+    say_bytes(&buf)
+}
+
+/// `tminus man`: the roff man page of the whole command tree.
+fn cmd_man() -> i32 {
+    use clap::CommandFactory;
+    let mut buf = Vec::new();
+    let man = clap_mangen::Man::new(Cli::command());
+    if let Err(e) = man.render(&mut buf) {
+        eprintln!("error: cannot render the man page: {e}");
+        return exit::RUN_BROKEN;
+    }
+    // Each subcommand's options in the same page, under its own heading,
+    // so `man tminus` documents the `run` flags too (one page to install).
+    for sub in Cli::command()
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+    {
+        let heading = format!("tminus {} options", sub.get_name());
+        let sub = sub
+            .clone()
+            .disable_help_flag(true)
+            .mut_args(|a| a.help_heading(heading.clone()));
+        if let Err(e) = clap_mangen::Man::new(sub).render_options_section(&mut buf) {
+            eprintln!("error: cannot render the man page: {e}");
+            return exit::RUN_BROKEN;
+        }
+    }
+    say_bytes(&buf)
+}
+
+/// Writes generated output to stdout; a closed pipe ends quietly.
+fn say_bytes(buf: &[u8]) -> i32 {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(buf);
+    exit::OK
 }
 
 // command: webhook

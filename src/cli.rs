@@ -31,6 +31,11 @@ pub enum Command {
     Sign(SignArgs),
     // command: load
 
+    // command: ecosystem
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish) to stdout
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) to stdout
+    Man,
     // command: end
 }
 
@@ -72,6 +77,27 @@ pub struct RunArgs {
     /// Let a suite's `load:` section send load to a non-loopback target
     #[arg(long)]
     pub allow_remote_load: bool,
+    /// Colour on stderr: `auto` (a terminal, and NO_COLOR unset or empty), `always` or `never`
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Markdown summary for CI (also appended to $GITHUB_STEP_SUMMARY when that is set)
+    #[arg(long, value_name = "FILE")]
+    pub summary_md: Option<PathBuf>,
+}
+
+/// When the console uses colour (the ripgrep/cargo convention).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Args, Debug)]

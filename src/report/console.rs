@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use super::Reporter;
+use crate::cli::ColorChoice;
 use crate::events::{CheckResult, Event};
 use crate::families::Verdict;
 use crate::fmt_duration;
@@ -40,6 +41,21 @@ pub fn printable(s: &str) -> String {
     out
 }
 
+/// Whether the console paints: `always` and `never` as asked; `auto` only
+/// on a terminal and when `NO_COLOR` is unset or empty (no-color.org: any
+/// non-empty value disables colour, an empty one does not).
+pub fn use_color(
+    choice: ColorChoice,
+    is_terminal: bool,
+    no_color: Option<std::ffi::OsString>,
+) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => is_terminal && no_color.is_none_or(|v| v.is_empty()),
+    }
+}
+
 pub struct Console {
     out: Box<dyn Write + Send>,
     redactor: Redactor,
@@ -48,9 +64,8 @@ pub struct Console {
 }
 
 impl Console {
-    pub fn stderr(redactor: Redactor) -> Self {
-        use std::io::IsTerminal;
-        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    /// `color` as resolved by [`use_color`].
+    pub fn stderr(redactor: Redactor, color: bool) -> Self {
         Console {
             out: Box::new(std::io::stderr()),
             redactor,
@@ -229,5 +244,16 @@ mod tests {
             "{COLOR_ON}32{COLOR_END}PASS {COLOR_ON}0{COLOR_END}"
         ));
         assert_eq!(coloured, "\x1b[32mPASS \x1b[0m");
+    }
+
+    #[test]
+    fn color_follows_the_flag_the_terminal_and_no_color() {
+        let set = |v: &str| Some(std::ffi::OsString::from(v));
+        assert!(use_color(ColorChoice::Auto, true, None));
+        assert!(use_color(ColorChoice::Auto, true, set("")));
+        assert!(!use_color(ColorChoice::Auto, true, set("1")));
+        assert!(!use_color(ColorChoice::Auto, false, None));
+        assert!(use_color(ColorChoice::Always, false, set("1")));
+        assert!(!use_color(ColorChoice::Never, true, None));
     }
 }

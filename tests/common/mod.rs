@@ -26,6 +26,8 @@ pub fn tminus(dir: &Path, args: &[&str], envs: &[(&str, &str)], deadline: Durati
         .args(args)
         .env_remove("TMINUS_TARGET")
         .env_remove("TMINUS_API_KEY")
+        // On GitHub every run would append its summary to the CI job's page.
+        .env_remove("GITHUB_STEP_SUMMARY")
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
