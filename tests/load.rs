@@ -166,6 +166,20 @@ fn burst_passes_its_thresholds_and_files_agree_with_the_summary() {
     let count = s["overall"]["latency_corrected"]["count"].as_u64().unwrap();
     assert!(count > 100, "{s}");
     assert_eq!(s["overall"]["requests"].as_u64(), Some(count));
+    // Issue 15: the generator's own lateness, beside the latencies.
+    let late = &s["overall"]["generator_lateness"];
+    assert_eq!(late["count"].as_u64(), Some(count), "{s}");
+    assert!(late["p99_ms"].as_f64().is_some(), "{s}");
+    let share = s["delivered_share"].as_f64().unwrap();
+    assert!(share <= 1.0, "delivered_share {share}: {s}");
+    let line = report["suites"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "burst.delivered")
+        .unwrap()
+        .to_string();
+    assert!(line.contains("generator late p50"), "{line}");
     // LOAD-005 on the reference: one message per distinct key.
     assert_eq!(
         s["effects"]["delta"].as_i64().unwrap(),
@@ -194,6 +208,35 @@ fn burst_passes_its_thresholds_and_files_agree_with_the_summary() {
     assert!((max - max_ms).abs() < 0.01, "hgrm max {max} vs {max_ms}");
     let (_, raw_total) = hgrm_footer(&dir.path().join(format!("{stem}.raw.hgrm")));
     assert_eq!(raw_total, count);
+}
+
+/// Issue 15: eight users that all start at once at 4/s in all (one request
+/// each every 2 s) over a 1 s profile: 4 requests are scheduled, and each
+/// user's first request at its start used to send 8 (delivered_share 2.0).
+const FENCE_SUITE: &str = r#"
+suite: fence
+load:
+  id: fence
+  stages: [{ users: 8, over: 0s }, { users: 8, over: 1s }]
+  max_rate: 4/s
+  requests:
+    - name: count
+      request: { path: /public/v1/messages/count, headers: { Authorization: "Bearer ref_load_key" } }
+"#;
+
+#[test]
+fn the_burst_never_sends_more_than_it_scheduled() {
+    let reference = RefHandle::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("fence.yaml");
+    std::fs::write(&suite, FENCE_SUITE).unwrap();
+    let out = run_in(dir.path(), &suite, &reference.url);
+    let s = summary(dir.path(), "load-fence-fence");
+    assert_eq!(s["scheduled_requests"].as_f64(), Some(4.0), "{s}");
+    let sent = s["overall"]["requests"].as_u64().unwrap();
+    assert!(sent <= 4, "sent {sent} of 4 scheduled: {s}");
+    assert!(s["delivered_share"].as_f64().unwrap() <= 1.0, "{s}");
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{}", stderr(&out));
 }
 
 const LONG_SUITE: &str = r#"

@@ -3,11 +3,14 @@
 //! how it is measured.
 //!
 //! Each user paces itself to `max_rate / max_users` requests per second (the
-//! aggregate never exceeds `max_rate`). Request k of a user is *scheduled* at
+//! aggregate never exceeds `max_rate`, and a stages profile never sends more
+//! than its scheduled count). Request k of a user is *scheduled* at
 //! `start + k * interval`; when the target stalls, the user falls behind and
-//! sends the queued requests back to back. Raw latency runs from the real
-//! send; corrected latency runs from the scheduled send, so the queueing the
-//! stall caused is counted (coordinated omission corrected, as wrk2 does).
+//! sends the queued requests back to back. The user sleeps (tokio's timer, ~1
+//! ms granular) until [`SPIN`] before the slot and yields the rest, so it
+//! sends within a few µs of the slot when it is not busy. Raw latency runs
+//! from the real send; corrected latency adds the wait the *target* caused
+//! (see [`measure`]); the generator's own lateness is measured apart.
 //! Latency is measured to the last body byte, not goose's time to first byte.
 //! Requests go through `GooseUser::client` (goose's reqwest client) so no
 //! goose metric or per-failure log line is produced.
@@ -29,6 +32,52 @@ use crate::plan::Scope;
 const MAX_SHARDS: usize = 16;
 /// How often the interval log and the progress line are updated.
 pub const TICK: Duration = Duration::from_secs(1);
+/// The last stretch before a slot that a user spends yielding instead of
+/// sleeping: tokio's timer wakes up to ~1 ms late, so the sleep ends this much
+/// early and `yield_now` covers the rest (bounded: at most this long per
+/// request, and only while the user is ahead of its schedule).
+pub const SPIN: Duration = Duration::from_micros(1500);
+
+/// What one request's timeline measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Measured {
+    /// Real send to last byte.
+    pub raw: Duration,
+    /// Raw plus the wait the target caused: the part of [scheduled, sent]
+    /// during which this user's previous request was still unanswered.
+    pub corrected: Duration,
+    /// The generator's own lateness: the rest of [scheduled, sent] (timer
+    /// granularity, scheduling, a busy machine), charged to nobody.
+    pub lateness: Duration,
+}
+
+/// Coordinated-omission correction of one request of a user: scheduled at
+/// `scheduled`, sent at `sent`, answered at `done`; `prev_done` is when the
+/// user's previous request finished (None for its first).
+///
+/// wrk2 charges every request from its intended send time, which is right
+/// when the timer is precise. Here only the wait the target imposed is
+/// charged: if the previous response arrived after this slot, the request
+/// queued behind it from `scheduled` to `min(prev_done, sent)`; lateness after
+/// that (or when the previous request had long finished) is the generator's.
+pub fn measure(
+    scheduled: Instant,
+    sent: Instant,
+    done: Instant,
+    prev_done: Option<Instant>,
+) -> Measured {
+    let raw = done.saturating_duration_since(sent);
+    let late = sent.saturating_duration_since(scheduled);
+    let queued = match prev_done {
+        Some(p) => p.min(sent).saturating_duration_since(scheduled),
+        None => Duration::ZERO,
+    };
+    Measured {
+        raw,
+        corrected: raw + queued,
+        lateness: late - queued,
+    }
+}
 
 pub struct Shared {
     pub plan: LoadPlan,
@@ -39,6 +88,11 @@ pub struct Shared {
     pub distinct_keys_ok: AtomicU64,
     /// Requests that reused a key (duplicate retries).
     pub duplicates: AtomicU64,
+    /// The most requests the profile schedules (stages: its user-seconds at
+    /// the per-user pace); None: goose bounds them (iterations).
+    pub budget: Option<u64>,
+    /// Slots claimed so far against `budget`.
+    claimed: AtomicU64,
     cumulative_weights: Vec<u32>,
     /// Per request kind, the origin (`scheme://host:port/`) its requests must
     /// go to: checked against the guard before the burst, and every request
@@ -79,6 +133,8 @@ struct UserState {
     rng: u64,
     /// The last request with a fresh key (kind, request, key, succeeded once).
     last_keyed: Option<(usize, Rendered, bool)>,
+    /// When this user's previous request finished.
+    prev_done: Option<Instant>,
 }
 
 impl UserState {
@@ -127,7 +183,13 @@ impl Shared {
                 origin_of(&r.url).unwrap_or_default()
             })
             .collect();
+        let budget = match plan.profile {
+            Profile::Stages(_) => Some(plan.scheduled_requests() as u64),
+            Profile::Iterations { .. } => None,
+        };
         Shared {
+            budget,
+            claimed: AtomicU64::new(0),
             origins,
             plan,
             target,
@@ -136,6 +198,16 @@ impl Shared {
             distinct_keys_ok: AtomicU64::new(0),
             duplicates: AtomicU64::new(0),
             cumulative_weights,
+        }
+    }
+
+    /// Claims one slot of the budget; false once the profile's scheduled
+    /// count was sent (a user's first request at its start would otherwise
+    /// add one request per user beyond the profile's user-seconds).
+    fn claim(&self) -> bool {
+        match self.budget {
+            None => true,
+            Some(b) => self.claimed.fetch_add(1, Ordering::Relaxed) < b,
         }
     }
 
@@ -205,6 +277,7 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
             k: 0,
             rng: seed | 1,
             last_keyed: None,
+            prev_done: None,
         });
     }
     let Some(st) = user.get_session_data_mut::<UserState>() else {
@@ -213,6 +286,7 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
     let now = Instant::now();
     let start = *st.start.get_or_insert(now);
     let scheduled = start + shared.interval * st.k;
+    let prev_done = st.prev_done;
     st.k = st.k.saturating_add(1);
     let plan = &shared.plan;
     // A duplicate resends the last keyed request with the same key, as a
@@ -235,8 +309,9 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
         (kind, r, m.idempotency)
     };
     // Wait for the scheduled slot in short naps, so a slow pace never
-    // delays the killswitch by more than one nap.
-    while Instant::now() < scheduled {
+    // delays the killswitch by more than one nap; the last SPIN is yielded,
+    // not slept, because tokio's timer would wake up to ~1 ms late.
+    loop {
         if goose::is_killswitch_triggered() {
             // Yield before giving up the slot: a transaction that returns
             // without awaiting would spin goose's user loop and starve the
@@ -245,17 +320,33 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
             return;
         }
         let left = scheduled.saturating_duration_since(Instant::now());
-        tokio::time::sleep(left.min(Duration::from_millis(100))).await;
+        if left.is_zero() {
+            break;
+        }
+        if left > SPIN {
+            tokio::time::sleep((left - SPIN).min(Duration::from_millis(100))).await;
+        } else {
+            tokio::task::yield_now().await;
+        }
+    }
+    if !shared.claim() {
+        // The profile's scheduled requests were all sent: idle until goose
+        // stops this user (one nap per call, so the killswitch is seen).
+        tokio::time::sleep(shared.interval.min(Duration::from_millis(100))).await;
+        return;
     }
     let client = user.client.clone();
     let sent = Instant::now();
     if shared.origins[kind].is_empty() || !rendered.url.starts_with(&shared.origins[kind]) {
         // Not where the guard allowed this kind to go: nothing is sent.
+        if let Some(st) = user.get_session_data_mut::<UserState>() {
+            st.prev_done = Some(sent);
+        }
+        let m = measure(scheduled, sent, sent, prev_done);
         let shard = &shared.shards[index % shared.shards.len()];
         shard.lock().unwrap_or_else(|p| p.into_inner()).record(
             kind,
-            Duration::ZERO,
-            sent.saturating_duration_since(scheduled.min(sent)),
+            &m,
             &Result_::Transport("destination"),
         );
         return;
@@ -294,6 +385,9 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
             success: plan.mix[kind].success.matches(status),
         },
     };
+    if let Some(st) = user.get_session_data_mut::<UserState>() {
+        st.prev_done = Some(done);
+    }
     if keyed {
         if let (Result_::Status { success: true, .. }, Some(st)) =
             (&result, user.get_session_data_mut::<UserState>())
@@ -309,13 +403,12 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
             }
         }
     }
-    let raw = done - sent;
-    let corrected = done.saturating_duration_since(scheduled.min(sent));
+    let m = measure(scheduled, sent, done, prev_done);
     let shard = &shared.shards[index % shared.shards.len()];
     shard
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .record(kind, raw, corrected, &result);
+        .record(kind, &m, &result);
 }
 
 /// Live state the ticker shows.
@@ -537,4 +630,87 @@ fn progress_bar(total: Option<Duration>) -> indicatif::ProgressBar {
     }
     bar.enable_steady_tick(Duration::from_millis(250));
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// Issue 15: a target that answers at once, a generator that sends late
+    /// (timer granularity): nothing of the lateness is charged to the target.
+    #[test]
+    fn a_late_generator_is_not_charged_to_the_target() {
+        let t0 = Instant::now();
+        let interval = ms(10);
+        let mut prev = None;
+        for k in 0..5u32 {
+            let scheduled = t0 + interval * k;
+            let sent = scheduled + Duration::from_micros(1200);
+            let done = sent + Duration::from_micros(300);
+            let m = measure(scheduled, sent, done, prev);
+            assert_eq!(m.corrected, m.raw, "request {k}: {m:?}");
+            assert_eq!(m.raw, Duration::from_micros(300));
+            assert_eq!(m.lateness, Duration::from_micros(1200));
+            prev = Some(done);
+        }
+    }
+
+    /// A stalled response: the requests scheduled while it was outstanding
+    /// are charged the wait from their slot; once caught up, nothing more.
+    #[test]
+    fn a_stall_charges_the_queued_requests_their_wait() {
+        let t0 = Instant::now();
+        let interval = ms(10);
+        let slot = |k: u32| t0 + interval * k;
+        // Request 0 stalls 35 ms; 1..3 were due meanwhile and go back to back.
+        let m0 = measure(slot(0), slot(0), slot(0) + ms(35), None);
+        assert_eq!((m0.raw, m0.corrected), (ms(35), ms(35)));
+        let mut prev = slot(0) + ms(35);
+        let mut charged = Vec::new();
+        for k in 1..=3 {
+            let sent = prev + Duration::from_micros(50);
+            let done = sent + ms(1);
+            let m = measure(slot(k), sent, done, Some(prev));
+            assert_eq!(m.raw, ms(1));
+            // The wait behind request 0 (prev - slot) is the target's; the
+            // 50 µs after its answer are the generator's.
+            assert_eq!(m.corrected, done - slot(k) - Duration::from_micros(50));
+            assert_eq!(m.lateness, Duration::from_micros(50));
+            charged.push(m.corrected);
+            prev = done;
+        }
+        assert_eq!(charged[0], ms(26), "{charged:?}");
+        assert!(charged[0] > charged[1] && charged[1] > charged[2]);
+        // Request 4's slot (40 ms) comes after request 3 finished (~38 ms):
+        // caught up, so corrected is raw again.
+        assert!(prev < slot(4));
+        let m4 = measure(slot(4), slot(4), slot(4) + ms(1), Some(prev));
+        assert_eq!(m4.corrected, m4.raw);
+    }
+
+    /// wrk2's case: a precise generator (sent == scheduled) is charged
+    /// exactly from the scheduled send.
+    #[test]
+    fn on_time_sends_charge_from_the_slot() {
+        let t0 = Instant::now();
+        let m = measure(t0, t0, t0 + ms(2), Some(t0 - ms(5)));
+        assert_eq!(
+            m,
+            Measured {
+                raw: ms(2),
+                corrected: ms(2),
+                lateness: Duration::ZERO
+            }
+        );
+        // Sent before its slot (cannot happen, but never underflows).
+        let m = measure(t0 + ms(1), t0, t0 + ms(2), None);
+        assert_eq!(
+            (m.raw, m.corrected, m.lateness),
+            (ms(2), ms(2), Duration::ZERO)
+        );
+    }
 }

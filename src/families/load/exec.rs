@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::families::load::plan::{LoadPlan, Metric, Profile, Threshold};
+use crate::families::load::plan::{LoadPlan, Metric, Threshold};
 use crate::families::{common, CheckContext, Outcome, Verdict};
 use crate::http::{Client, Target};
 use crate::outcome::{prop, PropValue};
@@ -225,14 +225,9 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
     for k in &out.kinds {
         overall.add(k);
     }
-    let expected = match &plan.profile {
-        Profile::Stages(_) => {
-            plan.profile.user_seconds() * plan.max_rate / plan.max_users.max(1) as f64
-        }
-        Profile::Iterations {
-            users, iterations, ..
-        } => (*users as u64 * iterations) as f64,
-    };
+    // The engine never sends more than this (stages: a budget; iterations:
+    // goose's count), so the share stays at or below 1.
+    let expected = plan.scheduled_requests();
     let delivered = overall.requests as f64 / expected.max(1.0);
     let distinct = shared.distinct_keys_ok.load(Ordering::Relaxed);
     let duplicates = shared.duplicates.load(Ordering::Relaxed);
@@ -421,11 +416,13 @@ fn headline(k: &KindStats, elapsed: std::time::Duration) -> String {
         return "no request completed".into();
     }
     format!(
-        "{} requests, {:.0} req/s, p95 {:.1} ms corrected / {:.1} ms raw, {} failed, {} × 429",
+        "{} requests, {:.0} req/s, p95 {:.1} ms corrected / {:.1} ms raw, generator late p50 {:.3} / p99 {:.3} ms, {} failed, {} × 429",
         k.requests,
         k.requests as f64 / elapsed.as_secs_f64().max(1e-9),
         k.corrected.value_at_quantile(0.95) as f64 / 1000.0,
         k.raw.value_at_quantile(0.95) as f64 / 1000.0,
+        k.lateness.value_at_quantile(0.50) as f64 / 1000.0,
+        k.lateness.value_at_quantile(0.99) as f64 / 1000.0,
         k.failed,
         k.r429
     )

@@ -84,6 +84,24 @@ impl Profile {
     }
 }
 
+impl LoadPlan {
+    /// Whole requests the profile schedules: its user-seconds at the per-user
+    /// pace (`max_rate / max_users`), or users × iterations. The engine sends
+    /// no more than this.
+    pub fn scheduled_requests(&self) -> f64 {
+        match &self.profile {
+            Profile::Stages(_) => {
+                let n = self.profile.user_seconds() * self.max_rate / self.max_users.max(1) as f64;
+                // A slot's fraction is no request; the epsilon absorbs float error.
+                (n + 1e-6).floor()
+            }
+            Profile::Iterations {
+                users, iterations, ..
+            } => (*users as u64 * iterations) as f64,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct MixPlan {
     pub name: String,

@@ -1,7 +1,9 @@
 //! Measurements of a burst: HDR histograms in microseconds (raw: from send
-//! to last body byte; corrected: from the request's scheduled send time, so a
-//! stalled user's queued requests count their wait, i.e. coordinated
-//! omission is corrected), status counts, error kinds. Memory stays flat:
+//! to last body byte; corrected: raw plus the time the request queued behind
+//! its user's unanswered previous one, so a stalled user's queued requests
+//! count their wait, i.e. coordinated omission is corrected; lateness: the
+//! generator's own delay past the scheduled send, see `engine::measure`),
+//! status counts, error kinds. Memory stays flat:
 //! histograms and counters only, never a record per request.
 //!
 //! Also the files: `.hgrm` (HdrHistogram percentile distribution text, as
@@ -16,6 +18,8 @@ use std::time::{Duration, SystemTime};
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
+
+use super::engine::Measured;
 
 /// Highest trackable latency: 10 minutes in µs (longer values are clamped).
 pub const MAX_US: u64 = 600_000_000;
@@ -35,6 +39,9 @@ fn record(h: &mut Histogram<u64>, d: Duration) {
 pub struct KindStats {
     pub raw: Histogram<u64>,
     pub corrected: Histogram<u64>,
+    /// The generator's own lateness (scheduled to real send, less the wait
+    /// the target caused).
+    pub lateness: Histogram<u64>,
     pub statuses: BTreeMap<u16, u64>,
     /// Transport errors by kind (`timeout`, `connect`, ...).
     pub errors: BTreeMap<String, u64>,
@@ -49,6 +56,7 @@ impl KindStats {
         KindStats {
             raw: new_hist(),
             corrected: new_hist(),
+            lateness: new_hist(),
             statuses: BTreeMap::new(),
             errors: BTreeMap::new(),
             requests: 0,
@@ -60,6 +68,7 @@ impl KindStats {
         // Same bounds on both sides: adding cannot fail.
         let _ = self.raw.add(&o.raw);
         let _ = self.corrected.add(&o.corrected);
+        let _ = self.lateness.add(&o.lateness);
         for (k, v) in &o.statuses {
             *self.statuses.entry(*k).or_default() += v;
         }
@@ -101,13 +110,14 @@ impl Shard {
             interval_errors: 0,
         }
     }
-    pub fn record(&mut self, kind: usize, raw: Duration, corrected: Duration, r: &Result_) {
+    pub fn record(&mut self, kind: usize, m: &Measured, r: &Result_) {
         let k = &mut self.kinds[kind];
         k.requests += 1;
-        record(&mut k.raw, raw);
-        record(&mut k.corrected, corrected);
-        record(&mut self.interval_raw, raw);
-        record(&mut self.interval_corrected, corrected);
+        record(&mut k.raw, m.raw);
+        record(&mut k.corrected, m.corrected);
+        record(&mut k.lateness, m.lateness);
+        record(&mut self.interval_raw, m.raw);
+        record(&mut self.interval_corrected, m.corrected);
         match r {
             Result_::Status { status, success } => {
                 *k.statuses.entry(*status).or_default() += 1;
@@ -195,7 +205,7 @@ impl HlogFile {
         let mut buf = Vec::new();
         IntervalLogWriterBuilder::new()
             .add_comment(comment)
-            .add_comment("latencies in microseconds; tags: raw (send to last byte), corrected (scheduled send to last byte)")
+            .add_comment("latencies in microseconds; tags: raw (send to last byte), corrected (raw plus the wait the target caused since the scheduled send)")
             .with_start_time(base)
             .with_base_time(base)
             .with_max_value_divisor(1000.0)

@@ -118,6 +118,9 @@ pub struct KindSummary {
     pub errors: BTreeMap<String, u64>,
     pub latency_raw: LatencySummary,
     pub latency_corrected: LatencySummary,
+    /// The generator's own lateness past the scheduled send (not charged to
+    /// the target): how precisely the pace was kept.
+    pub generator_lateness: LatencySummary,
 }
 
 impl KindSummary {
@@ -139,6 +142,7 @@ impl KindSummary {
             errors: k.errors.clone(),
             latency_raw: LatencySummary::new(&k.raw),
             latency_corrected: LatencySummary::new(&k.corrected),
+            generator_lateness: LatencySummary::new(&k.lateness),
         }
     }
 }
