@@ -6,6 +6,7 @@
 mod common;
 
 use std::path::Path;
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -152,5 +153,85 @@ fn reference_subcommand_and_defect_listing() {
         stderr(&out).contains("giving up after 2 attempts"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// Runs `checks` (YAML list items) as one suite; returns the verdicts and
+/// the JSON report text.
+fn run_checks(dir: &Path, checks: &str) -> (Vec<(String, String)>, String, Output) {
+    let suite = dir.join("s.yaml");
+    std::fs::write(
+        &suite,
+        format!("suite: reach\ntarget: {{ base_url: \"http://127.0.0.1:9\" }}\nchecks:\n{checks}"),
+    )
+    .unwrap();
+    let json = dir.join("r.json");
+    let out = tminus(
+        dir,
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--report-dir",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(60),
+    );
+    let report = std::fs::read_to_string(&json).unwrap_or_default();
+    let v = if json.exists() {
+        verdicts(&json)
+    } else {
+        Vec::new()
+    };
+    (v, report, out)
+}
+
+// Issue 13: a client that takes its URL as an argument needs no `bash -c`
+// wrapper. `url_env` names a variable the reference client does not read, so
+// only the argv can have told it where the upstream is.
+#[test]
+fn upstream_placeholders_reach_the_client_argv_and_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let (v, report, out) = run_checks(
+        dir.path(),
+        "  - id: by-url\n    kind: client.respects_retry_after\n    client:\n      argv: [\"${var.tminus_exe}\", reference, client, --url, \"${upstream.url}\", --base-delay, 10ms]\n      url_env: UNUSED_UPSTREAM\n      timeout: 15s\n\
+         \x20 - id: by-host-port\n    kind: client.no_retry_on_4xx\n    statuses: [422]\n    client:\n      argv: [\"${var.tminus_exe}\", reference, client]\n      env: { TMINUS_UPSTREAM_URL: \"http://${upstream.host}:${upstream.port}\" }\n      url_env: UNUSED_UPSTREAM\n      timeout: 15s\n",
+    );
+    assert_eq!(
+        v,
+        vec![
+            ("reach/by-url".to_owned(), "pass".to_owned()),
+            ("reach/by-host-port".to_owned(), "pass".to_owned())
+        ],
+        "{report}\n{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn upstream_placeholders_elsewhere_are_positioned_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, _, out) = run_checks(
+        dir.path(),
+        "  - id: a\n    steps:\n      - request: { path: \"/x?u=${upstream.url}\" }\n\
+         \x20 - id: j\n    kind: client.jitter\n    client: { argv: [x, \"${upstream.host}\"] }\n\
+         \x20 - id: c\n    kind: client.bounded\n    max_total: 1s\n    client: { argv: [x], cwd: \"${upstream.url}\" }\n",
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("s.yaml:6:") && err.contains("only known in a client check"),
+        "{err}"
+    );
+    assert!(
+        err.contains("use `${upstream.url}`, not `${upstream.host}`"),
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("only known in a client check").count(),
+        2,
+        "{err}"
     );
 }

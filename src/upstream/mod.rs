@@ -303,6 +303,11 @@ impl Upstream {
         })
     }
 
+    /// Where the upstream listens (`${upstream.host}`, `${upstream.port}`).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
     /// The base URL client `n` is given.
     pub fn client_url(&self, n: usize) -> String {
         format!("http://{}/c/{n}", self.addr)

@@ -42,7 +42,7 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
     let clients: usize = p.runs.iter().map(|r| r.clients).sum();
     ctx.note(format!(
         "running `{}` {} time(s) against the mock upstream",
-        p.command.argv.join(" "),
+        p.command.shown(),
         clients
     ));
     // Scenarios are independent: run them all at once to keep the check short.

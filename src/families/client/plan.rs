@@ -10,6 +10,7 @@ use serde_saphyr::Location;
 
 use crate::families::client::spec::{defaults, *};
 pub use crate::families::client::spec::{KeyFormat, Policy503};
+use crate::model::template::{Scope, Template, UPSTREAM_PLACEHOLDERS};
 use crate::plan::PlanCtx;
 use crate::upstream::{
     Action, Inject, RateWindow, Reply, RetryAfterForm, RouteScript, Script, Step,
@@ -20,13 +21,46 @@ pub const TMINUS_EXE_VAR: &str = "tminus_exe";
 /// Where the default scenarios put the logical operation.
 pub const OPERATION_PATH: &str = "/public/v1/messages";
 
+/// The client command. `argv` and `env` are templates whose only run-time
+/// parts are `${upstream.url|host|port}` (fresh ids are fixed at plan time),
+/// rendered per client with [`CommandPlan::scope`].
 #[derive(Debug, Clone)]
 pub struct CommandPlan {
-    pub argv: Vec<String>,
-    pub env: Vec<(String, String)>,
+    pub argv: Vec<Template>,
+    pub env: Vec<(String, Template)>,
     pub cwd: Option<PathBuf>,
     pub timeout: Duration,
     pub url_env: String,
+}
+
+impl CommandPlan {
+    /// The values of the upstream placeholders for a client given `url`
+    /// (its base URL) on an upstream listening at `addr`.
+    pub fn scope(url: &str, addr: std::net::SocketAddr) -> Scope {
+        let mut s = Scope::new();
+        s.insert(UPSTREAM_PLACEHOLDERS[0].into(), url.to_owned());
+        s.insert(UPSTREAM_PLACEHOLDERS[1].into(), addr.ip().to_string());
+        s.insert(UPSTREAM_PLACEHOLDERS[2].into(), addr.port().to_string());
+        s
+    }
+
+    /// The command line as written, placeholders shown as placeholders.
+    pub fn shown(&self) -> String {
+        let mut s = Scope::new();
+        for n in UPSTREAM_PLACEHOLDERS {
+            s.insert(n.into(), format!("${{{n}}}"));
+        }
+        let v: Vec<String> = self.argv.iter().map(|a| a.render(&s)).collect();
+        v.join(" ")
+    }
+
+    /// True when some argv or env value uses the upstream placeholder `name`.
+    pub fn uses(&self, name: &str) -> bool {
+        self.argv
+            .iter()
+            .chain(self.env.iter().map(|(_, v)| v))
+            .any(|t| t.uses(name))
+    }
 }
 
 /// One scenario: an upstream with `clients` clients run against it at once.
@@ -142,11 +176,15 @@ impl PlanCtx<'_> {
                 .unwrap_or_else(|_| "tminus".into());
             self.vars.insert(TMINUS_EXE_VAR.into(), exe);
         }
-        let scope = crate::plan::Scope::new();
-        let argv: Vec<String> = c
+        // The upstream's address is admitted here only (argv and env), as
+        // run-time captures; the captures are cleared again before `cwd`.
+        let before = self.captures.clone();
+        self.captures
+            .extend(UPSTREAM_PLACEHOLDERS.iter().map(|n| n.to_string()));
+        let argv: Vec<Template> = c
             .argv
             .iter()
-            .map(|a| self.template_at(&a.value.0, a.referenced).render(&scope))
+            .map(|a| self.template_at(&a.value.0, a.referenced).freeze_fresh())
             .collect();
         let env = c
             .env
@@ -154,10 +192,12 @@ impl PlanCtx<'_> {
             .map(|(k, v)| {
                 (
                     k.clone(),
-                    self.template_at(&v.value.0, v.referenced).render(&scope),
+                    self.template_at(&v.value.0, v.referenced).freeze_fresh(),
                 )
             })
             .collect();
+        self.captures = before;
+        let scope = Scope::new();
         let cwd = c
             .cwd
             .as_ref()
@@ -165,7 +205,10 @@ impl PlanCtx<'_> {
         if injected {
             self.vars.remove(TMINUS_EXE_VAR);
         }
-        if argv.first().is_none_or(|a| a.trim().is_empty()) {
+        if argv
+            .first()
+            .is_none_or(|a| a.render(&Scope::new()).trim().is_empty())
+        {
             self.error(at, "`client.argv` needs at least the program to run");
         }
         let url_env = c
@@ -331,6 +374,16 @@ impl PlanCtx<'_> {
 
     pub fn client_jitter(&mut self, s: &JitterSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
+        // K clients share one upstream and are told apart by the `/c/n`
+        // prefix of their base URL; a bare host and port would merge them.
+        for n in &UPSTREAM_PLACEHOLDERS[1..] {
+            if cmd.uses(n) {
+                self.error(
+                    s.client.argv.first().map(|a| a.referenced).unwrap_or(s.id.referenced),
+                    format!("`client.jitter` runs several clients against one upstream, told apart by their base URL: use `${{upstream.url}}`, not `${{{n}}}`"),
+                );
+            }
+        }
         let k = s.clients.unwrap_or(defaults::CLIENTS) as usize;
         if !(2..=500).contains(&k) {
             self.error(s.id.referenced, "`clients` must be between 2 and 500");

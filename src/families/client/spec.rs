@@ -71,7 +71,8 @@ pub enum FirstAttemptSpec {
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct CommandSpec {
-    /// Program and arguments (templates; `${var.tminus_exe}` is this tminus binary).
+    /// Program and arguments (templates; `${var.tminus_exe}` is this tminus
+    /// binary, `${upstream.url|host|port}` the mock upstream of the run).
     pub argv: Vec<Spanned<Scalar>>,
     #[serde(default)]
     pub env: BTreeMap<String, Spanned<Scalar>>,
@@ -346,7 +347,7 @@ use defaults as d;
 const CMD: Param = param(
     "client",
     D::Required,
-    "`{argv, env, cwd, timeout, url_env}`: the client command (argv and env are templates)",
+    "`{argv, env, cwd, timeout, url_env}`: the client command (argv and env are templates; `${upstream.url}`, `${upstream.host}`, `${upstream.port}` are the mock upstream's)",
 );
 const CMD_TIMEOUT: Param = param(
     "client.timeout",
