@@ -235,3 +235,69 @@ fn upstream_placeholders_elsewhere_are_positioned_errors() {
         "{err}"
     );
 }
+
+// Issue 13: the default scenarios judge the client on its own operation. The
+// shipped suite, with the reference client posting to /v1/customers instead of
+// /public/v1/messages and not one `upstream:` rewritten, passes every kind.
+#[test]
+fn default_scenarios_judge_a_client_on_its_own_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let shipped = std::fs::read_to_string(repo().join("suites/client-certification.yaml")).unwrap();
+    let moved = shipped.replace(
+        "reference, client,",
+        "reference, client, --path, /v1/customers,",
+    );
+    assert_eq!(
+        moved.matches("--path, /v1/customers").count(),
+        shipped.matches("reference, client,").count()
+    );
+    let checks = moved.split_once("checks:\n").unwrap().1;
+    let (v, report, out) = run_checks(dir.path(), checks);
+    assert!(!v.is_empty(), "{}", stderr(&out));
+    let kinds: std::collections::BTreeSet<&str> = checks
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("kind: "))
+        .collect();
+    assert_eq!(kinds.len(), 10, "every client kind is exercised: {kinds:?}");
+    assert!(
+        not_passing(&v).is_empty(),
+        "{:?}\n{report}",
+        not_passing(&v)
+    );
+
+    // `match:` narrows the scenario: narrowed to another path, the same
+    // client meets only unscripted 404s and cannot be judged a pass.
+    let (v, report, _) = run_checks(
+        dir.path(),
+        "  - id: narrowed\n    kind: client.respects_retry_after\n    match: { method: POST, path: /public/v1/messages }\n    client: { argv: [\"${var.tminus_exe}\", reference, client, --path, /v1/customers], timeout: 15s }\n",
+    );
+    assert_ne!(v[0].1, "pass", "{report}");
+    assert!(report.contains("POST /v1/customers -> 404"), "{report}");
+}
+
+// `client.no_retry_on_4xx` and `client.retry_503_policy` take `upstream:` like
+// the other kinds; the judge reads the 4xx or 503 from what was answered.
+#[test]
+fn no_retry_and_503_policy_take_a_scripted_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = "    client: { argv: [\"${var.tminus_exe}\", reference, client, --path, /v1/customers, --base-delay, 20ms], timeout: 15s }\n";
+    let checks = format!(
+        "  - id: no-retry\n    kind: client.no_retry_on_4xx\n{client}    upstream: {{ routes: [{{ path: /v1/customers, responses: [{{ status: 409 }}, {{ status: 422 }}] }}] }}\n\
+         \x20 - id: policy\n    kind: client.retry_503_policy\n{client}    upstream: {{ routes: [{{ path: /v1/customers, responses: [{{ status: 503, retry_after: 1s }}] }}] }}\n\
+         \x20 - id: blind\n    kind: client.retry_503_policy\n    policy: never\n{client}    upstream: {{ routes: [{{ path: /v1/customers, responses: [{{ status: 503, retry_after: 1s }}] }}] }}\n\
+         \x20 - id: unexercised\n    kind: client.no_retry_on_4xx\n{client}    upstream: {{ routes: [{{ path: /v1/customers, responses: [] }}] }}\n"
+    );
+    let (v, report, out) = run_checks(dir.path(), &checks);
+    let got: Vec<(&str, &str)> = v.iter().map(|(i, v)| (i.as_str(), v.as_str())).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("reach/no-retry", "pass"),
+            ("reach/policy", "pass"),
+            ("reach/blind", "fail"),
+            ("reach/unexercised", "error"),
+        ],
+        "{report}\n{}",
+        stderr(&out)
+    );
+}

@@ -100,7 +100,7 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
             max_attempts,
             max_total,
         } => judge::bounded(&runs, *max_attempts, *max_total),
-        Judge::NoRetry4xx => judge::no_retry_4xx(&runs),
+        Judge::NoRetry4xx { statuses } => judge::no_retry_4xx(&runs, statuses),
         Judge::Retry503 { policy } => judge::retry_503(&runs, *policy),
         Judge::IdempotencyKeys {
             format,
