@@ -72,6 +72,12 @@ pub struct RunArgs {
     /// Let a suite's `load:` section send load to a non-loopback target
     #[arg(long)]
     pub allow_remote_load: bool,
+    /// Where sink checks' webhook receiver listens (default 127.0.0.1:0); overrides `target.sink.listen`
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub sink_listen: Option<std::net::SocketAddr>,
+    /// Public base URL that leads to --sink-listen, given to the target as ${var.sink_url} (plus a per-check path); overrides `target.sink.url`
+    #[arg(long, value_name = "URL")]
+    pub sink_url: Option<String>,
 }
 
 #[derive(Args, Debug)]
