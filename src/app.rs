@@ -134,12 +134,24 @@ fn cmd_run(a: RunArgs) -> i32 {
             return usage_error(&format!("--target `{shown}` {e}"));
         }
     }
+    if let Some(u) = &a.sink_url {
+        if let Err(e) = crate::plan::check_base_url(u.trim_end_matches('/')) {
+            return usage_error(&format!("--sink-url `{u}` {e}"));
+        }
+        if a.sink_listen.is_none_or(|l| l.port() == 0) {
+            return usage_error(
+                "--sink-url needs --sink-listen ADDR:PORT with a fixed port: the URL must lead to where the sink listens",
+            );
+        }
+    }
     let opts = PlanOptions {
         vars,
         target: a.target.clone(),
         timeout,
         only: a.only.clone(),
         tags: a.tag.clone(),
+        sink_listen: a.sink_listen,
+        sink_url: a.sink_url.clone(),
     };
     let plan = match read_and_plan(&a.paths, &opts) {
         Ok(p) => p,

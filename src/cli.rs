@@ -83,6 +83,12 @@ pub struct RunArgs {
     /// Markdown summary for CI (also appended to $GITHUB_STEP_SUMMARY when that is set)
     #[arg(long, value_name = "FILE")]
     pub summary_md: Option<PathBuf>,
+    /// Where sink checks' webhook receiver listens (default 127.0.0.1:0); overrides `target.sink.listen`
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub sink_listen: Option<std::net::SocketAddr>,
+    /// Public base URL that leads to --sink-listen, given to the target as ${var.sink_url} (plus a per-check path); overrides `target.sink.url`
+    #[arg(long, value_name = "URL")]
+    pub sink_url: Option<String>,
 }
 
 /// When the console uses colour (the ripgrep/cargo convention).

@@ -9,6 +9,13 @@
 //! Only requests on the sink's own random path are recorded; anything else
 //! (a stale subscription from an earlier run that reached a reused port) gets
 //! 410 Gone, which tells a well-behaved sender to stop.
+//!
+//! Where it listens and the URL the platform is given are a [`SinkEndpoint`]:
+//! 127.0.0.1:0 and that address by default; a platform that is not on this
+//! machine needs `--sink-listen` (a fixed address it can reach, or a tunnel
+//! leads to) and `--sink-url` (the public base URL), to which the sink's
+//! random path is appended. A request is recorded when its path ends with
+//! that random path, so a proxy that keeps a prefix (`/hooks/sink/…`) works.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -53,8 +60,27 @@ struct Shared {
     notify: Arc<Notify>,
 }
 
+/// Where the sink listens and how the platform is told to reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SinkEndpoint {
+    pub listen: SocketAddr,
+    /// Public base URL that leads to `listen` (no trailing `/`); `None`: the
+    /// listen address itself.
+    pub public_url: Option<String>,
+}
+
+impl Default for SinkEndpoint {
+    fn default() -> Self {
+        SinkEndpoint {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            public_url: None,
+        }
+    }
+}
+
 pub struct Sink {
     url: String,
+    addr: SocketAddr,
     shared: Shared,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
@@ -70,7 +96,7 @@ async fn receive(
     body: Bytes,
 ) -> axum::response::Response {
     use axum::response::IntoResponse;
-    if uri.path() != s.path {
+    if !uri.path().ends_with(&s.path) {
         return StatusCode::GONE.into_response();
     }
     // A block, not drop(): the guard must not live across the await below.
@@ -139,13 +165,19 @@ impl Drop for EndGuard {
 impl Sink {
     /// Starts a sink answering `respond[i]` to attempt `i` (the last repeats).
     /// `retry_after` adds `Retry-After: N` to 429 and 503 answers.
+    /// It listens on `at.listen` and is reached at `at.public_url` + its path.
     pub async fn start(
         respond: Vec<u16>,
         retry_after: Option<u64>,
         hang_first: Option<Duration>,
+        at: &SinkEndpoint,
     ) -> std::io::Result<Sink> {
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+        let listener = tokio::net::TcpListener::bind(at.listen).await?;
         let addr = listener.local_addr()?;
+        let base = at
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{addr}"));
         let path = format!("/sink/{}", uuid::Uuid::new_v4().simple());
         let shared = Shared {
             path: path.clone(),
@@ -166,7 +198,8 @@ impl Sink {
                 .await;
         });
         Ok(Sink {
-            url: format!("http://{addr}{path}"),
+            url: format!("{}{path}", base.trim_end_matches('/')),
+            addr,
             shared,
             stop: Some(tx),
             task: Some(task),
@@ -199,8 +232,14 @@ impl Sink {
         }
     }
 
+    /// The URL the platform is given (`${var.sink_url}`).
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Where the sink listens (the port is the bound one).
+    pub fn listen_addr(&self) -> SocketAddr {
+        self.addr
     }
 
     pub fn received(&self) -> Vec<Received> {

@@ -6,6 +6,7 @@
 mod common;
 
 use std::path::Path;
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -151,6 +152,152 @@ fn reference_subcommand_and_defect_listing() {
     assert!(
         stderr(&out).contains("giving up after 2 attempts"),
         "{}",
+        stderr(&out)
+    );
+}
+
+/// Runs `checks` (YAML list items) as one suite; returns the verdicts and
+/// the JSON report text.
+fn run_checks(dir: &Path, checks: &str) -> (Vec<(String, String)>, String, Output) {
+    let suite = dir.join("s.yaml");
+    std::fs::write(
+        &suite,
+        format!("suite: reach\ntarget: {{ base_url: \"http://127.0.0.1:9\" }}\nchecks:\n{checks}"),
+    )
+    .unwrap();
+    let json = dir.join("r.json");
+    let out = tminus(
+        dir,
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--report-dir",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(60),
+    );
+    let report = std::fs::read_to_string(&json).unwrap_or_default();
+    let v = if json.exists() {
+        verdicts(&json)
+    } else {
+        Vec::new()
+    };
+    (v, report, out)
+}
+
+// Issue 13: a client that takes its URL as an argument needs no `bash -c`
+// wrapper. `url_env` names a variable the reference client does not read, so
+// only the argv can have told it where the upstream is.
+#[test]
+fn upstream_placeholders_reach_the_client_argv_and_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let (v, report, out) = run_checks(
+        dir.path(),
+        "  - id: by-url\n    kind: client.respects_retry_after\n    client:\n      argv: [\"${var.tminus_exe}\", reference, client, --url, \"${upstream.url}\", --base-delay, 10ms]\n      url_env: UNUSED_UPSTREAM\n      timeout: 15s\n\
+         \x20 - id: by-host-port\n    kind: client.no_retry_on_4xx\n    statuses: [422]\n    client:\n      argv: [\"${var.tminus_exe}\", reference, client]\n      env: { TMINUS_UPSTREAM_URL: \"http://${upstream.host}:${upstream.port}\" }\n      url_env: UNUSED_UPSTREAM\n      timeout: 15s\n",
+    );
+    assert_eq!(
+        v,
+        vec![
+            ("reach/by-url".to_owned(), "pass".to_owned()),
+            ("reach/by-host-port".to_owned(), "pass".to_owned())
+        ],
+        "{report}\n{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn upstream_placeholders_elsewhere_are_positioned_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, _, out) = run_checks(
+        dir.path(),
+        "  - id: a\n    steps:\n      - request: { path: \"/x?u=${upstream.url}\" }\n\
+         \x20 - id: j\n    kind: client.jitter\n    client: { argv: [x, \"${upstream.host}\"] }\n\
+         \x20 - id: c\n    kind: client.bounded\n    max_total: 1s\n    client: { argv: [x], cwd: \"${upstream.url}\" }\n",
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("s.yaml:6:") && err.contains("only known in a client check"),
+        "{err}"
+    );
+    assert!(
+        err.contains("use `${upstream.url}`, not `${upstream.host}`"),
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("only known in a client check").count(),
+        2,
+        "{err}"
+    );
+}
+
+// Issue 13: the default scenarios judge the client on its own operation. The
+// shipped suite, with the reference client posting to /v1/customers instead of
+// /public/v1/messages and not one `upstream:` rewritten, passes every kind.
+#[test]
+fn default_scenarios_judge_a_client_on_its_own_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let shipped = std::fs::read_to_string(repo().join("suites/client-certification.yaml")).unwrap();
+    let moved = shipped.replace(
+        "reference, client,",
+        "reference, client, --path, /v1/customers,",
+    );
+    assert_eq!(
+        moved.matches("--path, /v1/customers").count(),
+        shipped.matches("reference, client,").count()
+    );
+    let checks = moved.split_once("checks:\n").unwrap().1;
+    let (v, report, out) = run_checks(dir.path(), checks);
+    assert!(!v.is_empty(), "{}", stderr(&out));
+    let kinds: std::collections::BTreeSet<&str> = checks
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("kind: "))
+        .collect();
+    assert_eq!(kinds.len(), 10, "every client kind is exercised: {kinds:?}");
+    assert!(
+        not_passing(&v).is_empty(),
+        "{:?}\n{report}",
+        not_passing(&v)
+    );
+
+    // `match:` narrows the scenario: narrowed to another path, the same
+    // client meets only unscripted 404s and cannot be judged a pass.
+    let (v, report, _) = run_checks(
+        dir.path(),
+        "  - id: narrowed\n    kind: client.respects_retry_after\n    match: { method: POST, path: /public/v1/messages }\n    client: { argv: [\"${var.tminus_exe}\", reference, client, --path, /v1/customers], timeout: 15s }\n",
+    );
+    assert_ne!(v[0].1, "pass", "{report}");
+    assert!(report.contains("POST /v1/customers -> 404"), "{report}");
+}
+
+// `client.no_retry_on_4xx` and `client.retry_503_policy` take `upstream:` like
+// the other kinds; the judge reads the 4xx or 503 from what was answered.
+#[test]
+fn no_retry_and_503_policy_take_a_scripted_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = "    client: { argv: [\"${var.tminus_exe}\", reference, client, --path, /v1/customers, --base-delay, 20ms], timeout: 15s }\n";
+    let checks = format!(
+        "  - id: no-retry\n    kind: client.no_retry_on_4xx\n{client}    upstream: {{ routes: [{{ path: /v1/customers, responses: [{{ status: 409 }}, {{ status: 422 }}] }}] }}\n\
+         \x20 - id: policy\n    kind: client.retry_503_policy\n{client}    upstream: {{ routes: [{{ path: /v1/customers, responses: [{{ status: 503, retry_after: 1s }}] }}] }}\n\
+         \x20 - id: blind\n    kind: client.retry_503_policy\n    policy: never\n{client}    upstream: {{ routes: [{{ path: /v1/customers, responses: [{{ status: 503, retry_after: 1s }}] }}] }}\n\
+         \x20 - id: unexercised\n    kind: client.no_retry_on_4xx\n{client}    upstream: {{ routes: [{{ path: /v1/customers, responses: [] }}] }}\n"
+    );
+    let (v, report, out) = run_checks(dir.path(), &checks);
+    let got: Vec<(&str, &str)> = v.iter().map(|(i, v)| (i.as_str(), v.as_str())).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("reach/no-retry", "pass"),
+            ("reach/policy", "pass"),
+            ("reach/blind", "fail"),
+            ("reach/unexercised", "error"),
+        ],
+        "{report}\n{}",
         stderr(&out)
     );
 }

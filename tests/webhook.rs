@@ -187,3 +187,92 @@ checks:
     }
     assert!(!e.contains("s3cr3t-value"), "{e}");
 }
+
+/// A port free on 127.0.0.1 right now (bound, read, released).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Runs one `webhook.sink_delivery` check against the embedded reference
+/// with `extra` flags; returns (exit code, verdict, JSON report, stderr).
+fn run_sink_check(extra: &[&str]) -> (Option<i32>, String, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("sink.yaml");
+    std::fs::write(
+        &suite,
+        "suite: reach-sink\ntarget: { headers: { Authorization: \"Bearer ref_test_key_a\" } }\nchecks:\n  - id: delivery\n    kind: webhook.sink_delivery\n    scheme: botix\n    secret: sink_test_secret_1\n    event: message.created\n    trigger:\n      - { method: POST, path: /public/v1/webhooks, json: { url: \"${var.sink_url}\", events: [message.created], secret: sink_test_secret_1 } }\n      - { method: POST, path: /public/v1/messages, headers: { Idempotency-Key: \"${uuid}\" }, json: { contact_id: 1, text: probe } }\n    wait: 2s\n",
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let mut args = vec![
+        "run",
+        suite.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--report-dir",
+        dir.path().to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = tminus(dir.path(), &args, &[], Duration::from_secs(60));
+    let report = std::fs::read_to_string(&json).unwrap_or_default();
+    let v = if json.exists() {
+        verdicts(&json)
+    } else {
+        Vec::new()
+    };
+    let verdict = v.first().map(|(_, v)| v.clone()).unwrap_or_default();
+    (out.status.code(), verdict, report, stderr(&out))
+}
+
+// Issue 13: tminus listens where told and gives the platform the public URL
+// (here `localhost` with a path prefix, as a tunnel or proxy would keep it).
+#[test]
+fn sink_listens_where_told_and_is_reached_through_its_public_url() {
+    let port = free_port().to_string();
+    let listen = format!("127.0.0.1:{port}");
+    let public = format!("http://localhost:{port}/hooks");
+    let (code, verdict, report, err) =
+        run_sink_check(&["--sink-listen", &listen, "--sink-url", &public]);
+    assert_eq!(
+        (code, verdict.as_str()),
+        (Some(0), "pass"),
+        "{report}\n{err}"
+    );
+    assert!(
+        report.contains(&format!("POST {public}/sink/")),
+        "the delivery evidence names the public URL: {report}"
+    );
+}
+
+// When nothing reaches the sink, the platform is not blamed: an error (exit 3)
+// that names where tminus listened and the URL it gave out.
+#[test]
+fn no_delivery_at_all_is_an_error_about_reachability() {
+    let listen = format!("127.0.0.1:{}", free_port());
+    let elsewhere = format!("http://127.0.0.1:{}", free_port());
+    let (code, verdict, report, err) =
+        run_sink_check(&["--sink-listen", &listen, "--sink-url", &elsewhere]);
+    assert_eq!(
+        (code, verdict.as_str()),
+        (Some(3), "error"),
+        "{report}\n{err}"
+    );
+    assert!(
+        report.contains(&format!("listened on {listen}"))
+            && report.contains(&format!("`{elsewhere}/sink/"))
+            && report.contains("--sink-url"),
+        "{report}"
+    );
+
+    // A public URL needs a fixed port to lead to.
+    let (code, _, _, err) = run_sink_check(&["--sink-url", &elsewhere]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--sink-listen ADDR:PORT with a fixed port"),
+        "{err}"
+    );
+}

@@ -195,6 +195,8 @@ pub struct CheckContext {
     pub redactor: Redactor,
     /// `--allow-remote-load`: high-volume checks may go to a non-loopback target.
     pub allow_remote_load: bool,
+    /// Where a sink check's webhook receiver listens and how it is reached.
+    pub sink: crate::sink::SinkEndpoint,
 }
 
 /// A check that sends more requests than this, or more at once than

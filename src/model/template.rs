@@ -4,7 +4,11 @@
 //!
 //! Environment, secrets and suite variables are resolved while planning, so a
 //! missing one is reported before anything is sent. What is left for run time
-//! is fresh ids and captures from earlier steps.
+//! is fresh ids, captures from earlier steps, and the mock upstream's address
+//! (`${upstream.url}`, `${upstream.host}`, `${upstream.port}`), which only a
+//! client command can use: the planner admits them by putting their names
+//! ([`UPSTREAM_PLACEHOLDERS`]) among the captures, and they render from the
+//! scope like any capture.
 
 use std::collections::{HashMap, HashSet};
 
@@ -18,6 +22,10 @@ pub enum Segment {
     Uuid,
     Ulid,
 }
+
+/// The run-time names of the mock upstream's address, as captures: a client
+/// command's argv and env may use them, nothing else knows them.
+pub const UPSTREAM_PLACEHOLDERS: [&str; 3] = ["upstream.url", "upstream.host", "upstream.port"];
 
 /// A compiled template.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -126,6 +134,35 @@ impl Template {
         out
     }
 
+    /// The same template with `${uuid}`/`${ulid}` fixed now, so every render
+    /// gives the same id (a value the plan used to render once stays one).
+    pub fn freeze_fresh(&self) -> Template {
+        let mut segments: Vec<Segment> = Vec::new();
+        for s in &self.segments {
+            let s = match s {
+                Segment::Uuid | Segment::Ulid => Segment::Lit(
+                    Template {
+                        segments: vec![s.clone()],
+                    }
+                    .render(&Scope::new()),
+                ),
+                other => other.clone(),
+            };
+            match (segments.last_mut(), s) {
+                (Some(Segment::Lit(prev)), Segment::Lit(t)) => prev.push_str(&t),
+                (_, s) => segments.push(s),
+            }
+        }
+        Template { segments }
+    }
+
+    /// True when the template reads the capture `name` at run time.
+    pub fn uses(&self, name: &str) -> bool {
+        self.segments
+            .iter()
+            .any(|s| matches!(s, Segment::Capture(n) if n == name))
+    }
+
     /// The text when the template has nothing left to resolve at run time.
     pub fn as_literal(&self) -> Option<String> {
         match self.segments.as_slice() {
@@ -153,6 +190,28 @@ fn resolve(expr: &str, r: &Resolver<'_>) -> Result<Segment, String> {
     };
     if key.is_empty() {
         return Err(format!("placeholder `${{{expr}}}` has no name"));
+    }
+    if ns == "upstream" {
+        if !UPSTREAM_PLACEHOLDERS.contains(&name) {
+            let hint = crate::model::text::suggest(key, ["url", "host", "port"])
+                .map(|s| format!(", did you mean `${{upstream.{s}}}`?"))
+                .unwrap_or_default();
+            return Err(format!(
+                "unknown placeholder `${{{expr}}}`: the upstream gives url, host and port{hint}"
+            ));
+        }
+        if default.is_some() {
+            return Err(format!(
+                "`${{{expr}}}` cannot have a default: the upstream's address is always known when it can be used"
+            ));
+        }
+        return if r.captures.contains(name) {
+            Ok(Segment::Capture(name.to_owned()))
+        } else {
+            Err(format!(
+                "`${{{name}}}` is only known in a client check's `client.argv` and `client.env` (the mock upstream binds a fresh port for each run)"
+            ))
+        };
     }
     match ns {
         "env" => match (r.env)(key).or_else(|| default.map(str::to_owned)) {
@@ -189,7 +248,7 @@ fn resolve(expr: &str, r: &Resolver<'_>) -> Result<Segment, String> {
             }
         }
         other => Err(format!(
-            "unknown placeholder namespace `{other}` in `${{{expr}}}`: use env, secret or var"
+            "unknown placeholder namespace `{other}` in `${{{expr}}}`: use env, secret, var or (in a client command) upstream"
         )),
     }
 }
@@ -256,6 +315,39 @@ mod tests {
                 "d"
             );
         });
+    }
+
+    #[test]
+    fn upstream_placeholders_only_where_admitted() {
+        with(|r| {
+            let e = Template::compile("${upstream.url}/x", r).unwrap_err();
+            assert!(e[0].contains("only known in a client check"), "{e:?}");
+            let e = Template::compile("${upstream.prot}", r).unwrap_err();
+            assert!(e[0].contains("did you mean `${upstream.port}`"), "{e:?}");
+        });
+        let vars = HashMap::new();
+        let caps: HashSet<String> = UPSTREAM_PLACEHOLDERS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let env = |_: &str| None;
+        let red = Redactor::new();
+        let r = Resolver {
+            vars: &vars,
+            captures: &caps,
+            env: &env,
+            redactor: &red,
+        };
+        let t = Template::compile("--id=${uuid} ${upstream.host}:${upstream.port}", &r)
+            .unwrap()
+            .freeze_fresh();
+        assert!(t.uses("upstream.port") && !t.uses("upstream.url"));
+        let mut scope = Scope::new();
+        scope.insert("upstream.host".into(), "127.0.0.1".into());
+        scope.insert("upstream.port".into(), "9".into());
+        let (a, b) = (t.render(&scope), t.render(&scope));
+        assert_eq!(a, b, "the id is fixed once");
+        assert!(a.ends_with(" 127.0.0.1:9"), "{a}");
     }
 
     #[test]

@@ -42,6 +42,10 @@ pub struct PlanOptions {
     pub only: Vec<String>,
     /// `--tag TAG`; empty means all.
     pub tags: Vec<String>,
+    /// `--sink-listen`, overriding every suite's `target.sink.listen`.
+    pub sink_listen: Option<std::net::SocketAddr>,
+    /// `--sink-url`, overriding every suite's `target.sink.url`.
+    pub sink_url: Option<String>,
 }
 
 #[derive(Debug)]
@@ -77,6 +81,8 @@ pub struct PlannedSuite {
     pub checks: Vec<PlannedCheck>,
     /// The burst rehearsal, run after the checks.
     pub load: Option<load::LoadPlan>,
+    /// Where sink checks listen and the URL the platform is given.
+    pub sink: crate::sink::SinkEndpoint,
 }
 
 #[derive(Debug)]
@@ -285,6 +291,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
             timeout = to.value.0;
         }
     }
+    let sink = plan_sink(ctx, f.target.as_ref().and_then(|t| t.sink.as_ref()), opts);
     if let Some(t) = &opts.target {
         ctx.redactor.add_userinfo(t);
         base_url = Some(t.trim_end_matches('/').to_owned());
@@ -344,6 +351,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         .filter(|l| selected(&suite_name, &l.id, &l.tags, opts));
     PlannedSuite {
         load,
+        sink,
         name: suite_name,
         file: l.path.clone(),
         version: f.version.as_ref().map(|v| v.0.clone()),
@@ -353,6 +361,59 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         timeout,
         checks,
     }
+}
+
+/// `target.sink` with `--sink-listen` / `--sink-url` over it. A public URL
+/// needs a fixed port to lead to: with port 0 the sink's port is only known
+/// once it is bound, after the URL was given out.
+fn plan_sink(
+    ctx: &mut PlanCtx<'_>,
+    spec: Option<&crate::suite::model::SinkSpec>,
+    opts: &PlanOptions,
+) -> crate::sink::SinkEndpoint {
+    let mut at = crate::sink::SinkEndpoint::default();
+    let mut url_at = None;
+    if let Some(spec) = spec {
+        if let Some(l) = &spec.listen {
+            if let Some(text) = ctx.template(l).as_literal() {
+                match text.trim().parse::<std::net::SocketAddr>() {
+                    Ok(a) => at.listen = a,
+                    Err(_) => ctx.error(
+                        l.referenced,
+                        format!(
+                            "`sink.listen` `{text}` is not an ADDRESS:PORT (e.g. 0.0.0.0:8089)"
+                        ),
+                    ),
+                }
+            }
+        }
+        if let Some(u) = &spec.url {
+            if let Some(text) = ctx.template(u).as_literal() {
+                let text = text.trim().trim_end_matches('/').to_owned();
+                if let Err(e) = check_base_url(&text) {
+                    ctx.error(u.referenced, format!("`sink.url` `{text}` {e}"));
+                }
+                at.public_url = Some(text);
+                url_at = Some(u.referenced);
+            }
+        }
+    }
+    if let Some(l) = opts.sink_listen {
+        at.listen = l;
+    }
+    if let Some(u) = &opts.sink_url {
+        at.public_url = Some(u.trim_end_matches('/').to_owned());
+    }
+    if at.public_url.is_some() && at.listen.port() == 0 {
+        // The CLI form is checked before planning; this is the suite's.
+        if let Some(loc) = url_at.filter(|_| opts.sink_url.is_none()) {
+            ctx.error(
+                loc,
+                "`sink.url` needs `sink.listen` with a fixed port (or --sink-listen): the URL must lead to where the sink listens",
+            );
+        }
+    }
+    at
 }
 
 /// A base URL tminus can send to: http(s), a host, and nothing after the path.
@@ -509,5 +570,53 @@ mod tests {
             .0
             .iter()
             .any(|x| x.message.contains("variable `nope`") && x.line == 7));
+    }
+
+    #[test]
+    fn target_sink_is_read_and_a_url_needs_a_fixed_port() {
+        let build = |src: &str, opts: &PlanOptions| {
+            let path = Path::new("s.yaml");
+            let file = crate::suite::read::parse_str(path, src).unwrap();
+            let loaded = vec![SuiteSource {
+                path: path.into(),
+                source: src.into(),
+                file,
+            }];
+            build_with_env(&loaded, opts, &|_| None)
+        };
+        let checks = "checks:\n  - id: a\n    steps: [{ request: { path: / } }]\n";
+        let src = format!("suite: s\ntarget:\n  sink: {{ listen: \"127.0.0.1:8089\", url: \"http://localhost:8089/h/\" }}\n{checks}");
+        let plan = build(&src, &PlanOptions::default()).unwrap();
+        assert_eq!(plan.suites[0].sink.listen.to_string(), "127.0.0.1:8089");
+        assert_eq!(
+            plan.suites[0].sink.public_url.as_deref(),
+            Some("http://localhost:8089/h")
+        );
+        // The command line wins.
+        let opts = PlanOptions {
+            sink_listen: Some("127.0.0.2:9000".parse().unwrap()),
+            sink_url: Some("http://x:9000".into()),
+            ..PlanOptions::default()
+        };
+        let plan = build(&src, &opts).unwrap();
+        assert_eq!(plan.suites[0].sink.listen.to_string(), "127.0.0.2:9000");
+        assert_eq!(
+            plan.suites[0].sink.public_url.as_deref(),
+            Some("http://x:9000")
+        );
+        let bad = format!(
+            "suite: s\ntarget:\n  sink:\n    listen: nowhere\n    url: \"http://x/\"\n{checks}"
+        );
+        let d = build(&bad, &PlanOptions::default()).unwrap_err();
+        let got: Vec<(u64, &str)> = d.0.iter().map(|d| (d.line, d.message.as_str())).collect();
+        assert_eq!(got.len(), 2, "{d}");
+        assert!(
+            got[0].0 == 4 && got[0].1.contains("not an ADDRESS:PORT"),
+            "{d}"
+        );
+        assert!(
+            got[1].0 == 5 && got[1].1.contains("needs `sink.listen` with a fixed port"),
+            "{d}"
+        );
     }
 }

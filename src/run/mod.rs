@@ -98,6 +98,7 @@ pub async fn run(
                     notes: tx,
                     redactor: plan.redactor.clone(),
                     allow_remote_load: opts.allow_remote_load,
+                    sink: suite.sink.clone(),
                 };
                 let mut fut = std::pin::pin!(families::execute(&check.body, &ctx));
                 let mut cancel = cancel.clone();

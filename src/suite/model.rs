@@ -195,4 +195,18 @@ pub struct TargetSpec {
     /// Default per-request timeout for this suite (CLI `--timeout` overrides).
     #[serde(default)]
     pub timeout: Option<Spanned<DurationValue>>,
+    /// Where sink checks' receiver listens and the URL the platform is
+    /// given (CLI `--sink-listen` / `--sink-url` override).
+    #[serde(default)]
+    pub sink: Option<SinkSpec>,
+}
+
+/// `target.sink`: `{ listen: ADDR:PORT, url: URL }` (templates allowed).
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct SinkSpec {
+    #[serde(default)]
+    pub listen: Option<Spanned<String>>,
+    #[serde(default)]
+    pub url: Option<Spanned<String>>,
 }

@@ -8,6 +8,10 @@
 //! path, headers, body sha256, `Idempotency-Key`, the answer given), because
 //! the judges work from that timeline, not from the script.
 //!
+//! A route without a method takes any mutating request (POST, PUT, PATCH,
+//! DELETE) and one without a path any path, so a kind's default scenario
+//! judges the client on its own operation; anything unscripted is a 404.
+//!
 //! Several clients share one upstream: client `n` is given the base URL
 //! `http://127.0.0.1:PORT/c/n`, the prefix is stripped, and each client has its
 //! own position in every route's script (a herd of K clients all see the same
@@ -114,8 +118,11 @@ pub struct RateWindow {
 
 #[derive(Debug, Clone)]
 pub struct RouteScript {
-    pub method: String,
-    pub path: String,
+    /// `None`: any mutating method (POST, PUT, PATCH, DELETE), so a kind's
+    /// scenario applies to whatever operation the client performs.
+    pub method: Option<String>,
+    /// `None`: any path.
+    pub path: Option<String>,
     /// Used in order, one per request of a client.
     pub steps: Vec<Step>,
     /// Used for every request after `steps` ran out.
@@ -137,6 +144,21 @@ pub struct Inject {
     pub share: f64,
     pub step: Step,
     pub hold: Duration,
+}
+
+impl RouteScript {
+    /// True when this route scripts `method path`.
+    pub fn matches(&self, method: &str, path: &str) -> bool {
+        let method_ok = match &self.method {
+            Some(m) => m.eq_ignore_ascii_case(method),
+            None => is_mutating(method),
+        };
+        method_ok && self.path.as_deref().is_none_or(|p| p == path)
+    }
+}
+
+fn is_mutating(method: &str) -> bool {
+    matches!(method, "POST" | "PUT" | "PATCH" | "DELETE")
 }
 
 impl Inject {
@@ -244,7 +266,7 @@ impl Attempt {
     }
 
     pub fn is_mutating(&self) -> bool {
-        matches!(self.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE")
+        is_mutating(&self.method)
     }
 }
 
@@ -301,6 +323,11 @@ impl Upstream {
             stop: Some(stop),
             task: Some(task),
         })
+    }
+
+    /// Where the upstream listens (`${upstream.host}`, `${upstream.port}`).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
     }
 
     /// The base URL client `n` is given.
@@ -381,7 +408,7 @@ async fn handle(
         .script
         .routes
         .iter()
-        .position(|r| r.method.eq_ignore_ascii_case(method.as_str()) && r.path == path);
+        .position(|r| r.matches(method.as_str(), &path));
     let mut step = match route {
         Some(ri) => {
             let r = &inner.script.routes[ri];
@@ -573,8 +600,8 @@ mod tests {
     async fn scripts_in_order_per_client_and_records() {
         let script = Script {
             routes: vec![RouteScript {
-                method: "POST".into(),
-                path: "/p".into(),
+                method: Some("POST".into()),
+                path: Some("/p".into()),
                 steps: vec![
                     Step::fault(Action::Close),
                     Step::reply(
@@ -614,6 +641,27 @@ mod tests {
         assert_eq!(a[1].answer.retry_after(), Some(2.0));
         assert_eq!(up.attempt_count(1), 3);
         up.shutdown().await;
+    }
+
+    #[test]
+    fn an_open_route_takes_any_mutating_request() {
+        let r = RouteScript {
+            method: None,
+            path: None,
+            steps: Vec::new(),
+            then: Step::reply(Reply::status(201)),
+            rate_limit: None,
+            inject: None,
+        };
+        assert!(r.matches("POST", "/v1/customers") && r.matches("DELETE", "/x/1"));
+        assert!(!r.matches("GET", "/v1/customers"));
+        let narrowed = RouteScript {
+            method: Some("put".into()),
+            path: Some("/v1/customers".into()),
+            ..r
+        };
+        assert!(narrowed.matches("PUT", "/v1/customers"));
+        assert!(!narrowed.matches("POST", "/v1/customers") && !narrowed.matches("PUT", "/v1/c"));
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
     let clients: usize = p.runs.iter().map(|r| r.clients).sum();
     ctx.note(format!(
         "running `{}` {} time(s) against the mock upstream",
-        p.command.argv.join(" "),
+        p.command.shown(),
         clients
     ));
     // Scenarios are independent: run them all at once to keep the check short.
@@ -100,7 +100,7 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
             max_attempts,
             max_total,
         } => judge::bounded(&runs, *max_attempts, *max_total),
-        Judge::NoRetry4xx => judge::no_retry_4xx(&runs),
+        Judge::NoRetry4xx { statuses } => judge::no_retry_4xx(&runs, statuses),
         Judge::Retry503 { policy } => judge::retry_503(&runs, *policy),
         Judge::IdempotencyKeys {
             format,

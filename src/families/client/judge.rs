@@ -298,11 +298,39 @@ pub fn bounded(runs: &[RunRecord], max_attempts: usize, max_total: Duration) -> 
     }
 }
 
-pub fn no_retry_4xx(runs: &[RunRecord]) -> Outcome {
+/// The first attempt answered with a status `pick` accepts, and how many
+/// later attempts re-sent the same method and path (the retries of it).
+/// Judged from the answers, not from the script, so a suite's `upstream:`
+/// (other routes first, another path) is judged the same way.
+fn retries_after<'a>(
+    a: &[&'a Attempt],
+    pick: impl Fn(u16) -> bool,
+) -> Option<(&'a Attempt, usize)> {
+    let i = a
+        .iter()
+        .position(|x| x.answer.status().is_some_and(&pick))?;
+    let first = a[i];
+    let again = a[i + 1..]
+        .iter()
+        .filter(|x| x.method == first.method && x.path == first.path)
+        .count();
+    Some((first, again))
+}
+
+pub fn no_retry_4xx(runs: &[RunRecord], statuses: &[u16]) -> Outcome {
     let mut bad = Vec::new();
     for r in runs {
         let a = r.of(r.results[0].client);
-        if a.len() > 1 {
+        let Some((_, again)) = retries_after(&a, |s| statuses.contains(&s)) else {
+            let list: Vec<String> = statuses.iter().map(u16::to_string).collect();
+            return Outcome::error(format!(
+                "{}: no request was answered {}, so there was nothing to not retry ({})",
+                r.label,
+                list.join("/"),
+                timeline(&a)
+            ));
+        };
+        if again > 0 {
             bad.push(format!(
                 "{}: {} requests ({})",
                 r.label,
@@ -328,10 +356,17 @@ pub fn no_retry_4xx(runs: &[RunRecord]) -> Outcome {
 
 pub fn retry_503(runs: &[RunRecord], policy: Policy503) -> Outcome {
     let mut problems = Vec::new();
-    for (i, r) in runs.iter().enumerate() {
+    for r in runs {
         let a = r.of(r.results[0].client);
-        let retried = a.len() > 1;
-        let with_ra = i == 1;
+        let Some((first, again)) = retries_after(&a, |s| s == 503) else {
+            return Outcome::error(format!(
+                "{}: no request was answered 503, so the policy was not exercised ({})",
+                r.label,
+                timeline(&a)
+            ));
+        };
+        let retried = again > 0;
+        let with_ra = first.answer.retry_after().is_some();
         let should = match policy {
             Policy503::RetryAfterOnly => with_ra,
             Policy503::Always => true,

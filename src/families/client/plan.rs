@@ -6,10 +6,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_saphyr::Location;
+use serde_saphyr::{Location, Spanned};
 
 use crate::families::client::spec::{defaults, *};
 pub use crate::families::client::spec::{KeyFormat, Policy503};
+use crate::model::template::{Scope, Template, UPSTREAM_PLACEHOLDERS};
 use crate::plan::PlanCtx;
 use crate::upstream::{
     Action, Inject, RateWindow, Reply, RetryAfterForm, RouteScript, Script, Step,
@@ -17,16 +18,47 @@ use crate::upstream::{
 
 /// The suite variable holding the path of the running tminus executable.
 pub const TMINUS_EXE_VAR: &str = "tminus_exe";
-/// Where the default scenarios put the logical operation.
-pub const OPERATION_PATH: &str = "/public/v1/messages";
 
+/// The client command. `argv` and `env` are templates whose only run-time
+/// parts are `${upstream.url|host|port}` (fresh ids are fixed at plan time),
+/// rendered per client with [`CommandPlan::scope`].
 #[derive(Debug, Clone)]
 pub struct CommandPlan {
-    pub argv: Vec<String>,
-    pub env: Vec<(String, String)>,
+    pub argv: Vec<Template>,
+    pub env: Vec<(String, Template)>,
     pub cwd: Option<PathBuf>,
     pub timeout: Duration,
     pub url_env: String,
+}
+
+impl CommandPlan {
+    /// The values of the upstream placeholders for a client given `url`
+    /// (its base URL) on an upstream listening at `addr`.
+    pub fn scope(url: &str, addr: std::net::SocketAddr) -> Scope {
+        let mut s = Scope::new();
+        s.insert(UPSTREAM_PLACEHOLDERS[0].into(), url.to_owned());
+        s.insert(UPSTREAM_PLACEHOLDERS[1].into(), addr.ip().to_string());
+        s.insert(UPSTREAM_PLACEHOLDERS[2].into(), addr.port().to_string());
+        s
+    }
+
+    /// The command line as written, placeholders shown as placeholders.
+    pub fn shown(&self) -> String {
+        let mut s = Scope::new();
+        for n in UPSTREAM_PLACEHOLDERS {
+            s.insert(n.into(), format!("${{{n}}}"));
+        }
+        let v: Vec<String> = self.argv.iter().map(|a| a.render(&s)).collect();
+        v.join(" ")
+    }
+
+    /// True when some argv or env value uses the upstream placeholder `name`.
+    pub fn uses(&self, name: &str) -> bool {
+        self.argv
+            .iter()
+            .chain(self.env.iter().map(|(_, v)| v))
+            .any(|t| t.uses(name))
+    }
 }
 
 /// One scenario: an upstream with `clients` clients run against it at once.
@@ -56,7 +88,10 @@ pub enum Judge {
         max_attempts: usize,
         max_total: Duration,
     },
-    NoRetry4xx,
+    NoRetry4xx {
+        /// The final statuses: the first answer with one of them must not be re-sent.
+        statuses: Vec<u16>,
+    },
     Retry503 {
         policy: Policy503,
     },
@@ -92,11 +127,13 @@ pub struct ClientPlan {
     pub stop_after_time: Option<Duration>,
 }
 
+/// A default scenario: one route that answers every mutating request
+/// (narrowed by `match:`, [`PlanCtx::script`]).
 fn route(steps: Vec<Step>, then: Step) -> Script {
     Script {
         routes: vec![RouteScript {
-            method: "POST".into(),
-            path: OPERATION_PATH.into(),
+            method: None,
+            path: None,
             steps,
             then,
             rate_limit: None,
@@ -142,11 +179,15 @@ impl PlanCtx<'_> {
                 .unwrap_or_else(|_| "tminus".into());
             self.vars.insert(TMINUS_EXE_VAR.into(), exe);
         }
-        let scope = crate::plan::Scope::new();
-        let argv: Vec<String> = c
+        // The upstream's address is admitted here only (argv and env), as
+        // run-time captures; the captures are cleared again before `cwd`.
+        let before = self.captures.clone();
+        self.captures
+            .extend(UPSTREAM_PLACEHOLDERS.iter().map(|n| n.to_string()));
+        let argv: Vec<Template> = c
             .argv
             .iter()
-            .map(|a| self.template_at(&a.value.0, a.referenced).render(&scope))
+            .map(|a| self.template_at(&a.value.0, a.referenced).freeze_fresh())
             .collect();
         let env = c
             .env
@@ -154,10 +195,12 @@ impl PlanCtx<'_> {
             .map(|(k, v)| {
                 (
                     k.clone(),
-                    self.template_at(&v.value.0, v.referenced).render(&scope),
+                    self.template_at(&v.value.0, v.referenced).freeze_fresh(),
                 )
             })
             .collect();
+        self.captures = before;
+        let scope = Scope::new();
         let cwd = c
             .cwd
             .as_ref()
@@ -165,7 +208,10 @@ impl PlanCtx<'_> {
         if injected {
             self.vars.remove(TMINUS_EXE_VAR);
         }
-        if argv.first().is_none_or(|a| a.trim().is_empty()) {
+        if argv
+            .first()
+            .is_none_or(|a| a.render(&Scope::new()).trim().is_empty())
+        {
             self.error(at, "`client.argv` needs at least the program to run");
         }
         let url_env = c
@@ -240,8 +286,23 @@ impl PlanCtx<'_> {
         }
     }
 
-    fn script(&mut self, u: &Option<UpstreamSpec>, default: Script) -> Script {
-        let Some(u) = u else { return default };
+    /// The scenario of a run: the suite's `upstream:` if given, else the
+    /// kind's `default` narrowed by `match:` (one or the other, not both).
+    fn script(
+        &mut self,
+        u: &Option<UpstreamSpec>,
+        m: &Option<Spanned<MatchSpec>>,
+        default: Script,
+    ) -> Script {
+        let Some(u) = u else {
+            return self.narrow(m, default);
+        };
+        if let Some(m) = m {
+            self.error(
+                m.referenced,
+                "`match` narrows the kind's default scenario; with `upstream:` give each route its `method` and `path`",
+            );
+        }
         let mut routes = Vec::new();
         for r in &u.routes {
             let mut steps = Vec::new();
@@ -256,12 +317,13 @@ impl PlanCtx<'_> {
                 None => created(),
             };
             routes.push(RouteScript {
-                method: r
-                    .method
-                    .clone()
-                    .unwrap_or_else(|| "POST".into())
-                    .to_uppercase(),
-                path: r.path.clone(),
+                method: Some(
+                    r.method
+                        .clone()
+                        .unwrap_or_else(|| "POST".into())
+                        .to_uppercase(),
+                ),
+                path: Some(r.path.clone()),
                 steps,
                 then,
                 rate_limit: r.rate_limit.as_ref().map(|l| RateWindow {
@@ -275,6 +337,38 @@ impl PlanCtx<'_> {
             routes,
             hang_cap: u.hang_cap.map(|d| d.0),
         }
+    }
+
+    /// `match:` applied to every route of a default scenario.
+    fn narrow(&mut self, m: &Option<Spanned<MatchSpec>>, mut script: Script) -> Script {
+        let Some(m) = m else { return script };
+        let method = m.value.method.as_ref().map(|x| x.trim().to_uppercase());
+        if let Some(x) = &method {
+            if axum::http::Method::from_bytes(x.as_bytes()).is_err() || x.is_empty() {
+                self.error(
+                    m.referenced,
+                    format!("`match.method` `{x}` is not an HTTP method"),
+                );
+            }
+        }
+        let path = m.value.path.clone();
+        if let Some(p) = &path {
+            if !p.starts_with('/') {
+                self.error(
+                    m.referenced,
+                    format!("`match.path` `{p}` must start with `/`"),
+                );
+            }
+        }
+        for r in &mut script.routes {
+            if method.is_some() {
+                r.method = method.clone();
+            }
+            if path.is_some() {
+                r.path = path.clone();
+            }
+        }
+        script
     }
 
     fn client_plan(
@@ -302,7 +396,7 @@ impl PlanCtx<'_> {
             )],
             created(),
         );
-        let script = self.script(&s.upstream, default);
+        let script = self.script(&s.upstream, &s.r#match, default);
         let judge = Judge::RetryAfter {
             tolerance: dur(&s.tolerance, defaults::TOLERANCE),
         };
@@ -316,7 +410,7 @@ impl PlanCtx<'_> {
         let cmd = self.command(&s.client, s.id.referenced);
         let n = s.failures.unwrap_or(defaults::FAILURES).clamp(1, 1000) as usize;
         let default = route(vec![Step::reply(Reply::status(429)); n], created());
-        let script = self.script(&s.upstream, default);
+        let script = self.script(&s.upstream, &s.r#match, default);
         let growth = s.growth.unwrap_or(defaults::GROWTH);
         if !(growth.is_finite() && growth >= 1.0) {
             self.error(s.id.referenced, "`growth` must be a number of at least 1");
@@ -331,6 +425,16 @@ impl PlanCtx<'_> {
 
     pub fn client_jitter(&mut self, s: &JitterSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
+        // K clients share one upstream and are told apart by the `/c/n`
+        // prefix of their base URL; a bare host and port would merge them.
+        for n in &UPSTREAM_PLACEHOLDERS[1..] {
+            if cmd.uses(n) {
+                self.error(
+                    s.client.argv.first().map(|a| a.referenced).unwrap_or(s.id.referenced),
+                    format!("`client.jitter` runs several clients against one upstream, told apart by their base URL: use `${{upstream.url}}`, not `${{{n}}}`"),
+                );
+            }
+        }
         let k = s.clients.unwrap_or(defaults::CLIENTS) as usize;
         if !(2..=500).contains(&k) {
             self.error(s.id.referenced, "`clients` must be between 2 and 500");
@@ -342,7 +446,7 @@ impl PlanCtx<'_> {
             )],
             created(),
         );
-        let script = self.script(&s.upstream, default);
+        let script = self.script(&s.upstream, &s.r#match, default);
         let share = s.max_bucket_share.unwrap_or(defaults::MAX_BUCKET_SHARE);
         if !(share > 0.0 && share <= 1.0) {
             self.error(
@@ -380,7 +484,7 @@ impl PlanCtx<'_> {
         }
         let step = Step::reply(reply);
         let default = route(Vec::new(), step);
-        let script = self.script(&s.upstream, default);
+        let script = self.script(&s.upstream, &s.r#match, default);
         let max_attempts = s.max_attempts.unwrap_or(defaults::MAX_ATTEMPTS).max(1) as usize;
         let max_total = dur(&s.max_total, defaults::MAX_TOTAL);
         if max_total >= cmd.timeout {
@@ -415,16 +519,28 @@ impl PlanCtx<'_> {
         if statuses.is_empty() || statuses.iter().any(|s| !(400..=499).contains(s)) {
             self.error(s.id.referenced, "`statuses` must list 4xx codes");
         }
-        let runs = statuses
-            .iter()
-            .map(|st| ClientRun {
-                label: st.to_string(),
-                script: route(vec![Step::reply(Reply::status(*st))], created()),
-                clients: 1,
-            })
-            .collect();
-        let mut p = self.client_plan(cmd, runs, Judge::NoRetry4xx);
-        p.stop_after_attempts = Some(1);
+        let runs = match &s.upstream {
+            // The suite's script is the one scenario; the judge finds the 4xx in it.
+            Some(_) => one(
+                "scripted upstream",
+                self.script(&s.upstream, &s.r#match, Script::default()),
+            ),
+            None => statuses
+                .iter()
+                .map(|st| ClientRun {
+                    label: st.to_string(),
+                    script: self.narrow(
+                        &s.r#match,
+                        route(vec![Step::reply(Reply::status(*st))], created()),
+                    ),
+                    clients: 1,
+                })
+                .collect(),
+        };
+        let scripted = s.upstream.is_some();
+        let mut p = self.client_plan(cmd, runs, Judge::NoRetry4xx { statuses });
+        // A script may put other requests first: let its client run to the end.
+        p.stop_after_attempts = (!scripted).then_some(1);
         p
     }
 
@@ -432,25 +548,39 @@ impl PlanCtx<'_> {
         let cmd = self.command(&s.client, s.id.referenced);
         let policy = self.keyword_or(s.policy.as_ref(), "policy", defaults::POLICY_503);
         let ra = dur(&s.retry_after, defaults::RETRY_AFTER);
-        let runs = vec![
-            ClientRun {
-                label: "503 without Retry-After".into(),
-                script: route(vec![Step::reply(Reply::status(503))], created()),
-                clients: 1,
-            },
-            ClientRun {
-                label: "503 with Retry-After".into(),
-                script: route(
-                    vec![Step::reply(
-                        Reply::status(503).retry_after(ra, RetryAfterForm::Seconds),
-                    )],
-                    created(),
-                ),
-                clients: 1,
-            },
-        ];
+        let runs = match &s.upstream {
+            // The judge reads from the 503 answered whether it carried Retry-After.
+            Some(_) => one(
+                "scripted upstream",
+                self.script(&s.upstream, &s.r#match, Script::default()),
+            ),
+            None => vec![
+                ClientRun {
+                    label: "503 without Retry-After".into(),
+                    script: self.narrow(
+                        &s.r#match,
+                        route(vec![Step::reply(Reply::status(503))], created()),
+                    ),
+                    clients: 1,
+                },
+                ClientRun {
+                    label: "503 with Retry-After".into(),
+                    script: self.narrow(
+                        &s.r#match,
+                        route(
+                            vec![Step::reply(
+                                Reply::status(503).retry_after(ra, RetryAfterForm::Seconds),
+                            )],
+                            created(),
+                        ),
+                    ),
+                    clients: 1,
+                },
+            ],
+        };
+        let scripted = s.upstream.is_some();
         let mut p = self.client_plan(cmd, runs, Judge::Retry503 { policy });
-        p.stop_after_attempts = Some(2);
+        p.stop_after_attempts = (!scripted).then_some(2);
         p
     }
 
@@ -469,7 +599,7 @@ impl PlanCtx<'_> {
             ],
             created(),
         );
-        let script = self.script(&s.upstream, default);
+        let script = self.script(&s.upstream, &s.r#match, default);
         let judge = Judge::IdempotencyKeys {
             format,
             min_operations: s.min_operations.unwrap_or(defaults::MIN_OPERATIONS).max(1) as usize,
@@ -484,7 +614,7 @@ impl PlanCtx<'_> {
         if window < Duration::from_millis(500) {
             self.error(s.id.referenced, "`window` must be at least 500ms");
         }
-        let mut script = route(Vec::new(), created());
+        let mut script = self.narrow(&s.r#match, route(Vec::new(), created()));
         script.routes[0].rate_limit = Some(RateWindow { limit, window });
         let min_requests = s.min_requests.unwrap_or(limit + 1) as usize;
         let judge = Judge::SlowsBeforeLimit {
@@ -526,7 +656,7 @@ impl PlanCtx<'_> {
             step: Step::reply(reply),
             hold: dur(&s.hold, defaults::HOLD),
         };
-        let mut script = self.script(&s.upstream, route(Vec::new(), created()));
+        let mut script = self.script(&s.upstream, &s.r#match, route(Vec::new(), created()));
         // The injected failures run over every scripted route.
         for r in &mut script.routes {
             r.inject = Some(inject.clone());
@@ -585,7 +715,7 @@ impl PlanCtx<'_> {
         });
         // Later operations (and a client that sends the operation again) get a fresh 201.
         let default = route(vec![first, replay], created());
-        let script = self.script(&s.upstream, default);
+        let script = self.script(&s.upstream, &s.r#match, default);
         let operations = s.operations.unwrap_or(defaults::OPERATIONS).max(1) as usize;
         let mut p = self.client_plan(
             cmd,
@@ -738,6 +868,54 @@ mod tests {
                 (18, "unknown first `500`: use one of `close`, `503` (did you mean `503`?)"),
                 (26, "unknown fault `explode`: use one of `close`, `hang`"),
             ],
+            "{d}"
+        );
+    }
+
+    #[test]
+    fn default_scenarios_take_any_mutating_request_unless_matched() {
+        let plans = build(&format!(
+            "  - id: a\n    kind: client.respects_retry_after\n{CLIENT}\
+             \x20 - id: b\n    kind: client.no_retry_on_4xx\n{CLIENT}    match: {{ method: put, path: /v1/customers }}\n\
+             \x20 - id: c\n    kind: client.slows_before_limit\n{CLIENT}    match: {{ path: /v1/x }}\n"
+        ))
+        .unwrap_or_else(|d| panic!("{d}"));
+        let r = &plans[0].runs[0].script.routes[0];
+        assert!(r.matches("POST", "/v1/customers") && r.matches("PATCH", "/anything"));
+        for run in &plans[1].runs {
+            let r = &run.script.routes[0];
+            assert!(r.matches("PUT", "/v1/customers") && !r.matches("POST", "/v1/customers"));
+        }
+        let r = &plans[2].runs[0].script.routes[0];
+        assert!(r.matches("POST", "/v1/x") && !r.matches("POST", "/v1/y"));
+        assert!(r.rate_limit.is_some());
+    }
+
+    #[test]
+    fn every_kind_takes_upstream_and_match_excludes_it() {
+        let up =
+            "    upstream: { routes: [{ path: /v1/customers, responses: [{ status: 503 }] }] }\n";
+        let plans = build(&format!(
+            "  - id: a\n    kind: client.no_retry_on_4xx\n{CLIENT}{up}\
+             \x20 - id: b\n    kind: client.retry_503_policy\n{CLIENT}{up}"
+        ))
+        .unwrap_or_else(|d| panic!("{d}"));
+        for p in &plans {
+            assert_eq!(p.runs.len(), 1, "the script is the one scenario");
+            assert!(p.runs[0].script.routes[0].matches("POST", "/v1/customers"));
+            assert_eq!(p.stop_after_attempts, None);
+        }
+        let d = build(&format!(
+            "  - id: a\n    kind: client.bounded\n{CLIENT}    max_total: 1s\n    match: {{ path: /x }}\n{up}\
+             \x20 - id: b\n    kind: client.jitter\n{CLIENT}    match: {{ method: \"NOT A METHOD\", path: x }}\n"
+        ))
+        .unwrap_err();
+        let got: Vec<(u64, &str)> = d.0.iter().map(|d| (d.line, d.message.as_str())).collect();
+        assert_eq!(got.len(), 3, "{d}");
+        assert_eq!(got[0].0, 7);
+        assert!(got[0].1.contains("with `upstream:` give each route"), "{d}");
+        assert!(
+            got[1].1.contains("not an HTTP method") && got[2].1.contains("must start with `/`"),
             "{d}"
         );
     }

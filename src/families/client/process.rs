@@ -1,5 +1,5 @@
 //! Runs the client under test: one command, with the upstream URL in its
-//! environment, in its own process group so that the client and everything
+//! environment (and in its argv and env where `${upstream.*}` asks for it), in its own process group so that the client and everything
 //! it started are killed together (at the timeout, when the verdict is
 //! already known, or when the check is dropped).
 
@@ -64,10 +64,13 @@ pub async fn run_client(
     stop: StopRule,
 ) -> ClientRunResult {
     let started = Instant::now();
-    let mut c = tokio::process::Command::new(&cmd.argv[0]);
-    c.args(&cmd.argv[1..])
-        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-        .env(&cmd.url_env, up.client_url(n))
+    let url = up.client_url(n);
+    let scope = CommandPlan::scope(&url, up.addr());
+    let argv: Vec<String> = cmd.argv.iter().map(|a| a.render(&scope)).collect();
+    let mut c = tokio::process::Command::new(&argv[0]);
+    c.args(&argv[1..])
+        .envs(cmd.env.iter().map(|(k, v)| (k, v.render(&scope))))
+        .env(&cmd.url_env, &url)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -82,7 +85,7 @@ pub async fn run_client(
         Err(e) => {
             return ClientRunResult {
                 client: n,
-                ended: Ended::SpawnFailed(format!("`{}`: {e}", cmd.argv[0])),
+                ended: Ended::SpawnFailed(format!("`{}`: {e}", argv[0])),
                 elapsed: started.elapsed(),
                 stderr_tail: String::new(),
             }

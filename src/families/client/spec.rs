@@ -71,7 +71,8 @@ pub enum FirstAttemptSpec {
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct CommandSpec {
-    /// Program and arguments (templates; `${var.tminus_exe}` is this tminus binary).
+    /// Program and arguments (templates; `${var.tminus_exe}` is this tminus
+    /// binary, `${upstream.url|host|port}` the mock upstream of the run).
     pub argv: Vec<Spanned<Scalar>>,
     #[serde(default)]
     pub env: BTreeMap<String, Spanned<Scalar>>,
@@ -83,6 +84,17 @@ pub struct CommandSpec {
     /// Environment variable that carries the upstream base URL.
     #[serde(default)]
     pub url_env: Option<String>,
+}
+
+/// Narrows a kind's default scenario to one operation (`match:`); without
+/// it the scenario answers every mutating request, whatever its path.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct MatchSpec {
+    #[serde(default)]
+    pub method: Option<String>,
+    #[serde(default)]
+    pub path: Option<String>,
 }
 
 /// A scripted upstream (replaces the kind's default scenario).
@@ -150,6 +162,8 @@ check_spec!(
     RespectsRetryAfterSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        pub r#match: Option<Spanned<MatchSpec>>,
+        #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
         #[serde(default)]
         pub retry_after: Option<DurationValue>,
@@ -167,6 +181,8 @@ check_spec!(
     ExponentialBackoffSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        pub r#match: Option<Spanned<MatchSpec>>,
+        #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
         #[serde(default)]
         pub failures: Option<u32>,
@@ -183,6 +199,8 @@ check_spec!(
     /// `client.jitter` (RETRY-005).
     JitterSpec {
         pub client: CommandSpec,
+        #[serde(default)]
+        pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
         #[serde(default)]
@@ -203,6 +221,8 @@ check_spec!(
     BoundedSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        pub r#match: Option<Spanned<MatchSpec>>,
+        #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
         #[serde(default)]
         pub max_attempts: Option<u32>,
@@ -220,6 +240,10 @@ check_spec!(
     NoRetryOn4xxSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        pub r#match: Option<Spanned<MatchSpec>>,
+        #[serde(default)]
+        pub upstream: Option<UpstreamSpec>,
+        #[serde(default)]
         pub statuses: Option<Vec<u16>>,
     }
 );
@@ -228,6 +252,10 @@ check_spec!(
     /// `client.retry_503_policy` (RETRY-008).
     Retry503PolicySpec {
         pub client: CommandSpec,
+        #[serde(default)]
+        pub r#match: Option<Spanned<MatchSpec>>,
+        #[serde(default)]
+        pub upstream: Option<UpstreamSpec>,
         #[serde(default)]
         pub policy: Word<Policy503>,
         #[serde(default)]
@@ -239,6 +267,8 @@ check_spec!(
     /// `client.idempotency_keys` (IDEM-C01..C03).
     IdempotencyKeysSpec {
         pub client: CommandSpec,
+        #[serde(default)]
+        pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
         #[serde(default)]
@@ -253,6 +283,8 @@ check_spec!(
     SlowsBeforeLimitSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        pub r#match: Option<Spanned<MatchSpec>>,
+        #[serde(default)]
         pub limit: Option<u32>,
         #[serde(default)]
         pub window: Option<DurationValue>,
@@ -265,6 +297,8 @@ check_spec!(
     /// `client.retry_amplification` (RETRY-007).
     RetryAmplificationSpec {
         pub client: CommandSpec,
+        #[serde(default)]
+        pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
         #[serde(default)]
@@ -287,6 +321,8 @@ check_spec!(
     /// `client.replay_is_success` (IDEM-C04).
     ReplayIsSuccessSpec {
         pub client: CommandSpec,
+        #[serde(default)]
+        pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
         /// `close` (default) or `503`.
@@ -346,7 +382,7 @@ use defaults as d;
 const CMD: Param = param(
     "client",
     D::Required,
-    "`{argv, env, cwd, timeout, url_env}`: the client command (argv and env are templates)",
+    "`{argv, env, cwd, timeout, url_env}`: the client command (argv and env are templates; `${upstream.url}`, `${upstream.host}`, `${upstream.port}` are the mock upstream's)",
 );
 const CMD_TIMEOUT: Param = param(
     "client.timeout",
@@ -364,6 +400,12 @@ const UP: Param = param(
     "`{routes: [{method, path, responses, then, rate_limit}], hang_cap}`: replaces the default scenario",
 );
 
+const MATCH: Param = param(
+    "match",
+    D::Text("any mutating request"),
+    "`{method, path}`: the operation the default scenario answers (without it, every POST, PUT, PATCH and DELETE on any path); not with `upstream:`",
+);
+
 /// The family's documentation (title, intro, per-kind details).
 pub const DOC: &str = include_str!("README.md");
 
@@ -376,6 +418,7 @@ pub const KINDS: &[Kind] = &[
             CMD,
             CMD_TIMEOUT,
             CMD_URL_ENV,
+            MATCH,
             UP,
             param("retry_after", D::Duration(d::RETRY_AFTER), "the Retry-After sent"),
             param(
@@ -394,6 +437,7 @@ pub const KINDS: &[Kind] = &[
             CMD,
             CMD_TIMEOUT,
             CMD_URL_ENV,
+            MATCH,
             UP,
             param("failures", D::Int(d::FAILURES as u64), "429s without Retry-After before a 201"),
             param(
@@ -412,6 +456,7 @@ pub const KINDS: &[Kind] = &[
             CMD,
             CMD_TIMEOUT,
             CMD_URL_ENV,
+            MATCH,
             UP,
             param("clients", D::Int(d::CLIENTS as u64), "K clients run at once"),
             param("retry_after", D::Duration(d::RETRY_AFTER), "Retry-After given to every client"),
@@ -435,6 +480,7 @@ pub const KINDS: &[Kind] = &[
             CMD,
             CMD_TIMEOUT,
             CMD_URL_ENV,
+            MATCH,
             UP,
             param("max_attempts", D::Int(d::MAX_ATTEMPTS as u64), "most attempts allowed"),
             param(
@@ -461,7 +507,13 @@ pub const KINDS: &[Kind] = &[
             CMD,
             CMD_TIMEOUT,
             CMD_URL_ENV,
-            param("statuses", D::Codes(d::NO_RETRY_STATUSES), "one run per status"),
+            MATCH,
+            UP,
+            param(
+                "statuses",
+                D::Codes(d::NO_RETRY_STATUSES),
+                "one run per status; with `upstream:`, the first answer with one of them must not be re-sent",
+            ),
         ],
     },
     Kind {
@@ -471,6 +523,8 @@ pub const KINDS: &[Kind] = &[
             CMD,
             CMD_TIMEOUT,
             CMD_URL_ENV,
+            MATCH,
+            UP,
             param(
                 "policy",
                 D::Str(d::POLICY_503),
@@ -486,6 +540,7 @@ pub const KINDS: &[Kind] = &[
             CMD,
             CMD_TIMEOUT,
             CMD_URL_ENV,
+            MATCH,
             UP,
             param(
                 "key_format",
@@ -506,6 +561,7 @@ pub const KINDS: &[Kind] = &[
             CMD,
             CMD_TIMEOUT,
             CMD_URL_ENV,
+            MATCH,
             param(
                 "limit",
                 D::Int(d::LIMIT as u64),
@@ -530,6 +586,7 @@ pub const KINDS: &[Kind] = &[
             CMD,
             CMD_TIMEOUT,
             CMD_URL_ENV,
+            MATCH,
             UP,
             param(
                 "failure_share",
@@ -570,6 +627,7 @@ pub const KINDS: &[Kind] = &[
             CMD,
             CMD_TIMEOUT,
             CMD_URL_ENV,
+            MATCH,
             UP,
             param("first", D::Str(d::FIRST), "`close` | `503`: what the first attempt gets"),
             param(
@@ -718,7 +776,7 @@ mod tests {
                     ("status", int(reply(&route.then).status)),
                     ("retry_after", retry_after(reply(&route.then))),
                 ],
-                Judge::NoRetry4xx => vec![(
+                Judge::NoRetry4xx { .. } => vec![(
                     "statuses",
                     list(
                         p.runs

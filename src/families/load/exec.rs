@@ -175,6 +175,8 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         notes,
         redactor: redactor.clone(),
         allow_remote_load: remote_ok,
+        // A load runs no sink check.
+        sink: Default::default(),
     };
     let before = match &plan.effects {
         Some(c) => {

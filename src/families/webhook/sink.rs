@@ -31,10 +31,13 @@ fn random_hex(bytes: usize) -> String {
 }
 
 pub async fn run(p: &WebhookSinkPlan, ctx: &CheckContext) -> Outcome {
-    let sink = match Sink::start(p.respond.clone(), Some(p.retry_after), p.hang).await {
+    let sink = match Sink::start(p.respond.clone(), Some(p.retry_after), p.hang, &ctx.sink).await {
         Ok(s) => s,
         Err(e) => {
-            return Outcome::error(format!("cannot start the webhook sink on 127.0.0.1: {e}"))
+            return Outcome::error(format!(
+                "cannot start the webhook sink on {}: {e}",
+                ctx.sink.listen
+            ))
         }
     };
     let out = judge(p, ctx, &sink).await;
@@ -95,15 +98,15 @@ async fn judge(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
     ));
     let first = sink.wait_for(1, p.wait).await;
     let Some(d) = first.first().cloned() else {
-        return Outcome::fail(
-            format!(
-                "no delivery reached {} within {}",
-                sink.url(),
-                crate::fmt_duration(p.wait)
-            ),
-            "a delivery",
-            "none",
-        )
+        // Nothing at all arrived: most often the platform cannot reach this
+        // address (a remote platform and a loopback sink), which says nothing
+        // about its deliveries, so the check could not be judged.
+        return Outcome::error(format!(
+            "no delivery reached the sink within {}: tminus listened on {} and gave the target `{}` as `${{var.{SINK_URL_VAR}}}`; if the target cannot reach that URL, listen where it can with --sink-listen ADDR:PORT (or `target.sink.listen`) and give the URL that leads there with --sink-url (or `target.sink.url`)",
+            crate::fmt_duration(p.wait),
+            sink.listen_addr(),
+            sink.url(),
+        ))
         .with_evidence(evidence);
     };
     let out = match p.case {
