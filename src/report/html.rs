@@ -339,7 +339,7 @@ table{border-collapse:collapse;width:100%;margin-bottom:1.5em}td,th{border-botto
 .meta,.props,small{color:#666}pre{white-space:pre-wrap;background:#f6f8fa;padding:.5em;max-height:12em;overflow:auto}\
 dl{display:grid;grid-template-columns:auto 1fr;gap:.2em 1em;margin:.4em 0}dt{color:#666}dd{margin:0}code{background:#f6f8fa;padding:0 .2em}\
 code.digest{word-break:break-all;font-size:.85em}\
-.check{border-left:4px solid #ddd;padding:.2em .8em;margin:0 0 1em}.check.fail{border-color:#cf222e}.check.error{border-color:#8250df}\
+.check{border-left:4px solid #ddd;padding:.2em .8em;margin:0 0 1em}.check.pass,.check.fail,.check.error,.check.skipped{background:none}.check.fail{border-color:#cf222e}.check.error{border-color:#8250df}\
 .check.skipped{border-color:#9a6700}.check.pass{border-color:#1a7f37}.check h3{margin:.3em 0;font-size:1.05em}.check p{margin:.3em 0}\
 .signoff{margin-top:2em;border:1px solid #999;padding:1em 1.5em}.sig{display:flex;align-items:flex-end;gap:1em;margin:1.6em 0 .4em}\
 .sig span:first-child{min-width:8em}.sig .line{flex:1;border-bottom:1px solid #222;height:1.2em}\
