@@ -10,6 +10,8 @@ use crate::families::{Outcome, Verdict};
 pub struct SuiteInfo {
     pub name: String,
     pub file: PathBuf,
+    /// SHA-256 (hex) of the suite file as it was read for this run.
+    pub digest: Option<String>,
     pub version: Option<String>,
     pub target: String,
     pub checks: usize,

@@ -71,6 +71,9 @@ impl Plan {
 pub struct PlannedSuite {
     pub name: String,
     pub file: PathBuf,
+    /// SHA-256 (hex) of the exact bytes this suite was planned from, so a
+    /// certification report names what it certified.
+    pub digest: String,
     pub version: Option<String>,
     /// `None`: run against the embedded reference integration.
     pub base_url: Option<String>,
@@ -354,6 +357,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         sink,
         name: suite_name,
         file: l.path.clone(),
+        digest: source_digest(&l.source),
         version: f.version.as_ref().map(|v| v.0.clone()),
         base_url,
         headers,
@@ -414,6 +418,14 @@ fn plan_sink(
         }
     }
     at
+}
+
+/// SHA-256 of a suite's text, lowercase hex. The text is the file's bytes
+/// unchanged (`read_suite` only checks they are UTF-8), so this equals
+/// `sha256sum FILE`.
+pub fn source_digest(source: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(source.as_bytes()))
 }
 
 /// A base URL tminus can send to: http(s), a host, and nothing after the path.
@@ -479,6 +491,18 @@ mod tests {
         assert!(glob_match("*replay", "idem-replay"));
         assert!(glob_match("s/*", "s/x"));
         assert!(!glob_match("idem", "idem-replay"));
+    }
+
+    #[test]
+    fn a_planned_suite_carries_the_sha256_of_its_text() {
+        let src = "suite: s\nchecks:\n  - id: a\n    steps:\n      - request: { path: /x }\n";
+        let plan = plan_text(src).unwrap_or_else(|e| panic!("{e:?}"));
+        // What `printf '%s' "$src" | sha256sum` prints.
+        assert_eq!(plan.suites[0].digest, source_digest(src));
+        assert_eq!(
+            source_digest("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 
     /// Plans one suite given as text, with an empty environment.

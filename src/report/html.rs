@@ -1,7 +1,10 @@
 //! The HTML report: one self-contained page a person can read and sign off
-//! (partner certification): the verdict, every check with its evidence and
-//! request ids, and measured values. No scripts, no external assets; every
-//! string is escaped and passed through the redactor.
+//! (partner certification). It opens with the launch checklist (a verdict and
+//! counts per point), states what was certified (suites with version and
+//! SHA-256, tminus version, target, start and end, skipped checks and why),
+//! then every check with its evidence and request ids, failures first, and
+//! ends with a sign-off block. Print-friendly; no scripts, no external
+//! assets; every string is escaped and passed through the redactor.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -13,10 +16,85 @@ use crate::families::Verdict;
 use crate::fmt_duration;
 use crate::redact::Redactor;
 
+/// A point of the launch checklist, in the order the report lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Point {
+    Idempotency,
+    RateLimits,
+    Webhooks,
+    Trace,
+    Burst,
+    Other,
+}
+
+impl Point {
+    pub const ALL: [Point; 6] = [
+        Point::Idempotency,
+        Point::RateLimits,
+        Point::Webhooks,
+        Point::Trace,
+        Point::Burst,
+        Point::Other,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Point::Idempotency => "1. Idempotency",
+            Point::RateLimits => "2. Rate limits and backoff",
+            Point::Webhooks => "3. Webhooks",
+            Point::Trace => "4. Trace correlation",
+            Point::Burst => "Burst rehearsal",
+            Point::Other => "Other checks",
+        }
+    }
+}
+
+/// The checklist point a check kind certifies, by its family prefix. The
+/// client family is split: a client's idempotency keys and treating a replay
+/// as success are idempotency; its retries, backoff and jitter are point 2.
+pub fn checklist_point(kind: &str) -> Point {
+    match kind {
+        "client.idempotency_keys" | "client.replay_is_success" => Point::Idempotency,
+        k if k.starts_with("idempotency.") => Point::Idempotency,
+        k if k.starts_with("rate_limit.") || k.starts_with("client.") => Point::RateLimits,
+        k if k.starts_with("webhook.") => Point::Webhooks,
+        k if k.starts_with("trace.") => Point::Trace,
+        k if k.starts_with("load.") => Point::Burst,
+        _ => Point::Other,
+    }
+}
+
+/// Failures first, then what could not be judged, what did not run, and
+/// what passed: the order a person reviewing a certification reads in.
+fn detail_rank(v: Verdict) -> u8 {
+    match v {
+        Verdict::Fail => 0,
+        Verdict::Error => 1,
+        Verdict::Skipped => 2,
+        Verdict::Pass => 3,
+    }
+}
+
+/// A point's verdict from its counts; `None` when no selected check covers it.
+fn point_verdict(s: &Summary) -> Option<&'static str> {
+    if s.total() == 0 {
+        None
+    } else if s.errored > 0 {
+        Some("error")
+    } else if s.failed > 0 {
+        Some("fail")
+    } else if s.passed > 0 {
+        Some("pass")
+    } else {
+        Some("skipped")
+    }
+}
+
 pub struct Html {
     path: PathBuf,
     redactor: Redactor,
     started_at: SystemTime,
+    ended_at: Option<SystemTime>,
     suites: Vec<(SuiteInfo, Vec<CheckResult>)>,
     summary: Summary,
     duration: std::time::Duration,
@@ -30,6 +108,7 @@ impl Html {
             path,
             redactor,
             started_at: SystemTime::now(),
+            ended_at: None,
             suites: Vec::new(),
             summary: Summary::default(),
             duration: std::time::Duration::ZERO,
@@ -60,6 +139,7 @@ impl Html {
     fn render(&self) -> String {
         let s = self.summary;
         let verdict = if self.cancelled { "error" } else { s.verdict() };
+        let ended_at = self.ended_at.unwrap_or_else(SystemTime::now);
         let mut h = String::new();
         let _ = write!(
             h,
@@ -67,7 +147,7 @@ impl Html {
         );
         let _ = write!(
             h,
-            "<h1>tminus report <span class=\"v {verdict}\">{}</span></h1><p class=\"meta\">{} · tminus {} · {} · {} passed, {} failed, {} errors, {} skipped{}</p>",
+            "<h1>tminus certification report <span class=\"v {verdict}\">{}</span></h1><p class=\"meta\">{} · tminus {} · {} · {} passed, {} failed, {} errors, {} skipped{}</p>",
             verdict.to_uppercase(),
             humantime::format_rfc3339_seconds(self.started_at),
             env!("CARGO_PKG_VERSION"),
@@ -78,81 +158,194 @@ impl Html {
             s.skipped,
             if self.cancelled { " · cancelled" } else { "" }
         );
+        self.render_checklist(&mut h);
+        self.render_certified(&mut h, ended_at);
+        self.render_skipped(&mut h);
+        self.render_details(&mut h);
+        h.push_str(
+            "<section class=\"signoff\"><h2>Sign-off</h2>\
+             <p>I have reviewed the checklist and the evidence above.</p>\
+             <div class=\"sig\"><span>Certified by</span><span class=\"line\"></span></div>\
+             <div class=\"sig\"><span>Date</span><span class=\"line\"></span></div>\
+             <div class=\"sig\"><span>Signature</span><span class=\"line\"></span></div></section>",
+        );
+        h.push_str("<p class=\"meta\">Secrets and sensitive headers are shown as [REDACTED].</p></body></html>\n");
+        h
+    }
+
+    fn checks(&self) -> impl Iterator<Item = (&SuiteInfo, &CheckResult)> {
+        self.suites
+            .iter()
+            .flat_map(|(info, checks)| checks.iter().map(move |c| (info, c)))
+    }
+
+    fn render_checklist(&self, h: &mut String) {
+        h.push_str("<section class=\"checklist\"><h2>Checklist</h2><table><tr><th>point</th><th>verdict</th><th>checks</th><th>passed</th><th>failures</th><th>errors</th><th>skipped</th></tr>");
+        for p in Point::ALL {
+            let mut counts = Summary::default();
+            for (_, c) in self.checks().filter(|(_, c)| checklist_point(c.kind) == p) {
+                counts.add(c.outcome.verdict);
+            }
+            // Plain checks are listed only when the suite has some; the four
+            // points and the burst are always listed, covered or not.
+            if p == Point::Other && counts.total() == 0 {
+                continue;
+            }
+            let (class, label) = match point_verdict(&counts) {
+                Some(v) => (v, v.to_uppercase()),
+                None => ("none", "NOT COVERED".to_owned()),
+            };
+            let _ = write!(
+                h,
+                "<tr><td><b>{}</b></td><td><span class=\"v {class}\">{label}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                p.title(),
+                counts.total(),
+                counts.passed,
+                counts.failed,
+                counts.errored,
+                counts.skipped
+            );
+        }
+        h.push_str("</table><p class=\"meta\">Checks do not carry a severity (MUST/SHOULD) yet: every failure and every error counts against its point, and a point passes only when none of its checks failed or errored.</p></section>");
+    }
+
+    fn render_certified(&self, h: &mut String, ended_at: SystemTime) {
+        let _ = write!(
+            h,
+            "<section class=\"certified\"><h2>What was certified</h2><dl><dt>tminus version</dt><dd>{}</dd><dt>started</dt><dd>{}</dd><dt>ended</dt><dd>{}{}</dd><dt>duration</dt><dd>{}</dd></dl>",
+            env!("CARGO_PKG_VERSION"),
+            humantime::format_rfc3339_seconds(self.started_at),
+            humantime::format_rfc3339_seconds(ended_at),
+            if self.cancelled { " (cancelled)" } else { "" },
+            fmt_duration(self.duration)
+        );
+        h.push_str("<table><tr><th>suite</th><th>version</th><th>file</th><th>SHA-256</th><th>target</th><th>checks</th></tr>");
         for (info, checks) in &self.suites {
             let _ = write!(
                 h,
-                "<h2>{}{}</h2><p class=\"meta\">{} → {}</p><table><tr><th>check</th><th>verdict</th><th>time</th><th>what happened</th></tr>",
+                "<tr><td><b>{}</b></td><td>{}</td><td><code>{}</code></td><td><code class=\"digest\">{}</code></td><td><code>{}</code></td><td>{}</td></tr>",
                 self.esc(&info.name),
-                info.version.as_ref().map(|v| format!(" <small>v{}</small>", self.esc(v))).unwrap_or_default(),
+                info.version.as_deref().map_or_else(|| "(none)".to_owned(), |v| self.esc(v)),
                 self.esc(&info.file.display().to_string()),
-                self.esc(&info.target)
+                info.digest.as_deref().map_or_else(|| "(unknown)".to_owned(), |d| self.esc(d)),
+                self.esc(&info.target),
+                checks.len()
             );
-            for c in checks {
-                let o = &c.outcome;
-                let v = o.verdict.as_str();
+        }
+        h.push_str("</table></section>");
+    }
+
+    fn render_skipped(&self, h: &mut String) {
+        h.push_str("<section class=\"skipped-list\"><h2>Skipped checks</h2>");
+        let skipped: Vec<_> = self
+            .checks()
+            .filter(|(_, c)| c.outcome.verdict == Verdict::Skipped)
+            .collect();
+        if skipped.is_empty() {
+            h.push_str("<p>None: every selected check ran.</p>");
+        } else {
+            h.push_str("<ul>");
+            for (info, c) in skipped {
                 let _ = write!(
                     h,
-                    "<tr class=\"{v}\"><td><b>{}</b><br><small>{}{}</small></td><td><span class=\"v {v}\">{v}</span></td><td class=\"t\">{}</td><td>{}",
+                    "<li><b>{}</b> / {} <small>({})</small>: {}</li>",
+                    self.esc(&info.name),
                     self.esc(&c.id),
                     self.esc(c.kind),
-                    c.description.as_ref().map(|d| format!(" · {}", self.esc(d))).unwrap_or_default(),
-                    fmt_duration(c.duration),
-                    self.esc(&o.message)
+                    self.esc(&c.outcome.message)
                 );
-                if o.expected.is_some() || o.actual.is_some() {
-                    let _ = write!(
-                        h,
-                        "<dl><dt>expected</dt><dd><code>{}</code></dd><dt>actual</dt><dd><code>{}</code></dd></dl>",
-                        self.esc(o.expected.as_deref().unwrap_or("")),
-                        self.esc(o.actual.as_deref().unwrap_or(""))
-                    );
-                }
-                if !o.evidence.is_empty() && o.verdict != Verdict::Pass {
-                    h.push_str("<details><summary>evidence</summary><ul>");
-                    for e in &o.evidence {
-                        let _ = write!(
-                            h,
-                            "<li>{}: <code>{}</code>{}{}{}</li>",
-                            self.esc(&e.label),
-                            self.esc(&e.request),
-                            e.status
-                                .map(|s| format!(" → <b>{s}</b>"))
-                                .unwrap_or_default(),
-                            e.request_id
-                                .as_ref()
-                                .map(|i| format!(" <small>({})</small>", self.esc(i)))
-                                .unwrap_or_default(),
-                            e.detail
-                                .as_ref()
-                                .map(|d| format!("<pre>{}</pre>", self.esc(d)))
-                                .unwrap_or_default()
-                        );
-                    }
-                    h.push_str("</ul></details>");
-                }
-                if !o.properties.is_empty() {
-                    let props: Vec<String> = o
-                        .properties
-                        .iter()
-                        .map(|(k, v)| format!("{}={}", self.esc(k), self.esc(&v.text())))
-                        .collect();
-                    let _ = write!(h, "<p class=\"props\">{}</p>", props.join(" · "));
-                }
-                h.push_str("</td></tr>");
             }
-            h.push_str("</table>");
+            h.push_str("</ul>");
         }
-        h.push_str("<p class=\"meta\">Secrets and sensitive headers are shown as [REDACTED].</p></body></html>\n");
-        h
+        h.push_str("</section>");
+    }
+
+    fn render_details(&self, h: &mut String) {
+        h.push_str("<section class=\"details\"><h2>Details</h2><p class=\"meta\">Failures first, then errors, skipped and passed checks.</p>");
+        let mut all: Vec<_> = self.checks().collect();
+        // A stable sort keeps the run's order within each verdict.
+        all.sort_by_key(|(_, c)| detail_rank(c.outcome.verdict));
+        for (info, c) in all {
+            self.render_check(h, info, c);
+        }
+        h.push_str("</section>");
+    }
+
+    fn render_check(&self, h: &mut String, info: &SuiteInfo, c: &CheckResult) {
+        let o = &c.outcome;
+        let v = o.verdict.as_str();
+        let _ = write!(
+            h,
+            "<div class=\"check {v}\"><h3><span class=\"v {v}\">{v}</span> {}</h3><p class=\"meta\">{} · {} · {} · {}{}</p><p>{}</p>",
+            self.esc(&c.id),
+            self.esc(&info.name),
+            self.esc(c.kind),
+            checklist_point(c.kind).title(),
+            fmt_duration(c.duration),
+            c.description
+                .as_ref()
+                .map(|d| format!(" · {}", self.esc(d)))
+                .unwrap_or_default(),
+            self.esc(&o.message)
+        );
+        if o.expected.is_some() || o.actual.is_some() {
+            let _ = write!(
+                h,
+                "<dl><dt>expected</dt><dd><code>{}</code></dd><dt>actual</dt><dd><code>{}</code></dd></dl>",
+                self.esc(o.expected.as_deref().unwrap_or("")),
+                self.esc(o.actual.as_deref().unwrap_or(""))
+            );
+        }
+        if !o.evidence.is_empty() && o.verdict != Verdict::Pass {
+            // Open, so a printed report carries the evidence too.
+            h.push_str("<details open><summary>evidence</summary><ul>");
+            for e in &o.evidence {
+                let _ = write!(
+                    h,
+                    "<li>{}: <code>{}</code>{}{}{}</li>",
+                    self.esc(&e.label),
+                    self.esc(&e.request),
+                    e.status
+                        .map(|s| format!(" → <b>{s}</b>"))
+                        .unwrap_or_default(),
+                    e.request_id
+                        .as_ref()
+                        .map(|i| format!(" <small>({})</small>", self.esc(i)))
+                        .unwrap_or_default(),
+                    e.detail
+                        .as_ref()
+                        .map(|d| format!("<pre>{}</pre>", self.esc(d)))
+                        .unwrap_or_default()
+                );
+            }
+            h.push_str("</ul></details>");
+        }
+        if !o.properties.is_empty() {
+            let props: Vec<String> = o
+                .properties
+                .iter()
+                .map(|(k, v)| format!("{}={}", self.esc(k), self.esc(&v.text())))
+                .collect();
+            let _ = write!(h, "<p class=\"props\">{}</p>", props.join(" · "));
+        }
+        h.push_str("</div>");
     }
 }
 
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}\
-table{border-collapse:collapse;width:100%;margin-bottom:2em}td,th{border-bottom:1px solid #ddd;padding:.4em;vertical-align:top;text-align:left}\
+table{border-collapse:collapse;width:100%;margin-bottom:1.5em}td,th{border-bottom:1px solid #ddd;padding:.4em;vertical-align:top;text-align:left}\
 .v{padding:.1em .5em;border-radius:3px;color:#fff;font-weight:600;font-size:.85em}.pass{background:#1a7f37}.fail{background:#cf222e}\
-.error{background:#8250df}.skipped{background:#9a6700}tr.pass,tr.fail,tr.error,tr.skipped{background:none}\
+.error{background:#8250df}.skipped{background:#9a6700}.none{background:#6e7781}\
 .meta,.props,small{color:#666}pre{white-space:pre-wrap;background:#f6f8fa;padding:.5em;max-height:12em;overflow:auto}\
-dl{display:grid;grid-template-columns:auto 1fr;gap:.2em 1em;margin:.4em 0}dt{color:#666}dd{margin:0}code{background:#f6f8fa;padding:0 .2em}td.t{white-space:nowrap}";
+dl{display:grid;grid-template-columns:auto 1fr;gap:.2em 1em;margin:.4em 0}dt{color:#666}dd{margin:0}code{background:#f6f8fa;padding:0 .2em}\
+code.digest{word-break:break-all;font-size:.85em}\
+.check{border-left:4px solid #ddd;padding:.2em .8em;margin:0 0 1em}.check.pass,.check.fail,.check.error,.check.skipped{background:none}.check.fail{border-color:#cf222e}.check.error{border-color:#8250df}\
+.check.skipped{border-color:#9a6700}.check.pass{border-color:#1a7f37}.check h3{margin:.3em 0;font-size:1.05em}.check p{margin:.3em 0}\
+.signoff{margin-top:2em;border:1px solid #999;padding:1em 1.5em}.sig{display:flex;align-items:flex-end;gap:1em;margin:1.6em 0 .4em}\
+.sig span:first-child{min-width:8em}.sig .line{flex:1;border-bottom:1px solid #222;height:1.2em}\
+@media print{body{margin:0;max-width:none;font-size:10pt}*{-webkit-print-color-adjust:exact;print-color-adjust:exact}\
+.check,.signoff,.checklist,.certified,tr{break-inside:avoid;page-break-inside:avoid}h2,h3{break-after:avoid;page-break-after:avoid}\
+pre{max-height:none;overflow:visible}details>summary{list-style:none}}";
 
 impl Reporter for Html {
     fn event(&mut self, e: &Event) {
@@ -172,6 +365,7 @@ impl Reporter for Html {
             } => {
                 self.duration = *duration;
                 self.cancelled = *cancelled;
+                self.ended_at = Some(self.started_at + *duration);
             }
             _ => {}
         }
@@ -184,5 +378,168 @@ impl Reporter for Html {
         self.finished = true;
         prepare(&self.path)?;
         super::write_atomic(&self.path, self.render().as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::families::kind_names;
+    use crate::outcome::{prop, Evidence, Outcome};
+    use std::time::Duration;
+
+    #[test]
+    fn kinds_map_to_checklist_points_by_family() {
+        assert_eq!(checklist_point("idempotency.replay"), Point::Idempotency);
+        assert_eq!(
+            checklist_point("client.idempotency_keys"),
+            Point::Idempotency
+        );
+        assert_eq!(
+            checklist_point("client.replay_is_success"),
+            Point::Idempotency
+        );
+        assert_eq!(checklist_point("rate_limit.storm"), Point::RateLimits);
+        assert_eq!(checklist_point("client.jitter"), Point::RateLimits);
+        assert_eq!(
+            checklist_point("client.respects_retry_after"),
+            Point::RateLimits
+        );
+        assert_eq!(checklist_point("webhook.sink_retries"), Point::Webhooks);
+        assert_eq!(checklist_point("trace.present"), Point::Trace);
+        assert_eq!(checklist_point("load.threshold"), Point::Burst);
+        assert_eq!(checklist_point("steps"), Point::Other);
+        // Every shipped kind but plain steps lands on one of the points, so a
+        // new family cannot silently fall into "other checks".
+        for k in kind_names() {
+            assert_eq!(checklist_point(k) == Point::Other, k == "steps", "{k}");
+        }
+    }
+
+    fn result(id: &str, kind: &'static str, outcome: Outcome) -> Event {
+        Event::CheckFinished(Box::new(CheckResult {
+            suite: "partner".into(),
+            id: id.into(),
+            kind,
+            tags: Vec::new(),
+            description: None,
+            outcome,
+            started_at: SystemTime::now(),
+            duration: Duration::from_millis(12),
+        }))
+    }
+
+    #[test]
+    fn report_opens_with_checklist_and_ends_with_sign_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.html");
+        let redactor = Redactor::new();
+        redactor.add("s3cr3t-token");
+        let mut r = Html::new(path.clone(), redactor);
+        let started_at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let info = SuiteInfo {
+            name: "partner".into(),
+            file: "suites/partner.yaml".into(),
+            digest: Some("ab".repeat(32)),
+            version: Some("2.1".into()),
+            target: "http://127.0.0.1:9".into(),
+            checks: 4,
+        };
+        r.event(&Event::RunStarted {
+            started_at,
+            suites: vec![info.clone()],
+        });
+        r.event(&Event::SuiteStarted(info));
+        r.event(&result(
+            "limits",
+            "rate_limit.headers",
+            Outcome::pass("headers present").with_properties(vec![prop("p95_ms", 41u32)]),
+        ));
+        r.event(&result(
+            "replay",
+            "idempotency.replay",
+            Outcome::fail(
+                "replay acted twice",
+                "1 effect",
+                "2 effects with s3cr3t-token",
+            )
+            .with_evidence(vec![Evidence {
+                label: "replay".into(),
+                request: "POST http://127.0.0.1:9/public/v1/messages".into(),
+                status: Some(201),
+                request_id: Some("X-Request-Id: req-77".into()),
+                elapsed_ms: None,
+                detail: None,
+            }]),
+        ));
+        r.event(&result(
+            "retries",
+            "webhook.sink_retries",
+            Outcome::skipped("not run: --fail-fast stopped after partner/replay"),
+        ));
+        r.event(&Event::RunFinished {
+            summary: Summary::default(),
+            duration: Duration::from_secs(90),
+            cancelled: false,
+        });
+        r.finish().unwrap();
+        let html = std::fs::read_to_string(&path).unwrap();
+        let at = |needle: &str| {
+            html.find(needle)
+                .unwrap_or_else(|| panic!("{needle:?} missing in {html}"))
+        };
+        // The checklist, in order, before anything else; uncovered points say so.
+        let order = [
+            "<h2>Checklist</h2>",
+            "1. Idempotency",
+            "2. Rate limits and backoff",
+            "3. Webhooks",
+            "4. Trace correlation",
+            "Burst rehearsal",
+            "<h2>What was certified</h2>",
+            "<h2>Skipped checks</h2>",
+            "<h2>Details</h2>",
+            "<h2>Sign-off</h2>",
+        ];
+        for w in order.windows(2) {
+            assert!(at(w[0]) < at(w[1]), "{:?} before {:?}", w[0], w[1]);
+        }
+        assert!(html.contains("NOT COVERED"), "{html}");
+        assert!(
+            !html.contains("Other checks"),
+            "no plain checks ran: {html}"
+        );
+        assert!(html.contains("MUST/SHOULD"));
+        // What was certified.
+        assert!(html.contains(&"ab".repeat(32)));
+        assert!(html.contains("<td>2.1</td>"));
+        assert!(html.contains("2027-01-15T08:00:00Z"), "start: {html}");
+        assert!(html.contains("2027-01-15T08:01:30Z"), "end: {html}");
+        assert!(html.contains("--fail-fast stopped after partner/replay"));
+        // Details: the failure comes before the skip and the pass, with its evidence.
+        assert!(
+            at("<h3><span class=\"v fail\">fail</span> replay")
+                < at("<h3><span class=\"v skipped\">skipped</span> retries")
+        );
+        assert!(
+            at("<h3><span class=\"v skipped\">skipped</span> retries")
+                < at("<h3><span class=\"v pass\">pass</span> limits")
+        );
+        assert!(html.contains("X-Request-Id: req-77"));
+        assert!(html.contains("p95_ms=41"));
+        // Sign-off lines, print rules, and nothing a browser would fetch or run.
+        for s in [
+            "Certified by",
+            "Date",
+            "Signature",
+            "@media print",
+            "break-inside:avoid",
+        ] {
+            assert!(html.contains(s), "{s}: {html}");
+        }
+        assert!(
+            !html.contains("<script") && !html.contains("http-equiv") && !html.contains("<link")
+        );
+        assert!(!html.contains("s3cr3t-token") && html.contains("[REDACTED]"));
     }
 }

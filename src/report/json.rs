@@ -195,6 +195,7 @@ mod tests {
         j.event(&Event::SuiteStarted(SuiteInfo {
             name: "s".into(),
             file: "s.yaml".into(),
+            digest: None,
             version: None,
             target: "http://127.0.0.1:1".into(),
             checks: 1,

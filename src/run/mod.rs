@@ -40,6 +40,7 @@ pub fn suite_infos(plan: &Plan, opts: &RunOptions) -> Vec<SuiteInfo> {
         .map(|s| SuiteInfo {
             name: s.name.clone(),
             file: s.file.clone(),
+            digest: Some(s.digest.clone()),
             version: s.version.clone(),
             target: s
                 .base_url
