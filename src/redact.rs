@@ -15,6 +15,8 @@ use std::sync::{Arc, RwLock};
 
 use base64::Engine;
 
+use crate::model::text::percent_encode;
+
 pub const MASK: &str = "[REDACTED]";
 
 /// A piece of a secret this long, at a cut, is treated as the secret.
@@ -53,19 +55,21 @@ impl Redactor {
         if secret.is_empty() {
             return;
         }
-        let forms = encoded_forms(secret);
+        self.insert(encoded_forms(secret), secret);
+    }
+
+    /// Adds `forms`, longest first so a secret that contains another is
+    /// masked whole. A form under 3 characters would mask ordinary text and is
+    /// left out, except `raw`, the value as the suite gave it.
+    fn insert(&self, forms: impl IntoIterator<Item = String>, raw: &str) {
         let mut s = self.secrets.write().expect("redactor lock");
-        let mut changed = false;
+        let before = s.len();
         for f in forms {
-            // An encoding that yields a very short string would mask ordinary
-            // text; the raw form is always kept.
-            if (f.len() >= 3 || f == secret) && !s.contains(&f) {
+            if (f.len() >= 3 || f == raw) && !s.contains(&f) {
                 s.push(f);
-                changed = true;
             }
         }
-        if changed {
-            // Longest first so a secret that contains another is masked whole.
+        if s.len() != before {
             s.sort_by_key(|x| std::cmp::Reverse(x.len()));
         }
     }
@@ -79,13 +83,9 @@ impl Redactor {
             return;
         }
         if self.contains_secret(value) {
-            for e in base64_forms(value.as_bytes()) {
-                self.add_exact(&e);
-            }
+            self.insert(base64_forms(value.as_bytes()), "");
             if let Some((_, param)) = value.split_once(' ') {
-                for e in base64_forms(param.trim().as_bytes()) {
-                    self.add_exact(&e);
-                }
+                self.insert(base64_forms(param.trim().as_bytes()), "");
             }
         }
         if let Some(token) = value.strip_prefix("Basic ").map(str::trim) {
@@ -108,17 +108,6 @@ impl Redactor {
                     self.add(pw);
                 }
             }
-        }
-    }
-
-    fn add_exact(&self, form: &str) {
-        if form.len() < 3 {
-            return;
-        }
-        let mut s = self.secrets.write().expect("redactor lock");
-        if !s.iter().any(|x| x == form) {
-            s.push(form.to_owned());
-            s.sort_by_key(|x| std::cmp::Reverse(x.len()));
         }
     }
 
@@ -220,24 +209,6 @@ fn html_escape(s: &str) -> String {
         .replace('>', "&gt;")
         .replace('"', "&quot;")
         .replace('\'', "&#39;")
-}
-
-/// Percent-encoding of every byte outside RFC 3986's unreserved set;
-/// `plus_for_space` as in forms, `upper` hex as recommended (lower as some
-/// encoders do).
-fn percent_encode(s: &str, plus_for_space: bool, upper: bool) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(b as char)
-            }
-            b' ' if plus_for_space => out.push('+'),
-            b if upper => out.push_str(&format!("%{b:02X}")),
-            b => out.push_str(&format!("%{b:02x}")),
-        }
-    }
-    out
 }
 
 /// `user:pw` of `scheme://user:pw@host/...`, if present.

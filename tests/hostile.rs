@@ -86,6 +86,13 @@ fn respond(s: &mut TcpStream, extra_headers: &str, body: &[u8]) {
     let _ = s.write_all(body);
 }
 
+/// Asserts the exit code, showing stderr when it differs; returns stderr.
+fn exits(out: &std::process::Output, code: i32) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    err
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -129,8 +136,7 @@ fn an_endless_body_stops_at_the_cap() {
         &[],
         DEADLINE,
     );
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    let err = exits(&out, 3);
     assert!(err.contains("8 MiB cap"), "{err}");
     assert!(
         started.elapsed() < Duration::from_secs(30),
@@ -167,7 +173,7 @@ fn no_accept_encoding_unless_the_suite_sets_one() {
         &[],
         DEADLINE,
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    exits(&out, 0);
 }
 
 /// The forms a secret can take when a target reflects it.
@@ -262,7 +268,7 @@ fn a_reflected_secret_never_appears_in_any_form() {
         ],
         DEADLINE,
     );
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    exits(&out, 3);
     let reports = dir.path().join("reports");
     let outputs = [
         ("stdout", stdout(&out)),
@@ -311,7 +317,7 @@ fn a_password_in_the_target_url_is_never_printed() {
         &[],
         DEADLINE,
     );
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    exits(&out, 1);
     let reports = dir.path().join("reports");
     for (name, text) in [
         ("stdout", stdout(&out)),
@@ -384,7 +390,7 @@ fn credentials_and_load_never_follow_to_another_host() {
         &[("CROSS_KEY", "cross-host-key-123456")],
         DEADLINE,
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    exits(&out, 0);
     let seen = seen.lock().unwrap().clone();
     // Only the explicit absolute request reached the other host, without
     // credentials; neither the probe nor the burst followed the redirect.
@@ -410,8 +416,7 @@ fn load_to_an_absolute_url_elsewhere_is_refused() {
         &[],
         DEADLINE,
     );
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    let err = exits(&out, 3);
     assert!(
         err.contains("refusing to send load to http://tminus-not-here.invalid:9/x"),
         "{err}"
@@ -435,8 +440,7 @@ fn a_high_volume_probe_to_a_remote_host_is_refused() {
         &[],
         DEADLINE,
     );
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    let err = exits(&out, 3);
     assert!(
         err.contains("refusing to send up to 5000 requests"),
         "{err}"
@@ -466,8 +470,7 @@ fn unwritable_reports_stop_the_run_before_anything_is_sent() {
         &[],
         DEADLINE,
     );
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    let err = exits(&out, 3);
     assert!(err.contains("blocked"), "{err}");
     assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 0, "{err}");
 }
@@ -487,7 +490,7 @@ fn overlapping_outputs_and_inputs_are_refused() {
         &[],
         DEADLINE,
     );
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    exits(&out, 2);
     assert!(
         stderr(&out).contains("--junit and --json both write"),
         "{}",
@@ -499,7 +502,7 @@ fn overlapping_outputs_and_inputs_are_refused() {
         &[],
         DEADLINE,
     );
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    exits(&out, 2);
     assert!(
         stderr(&out).contains("would overwrite the suite"),
         "{}",
@@ -534,7 +537,7 @@ fn terminal_escapes_from_a_target_are_shown_not_obeyed() {
         &[],
         DEADLINE,
     );
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    exits(&out, 1);
     let html = std::fs::read_to_string(dir.path().join("reports/report.html")).unwrap();
     for (name, text) in [
         ("stderr", stderr(&out)),
@@ -631,7 +634,7 @@ fn load_files_hold_no_secret() {
         &[("LOAD_SECRET", secret)],
         DEADLINE,
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    exits(&out, 0);
     let reports = dir.path().join("reports");
     let mut seen_files = 0;
     for entry in std::fs::read_dir(&reports).unwrap() {

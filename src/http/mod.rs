@@ -143,20 +143,29 @@ pub fn same_origin(url: &str, base: &str) -> bool {
 
 /// Percent-encodes a query or form component (RFC 3986 unreserved kept).
 pub fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    crate::model::text::percent_encode(s, false, true)
 }
 
 /// Largest response body the probe reads by default (8 MiB): a hostile or
 /// broken target cannot make tminus's memory grow without bound.
 pub const DEFAULT_MAX_BODY: usize = 8 * 1024 * 1024;
+
+/// What every HTTP client of tminus shares (the probe's and each burst
+/// user's): redirects are never followed (the probe judges them; a burst
+/// must not carry load and credentials to another host), no
+/// `Accept-Encoding` unless a suite sets one and nothing inflated behind
+/// tminus's back (goose turns reqwest's gzip on for the whole build; a 1 MB
+/// gzip bomb would become 1 GB), no proxy from the environment.
+pub fn client_builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .user_agent(concat!("tminus/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::none())
+        .no_gzip()
+        .no_brotli()
+        .no_deflate()
+        .no_zstd()
+        .no_proxy()
+}
 
 /// The probe's HTTP client.
 #[derive(Clone)]
@@ -167,19 +176,8 @@ pub struct Client {
 
 impl Client {
     pub fn new() -> Result<Self, String> {
-        let inner = reqwest::Client::builder()
-            .user_agent(concat!("tminus/", env!("CARGO_PKG_VERSION")))
+        let inner = client_builder()
             .connect_timeout(Duration::from_secs(5))
-            // Redirects are part of what is judged, never followed silently.
-            .redirect(reqwest::redirect::Policy::none())
-            // No `Accept-Encoding` unless a suite sets one, and nothing
-            // inflated behind tminus's back (goose turns reqwest's gzip on for
-            // the whole build; a 1 MB gzip bomb would become 1 GB).
-            .no_gzip()
-            .no_brotli()
-            .no_deflate()
-            .no_zstd()
-            .no_proxy()
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Client {

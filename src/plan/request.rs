@@ -90,7 +90,7 @@ impl PlanCtx<'_> {
             (None, Some(u)) => {
                 let t = self.template(u);
                 if let Some(text) = t.as_literal() {
-                    if let Err(e) = absolute_url(&text) {
+                    if let Err(e) = http_url(&text) {
                         self.error(
                             u.referenced,
                             format!("url `{}` {e}", crate::redact::mask_userinfo(&text)),
@@ -241,14 +241,14 @@ impl PlanCtx<'_> {
     }
 }
 
-/// An absolute request URL tminus can send to: http(s) with a host.
-fn absolute_url(url: &str) -> Result<(), String> {
+/// A URL tminus can send to: http(s), parsable, with a host.
+pub fn http_url(url: &str) -> Result<reqwest::Url, String> {
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err("must be an http:// or https:// URL".into());
     }
     match reqwest::Url::parse(url) {
         Err(e) => Err(format!("is not a valid URL ({e})")),
         Ok(u) if u.host_str().is_none_or(str::is_empty) => Err("has no host".into()),
-        Ok(_) => Ok(()),
+        Ok(u) => Ok(u),
     }
 }

@@ -110,19 +110,10 @@ pub fn origin_of(url: &str) -> Option<String> {
     })
 }
 
-/// The client every load user sends with: redirects are never followed (a
-/// 302 must not carry the burst and its credentials to another host) and
-/// nothing is decompressed or asked compressed behind the suite's back.
+/// The client every load user sends with: the probe's policy (no
+/// redirects, no decompression; see `http::client_builder`).
 fn load_client() -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder()
-        .user_agent(concat!("tminus/", env!("CARGO_PKG_VERSION")))
-        .redirect(reqwest::redirect::Policy::none())
-        .no_gzip()
-        .no_brotli()
-        .no_deflate()
-        .no_zstd()
-        .no_proxy()
-        .build()
+    crate::http::client_builder().build()
 }
 
 /// What a user remembers between requests: its pace and its last keyed request.
