@@ -214,6 +214,7 @@ fn cmd_run(a: RunArgs) -> i32 {
         default_base_url: None,
         report_dir: a.report_dir.clone(),
         allow_remote_load: a.allow_remote_load,
+        strict: a.strict,
     };
     rt.block_on(run_plan(
         plan,
@@ -453,6 +454,25 @@ fn md_params(out: &mut String, params: &[Param]) {
     out.push('\n');
 }
 
+/// What a kind judges: one verdict per row (a JUnit testcase
+/// `<check-id>.<property>` when there are several), its default level and
+/// where that level comes from.
+fn md_properties(out: &mut String, props: &[crate::suite::kinds::Property]) {
+    use std::fmt::Write;
+    out.push_str("| property | severity | source | holds when |\n|---|---|---|---|\n");
+    for p in props {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} |",
+            p.name,
+            p.severity,
+            cell(p.source),
+            cell(p.doc)
+        );
+    }
+    out.push('\n');
+}
+
 fn sentence(summary: &str) -> String {
     let mut c = summary.chars();
     let mut s: String = match c.next() {
@@ -486,6 +506,7 @@ fn md_family(out: &mut String, doc: &str, kinds: &[KindDoc]) {
                 seen.push(k);
             }
         }
+        md_properties(out, &k.properties);
         let details = fd.details(k.name).trim();
         if !details.is_empty() {
             out.push_str(details);

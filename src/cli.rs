@@ -71,6 +71,9 @@ pub struct RunArgs {
     /// Stop at the first failure; checks not run are reported as skipped
     #[arg(long)]
     pub fail_fast: bool,
+    /// Treat broken SHOULD properties (warnings) as failures: exit 1 (as `strict: true` in a suite)
+    #[arg(long)]
+    pub strict: bool,
     /// Default per-request timeout, e.g. 5s or 800ms
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,

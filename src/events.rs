@@ -35,6 +35,9 @@ pub struct Summary {
     pub failed: usize,
     pub errored: usize,
     pub skipped: usize,
+    /// Checks whose only broken properties are SHOULDs (not failures unless
+    /// the run is strict, when they are counted as failed instead).
+    pub warned: usize,
 }
 
 impl Summary {
@@ -44,12 +47,14 @@ impl Summary {
             Verdict::Fail => self.failed += 1,
             Verdict::Error => self.errored += 1,
             Verdict::Skipped => self.skipped += 1,
+            Verdict::Warn => self.warned += 1,
         }
     }
     pub fn total(&self) -> usize {
-        self.passed + self.failed + self.errored + self.skipped
+        self.passed + self.failed + self.errored + self.skipped + self.warned
     }
-    /// 3 when something could not be judged, 1 when something failed, else 0.
+    /// 3 when something could not be judged, 1 when something failed, else 0
+    /// (warnings do not fail a run; `--strict` makes them failures first).
     pub fn exit_code(&self) -> i32 {
         if self.errored > 0 {
             crate::exit::RUN_BROKEN
@@ -64,6 +69,8 @@ impl Summary {
             "error"
         } else if self.failed > 0 {
             "fail"
+        } else if self.warned > 0 {
+            "warn"
         } else {
             "pass"
         }

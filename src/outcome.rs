@@ -1,6 +1,14 @@
 //! What a check concludes: a verdict, the expected and actual values that
 //! explain it, and the evidence (request line, status, request id) a person
 //! can attach to a ticket.
+//!
+//! A check that judges several independent properties (one execution per key,
+//! the same body, a replay marker) reports one [`Assertion`] per property, so
+//! a partial conformer reads as what it is. Each property has a severity
+//! (RFC 2119 MUST or SHOULD, from the kind's table, overridable per check);
+//! the runner applies it ([`Outcome::apply_severity`]): a broken SHOULD is a
+//! warning unless the run is strict. A property that was not exercised is an
+//! error, never a pass.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -18,6 +26,8 @@ pub enum Verdict {
     /// The harness could not judge (unreachable target, bad setup).
     Error,
     Skipped,
+    /// A SHOULD property was broken: reported, not failed (unless strict).
+    Warn,
 }
 
 impl Verdict {
@@ -27,6 +37,115 @@ impl Verdict {
             Verdict::Fail => "fail",
             Verdict::Error => "error",
             Verdict::Skipped => "skipped",
+            Verdict::Warn => "warn",
+        }
+    }
+
+    /// How bad a verdict is, for folding several into one: error, then fail,
+    /// then warn, then pass, then skipped.
+    fn weight(self) -> u8 {
+        match self {
+            Verdict::Error => 4,
+            Verdict::Fail => 3,
+            Verdict::Warn => 2,
+            Verdict::Pass => 1,
+            Verdict::Skipped => 0,
+        }
+    }
+}
+
+/// RFC 2119 requirement level of a property.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Contract: a broken MUST fails the check.
+    #[serde(alias = "MUST")]
+    Must,
+    /// Advice: a broken SHOULD is a warning (a failure under `--strict`).
+    #[serde(alias = "SHOULD")]
+    Should,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Must => "MUST",
+            Severity::Should => "SHOULD",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One property judged by a check: its own verdict, reason and evidence.
+#[derive(Debug, Clone, Serialize)]
+pub struct Assertion {
+    /// The property's name as the kind's table declares it (`single_effect`).
+    pub property: &'static str,
+    /// Set by the runner from the kind's table and the check's `severity:`.
+    pub severity: Severity,
+    pub verdict: Verdict,
+    /// One line: what was observed, or what was not exercised.
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual: Option<String>,
+}
+
+impl Assertion {
+    fn new(property: &'static str, verdict: Verdict, message: impl Into<String>) -> Self {
+        Assertion {
+            property,
+            severity: Severity::Must,
+            verdict,
+            message: message.into(),
+            expected: None,
+            actual: None,
+        }
+    }
+    /// The property held; `message` says on what evidence.
+    pub fn pass(property: &'static str, message: impl Into<String>) -> Self {
+        Self::new(property, Verdict::Pass, message)
+    }
+    pub fn fail(
+        property: &'static str,
+        message: impl Into<String>,
+        expected: impl Into<String>,
+        actual: impl Into<String>,
+    ) -> Self {
+        Assertion {
+            expected: Some(expected.into()),
+            actual: Some(actual.into()),
+            ..Self::new(property, Verdict::Fail, message)
+        }
+    }
+    /// The property could not be judged: `message` names what was not
+    /// exercised. Never a pass.
+    pub fn not_exercised(property: &'static str, message: impl Into<String>) -> Self {
+        Self::new(property, Verdict::Error, message)
+    }
+    /// The property does not apply to this run (a policy turned it off).
+    pub fn skipped(property: &'static str, message: impl Into<String>) -> Self {
+        Self::new(property, Verdict::Skipped, message)
+    }
+    /// Pass when `ok`, else fail with `expected`/`actual`.
+    pub fn check(
+        property: &'static str,
+        ok: bool,
+        pass: impl Into<String>,
+        fail: impl Into<String>,
+        expected: impl Into<String>,
+        actual: impl Into<String>,
+    ) -> Self {
+        if ok {
+            Self::pass(property, pass)
+        } else {
+            Self::fail(property, fail, expected, actual)
         }
     }
 }
@@ -99,6 +218,10 @@ pub struct Outcome {
     /// Measured values (latencies, counts) and identifiers, typed: the JSON
     /// report writes numbers as numbers, JUnit and HTML their text form.
     pub properties: Vec<(String, PropValue)>,
+    /// One verdict per property, for kinds that judge several; empty for a
+    /// kind that judges one (the outcome is then that property's verdict).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assertions: Vec<Assertion>,
 }
 
 impl Outcome {
@@ -110,6 +233,7 @@ impl Outcome {
             actual: None,
             evidence: Vec::new(),
             properties: Vec::new(),
+            assertions: Vec::new(),
         }
     }
     pub fn fail(
@@ -124,6 +248,7 @@ impl Outcome {
             actual: Some(actual.into()),
             evidence: Vec::new(),
             properties: Vec::new(),
+            assertions: Vec::new(),
         }
     }
     pub fn error(message: impl Into<String>) -> Self {
@@ -158,6 +283,72 @@ impl Outcome {
             .extend(props.into_iter().map(|(k, v)| (k, v.into())));
         self
     }
+    /// An outcome made of per-property verdicts. Its own verdict and message
+    /// are provisional (every property at MUST) until the runner applies the
+    /// kind's severities.
+    pub fn judged(assertions: Vec<Assertion>) -> Self {
+        let mut o = Outcome::pass("");
+        o.assertions = assertions;
+        o.fold();
+        o
+    }
+
+    /// Sets each assertion's severity (`severity_of(property)`), turns a
+    /// broken SHOULD into a warning unless `strict`, and folds the check's
+    /// verdict. A check without assertions is its kind's single property:
+    /// `single` gives that property's severity, if the kind declares one.
+    pub fn apply_severity(
+        &mut self,
+        severity_of: impl Fn(&str) -> Severity,
+        single: Option<Severity>,
+        strict: bool,
+    ) {
+        let soften = |v: Verdict, sev: Severity| match (v, sev) {
+            (Verdict::Fail, Severity::Should) if !strict => Verdict::Warn,
+            (Verdict::Warn, _) if strict => Verdict::Fail,
+            (v, _) => v,
+        };
+        if self.assertions.is_empty() {
+            if let Some(sev) = single {
+                self.verdict = soften(self.verdict, sev);
+            }
+            return;
+        }
+        for a in &mut self.assertions {
+            a.severity = severity_of(a.property);
+            a.verdict = soften(a.verdict, a.severity);
+        }
+        self.fold();
+    }
+
+    /// The check's verdict, message, expected and actual from its assertions:
+    /// the worst verdict wins; the message lists the properties that did not
+    /// hold (or, when all held, what each rested on).
+    fn fold(&mut self) {
+        let Some(worst) = self
+            .assertions
+            .iter()
+            .map(|a| a.verdict)
+            .max_by_key(|v| v.weight())
+        else {
+            return;
+        };
+        self.verdict = worst;
+        let lead: Vec<&Assertion> = self
+            .assertions
+            .iter()
+            .filter(|a| a.verdict == worst)
+            .collect();
+        self.message = lead
+            .iter()
+            .map(|a| format!("{}: {}", a.property, a.message))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let first = lead[0];
+        self.expected = first.expected.clone();
+        self.actual = first.actual.clone();
+    }
+
     /// The value of property `key`, if set.
     pub fn property(&self, key: &str) -> Option<&PropValue> {
         self.properties

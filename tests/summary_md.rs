@@ -72,8 +72,11 @@ fn passing_run_has_verdict_counts_per_suite_and_report_paths() {
     assert_eq!(code, Some(0));
     let s = read(&md);
     assert!(s.starts_with("## tminus: PASS\n"), "{s}");
-    assert!(s.contains("2 passed, 0 failed, 0 errors, 0 skipped"), "{s}");
-    assert!(!s.contains("Failures and errors"), "{s}");
+    assert!(
+        s.contains("2 passed, 0 failed, 0 warned, 0 errors, 0 skipped"),
+        "{s}"
+    );
+    assert!(!s.contains("Failures, errors and warnings"), "{s}");
     assert!(s.contains("| trace | 2 | 0 | 0 | 0 |"), "{s}");
     assert!(
         s.contains("junit.xml`") && s.contains("report.html`"),
@@ -110,8 +113,13 @@ fn failing_run_lists_the_failure_first_with_its_reason_and_request_id() {
 
     let s = read(&md);
     assert!(s.starts_with("## tminus: FAIL\n"), "{s}");
-    assert!(s.contains("1 passed, 1 failed, 0 errors, 0 skipped"), "{s}");
-    let failures = s.find("### Failures and errors").expect("failures section");
+    assert!(
+        s.contains("1 passed, 1 failed, 0 warned, 0 errors, 0 skipped"),
+        "{s}"
+    );
+    let failures = s
+        .find("### Failures, errors and warnings")
+        .expect("failures section");
     let table = s.find("### Suites").expect("suites table");
     assert!(failures < table, "failures come first: {s}");
     let line = s[failures..table]

@@ -158,6 +158,9 @@ impl CheckSpec {
     pub fn description(&self) -> Option<&str> {
         self.common().description()
     }
+    pub fn severity(&self) -> Option<&crate::suite::kinds::SeverityOverrides> {
+        self.common().severity()
+    }
 }
 
 /// The executable form of a check, typed by family.

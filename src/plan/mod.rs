@@ -14,6 +14,8 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_saphyr::{Location, Spanned};
 
+use crate::outcome::Severity;
+
 use crate::model::keyword::Keyword;
 use crate::model::scalar::Scalar;
 
@@ -86,6 +88,8 @@ pub struct PlannedSuite {
     pub load: Option<load::LoadPlan>,
     /// Where sink checks listen and the URL the platform is given.
     pub sink: crate::sink::SinkEndpoint,
+    /// `strict: true`: broken SHOULD properties fail (as `--strict`).
+    pub strict: bool,
 }
 
 #[derive(Debug)]
@@ -95,6 +99,65 @@ pub struct PlannedCheck {
     pub tags: Vec<String>,
     pub description: Option<String>,
     pub body: CheckPlan,
+    /// Every property the kind judges with its level for this check (the
+    /// table's, or the check's `severity:` override).
+    pub severities: Vec<(&'static str, Severity)>,
+}
+
+impl PlannedCheck {
+    /// The level of `property` (MUST for a property the table does not
+    /// declare: a wrong PASS is worse than a wrong FAIL).
+    pub fn severity_of(&self, property: &str) -> Severity {
+        self.severities
+            .iter()
+            .find_map(|(p, s)| (*p == property).then_some(*s))
+            .unwrap_or(Severity::Must)
+    }
+
+    /// The level of the kind's only property, for an outcome without
+    /// per-property assertions.
+    pub fn single_severity(&self) -> Option<Severity> {
+        match self.severities.as_slice() {
+            [(_, s)] => Some(*s),
+            _ => None,
+        }
+    }
+}
+
+/// The kind's properties with the check's `severity:` overrides applied; an
+/// override naming no property of the kind is an error with "did you mean".
+fn plan_severities(
+    ctx: &mut PlanCtx<'_>,
+    kind: &str,
+    overrides: Option<&crate::suite::kinds::SeverityOverrides>,
+) -> Vec<(&'static str, Severity)> {
+    let props = crate::families::all_kinds()
+        .find(|k| k.name == kind)
+        .map(|k| k.properties)
+        .unwrap_or_default();
+    let mut out: Vec<(&'static str, Severity)> =
+        props.iter().map(|p| (p.name, p.severity)).collect();
+    if let Some(o) = overrides {
+        for (name, sev) in &o.value {
+            match out.iter_mut().find(|(p, _)| *p == name.as_str()) {
+                Some(slot) => slot.1 = *sev,
+                None => {
+                    let names: Vec<&str> = props.iter().map(|p| p.name).collect();
+                    let hint = crate::model::text::suggest(name, names.iter().copied())
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_default();
+                    ctx.error(
+                        o.referenced,
+                        format!(
+                            "`severity:` names `{name}`, which `{kind}` does not judge (its properties: {}){hint}",
+                            names.join(", ")
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    out
 }
 
 pub use crate::families::CheckPlan;
@@ -338,12 +401,14 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         if !selected(&suite_name, &id.value, c.tags(), opts) {
             continue;
         }
+        let severities = plan_severities(ctx, c.kind_name(), c.severity());
         checks.push(PlannedCheck {
             id: id.value.clone(),
             kind: c.kind_name(),
             tags: c.tags().to_vec(),
             description: c.description().map(str::to_owned),
             body,
+            severities,
         });
     }
     // The load is selected like a check: by its id (or suite/id) and tags.
@@ -364,6 +429,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         second_tenant_headers,
         timeout,
         checks,
+        strict: f.strict.unwrap_or(false),
     }
 }
 

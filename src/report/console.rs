@@ -89,6 +89,7 @@ impl Console {
             Verdict::Fail => ("FAIL ", "31"),
             Verdict::Error => ("ERROR", "35"),
             Verdict::Skipped => ("SKIP ", "33"),
+            Verdict::Warn => ("WARN ", "33;1"),
         };
         if self.color {
             // Markers, not escape codes: `line` escapes every control
@@ -109,6 +110,18 @@ impl Console {
         }
         if let Some(a) = &o.actual {
             lines.push(format!("    actual:   {a}"));
+        }
+        for a in o
+            .assertions
+            .iter()
+            .filter(|a| !matches!(a.verdict, Verdict::Pass | Verdict::Skipped))
+            .skip(1)
+        {
+            // The first is the message above; the others each get a line.
+            lines.push(format!(
+                "    also {} ({}): {}",
+                a.property, a.severity, a.message
+            ));
         }
         // The last exchange is the one that decided the verdict.
         if let Some(ev) = o.evidence.last() {
@@ -163,6 +176,21 @@ impl Reporter for Console {
                     r.id,
                     fmt_duration(r.duration)
                 ));
+                // Grouped under the check: one line per property, so a
+                // partial conformer shows what it meets and what it breaks.
+                if r.outcome.assertions.len() > 1 {
+                    for a in &r.outcome.assertions {
+                        let label = self.paint(a.verdict);
+                        let why = match a.verdict {
+                            Verdict::Pass => String::new(),
+                            _ => format!("  {}", a.message),
+                        };
+                        self.line(&format!(
+                            "      {label} {}.{} ({}){why}",
+                            r.id, a.property, a.severity
+                        ));
+                    }
+                }
                 self.results.push((**r).clone());
             }
             Event::SuiteFinished { .. } => {}
@@ -175,6 +203,12 @@ impl Reporter for Console {
                     .results
                     .iter()
                     .filter(|r| matches!(r.outcome.verdict, Verdict::Fail | Verdict::Error))
+                    .cloned()
+                    .collect();
+                let warned: Vec<CheckResult> = self
+                    .results
+                    .iter()
+                    .filter(|r| r.outcome.verdict == Verdict::Warn)
                     .cloned()
                     .collect();
                 if !self.results.is_empty() {
@@ -212,9 +246,19 @@ impl Reporter for Console {
                         self.details(r);
                     }
                 }
+                if !warned.is_empty() {
+                    self.line("\nWarnings (SHOULD properties; failures under --strict)");
+                    for r in &warned {
+                        self.details(r);
+                    }
+                }
                 let state = if *cancelled { " (cancelled)" } else { "" };
+                let warnings = match summary.warned {
+                    0 => String::new(),
+                    n => format!(", {n} warned"),
+                };
                 self.line(&format!(
-                    "\n{} passed, {} failed, {} errors, {} skipped in {}{state}",
+                    "\n{} passed, {} failed, {} errors, {} skipped{warnings} in {}{state}",
                     summary.passed,
                     summary.failed,
                     summary.errored,

@@ -70,9 +70,23 @@ fn detail_rank(v: Verdict) -> u8 {
     match v {
         Verdict::Fail => 0,
         Verdict::Error => 1,
-        Verdict::Skipped => 2,
-        Verdict::Pass => 3,
+        Verdict::Warn => 2,
+        Verdict::Skipped => 3,
+        Verdict::Pass => 4,
     }
+}
+
+/// Broken MUST and SHOULD properties of one outcome: its failed and warned
+/// assertions, or the check itself when it judges one property.
+fn property_counts(o: &crate::outcome::Outcome) -> (usize, usize) {
+    if o.assertions.is_empty() {
+        return (
+            usize::from(o.verdict == Verdict::Fail),
+            usize::from(o.verdict == Verdict::Warn),
+        );
+    }
+    let count = |v: Verdict| o.assertions.iter().filter(|a| a.verdict == v).count();
+    (count(Verdict::Fail), count(Verdict::Warn))
 }
 
 /// A point's verdict from its counts; `None` when no selected check covers it.
@@ -83,6 +97,8 @@ fn point_verdict(s: &Summary) -> Option<&'static str> {
         Some("error")
     } else if s.failed > 0 {
         Some("fail")
+    } else if s.warned > 0 {
+        Some("warn")
     } else if s.passed > 0 {
         Some("pass")
     } else {
@@ -147,13 +163,14 @@ impl Html {
         );
         let _ = write!(
             h,
-            "<h1>tminus certification report <span class=\"v {verdict}\">{}</span></h1><p class=\"meta\">{} · tminus {} · {} · {} passed, {} failed, {} errors, {} skipped{}</p>",
+            "<h1>tminus certification report <span class=\"v {verdict}\">{}</span></h1><p class=\"meta\">{} · tminus {} · {} · {} passed, {} failed, {} warned, {} errors, {} skipped{}</p>",
             verdict.to_uppercase(),
             humantime::format_rfc3339_seconds(self.started_at),
             env!("CARGO_PKG_VERSION"),
             fmt_duration(self.duration),
             s.passed,
             s.failed,
+            s.warned,
             s.errored,
             s.skipped,
             if self.cancelled { " · cancelled" } else { "" }
@@ -180,11 +197,17 @@ impl Html {
     }
 
     fn render_checklist(&self, h: &mut String) {
-        h.push_str("<section class=\"checklist\"><h2>Checklist</h2><table><tr><th>point</th><th>verdict</th><th>checks</th><th>passed</th><th>failures</th><th>errors</th><th>skipped</th></tr>");
+        h.push_str("<section class=\"checklist\"><h2>Checklist</h2><table><tr><th>point</th><th>verdict</th><th>checks</th><th>passed</th><th>MUST failures</th><th>SHOULD warnings</th><th>errors</th><th>skipped</th></tr>");
         for p in Point::ALL {
             let mut counts = Summary::default();
+            // Properties, not checks, are what broke: a check with a failed
+            // MUST and a broken SHOULD counts once in each column.
+            let (mut must_failed, mut should_warned) = (0, 0);
             for (_, c) in self.checks().filter(|(_, c)| checklist_point(c.kind) == p) {
                 counts.add(c.outcome.verdict);
+                let (f, w) = property_counts(&c.outcome);
+                must_failed += f;
+                should_warned += w;
             }
             // Plain checks are listed only when the suite has some; the four
             // points and the burst are always listed, covered or not.
@@ -197,16 +220,17 @@ impl Html {
             };
             let _ = write!(
                 h,
-                "<tr><td><b>{}</b></td><td><span class=\"v {class}\">{label}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td><b>{}</b></td><td><span class=\"v {class}\">{label}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 p.title(),
                 counts.total(),
                 counts.passed,
-                counts.failed,
+                must_failed,
+                should_warned,
                 counts.errored,
                 counts.skipped
             );
         }
-        h.push_str("</table><p class=\"meta\">Checks do not carry a severity (MUST/SHOULD) yet: every failure and every error counts against its point, and a point passes only when none of its checks failed or errored.</p></section>");
+        h.push_str("</table><p class=\"meta\">Each property has a severity (RFC 2119 MUST or SHOULD, listed in the check reference and overridable per check). A broken MUST fails its check and its point; a broken SHOULD is a warning (a failure under <code>--strict</code>); an error means a property could not be judged.</p></section>");
     }
 
     fn render_certified(&self, h: &mut String, ended_at: SystemTime) {
@@ -296,6 +320,29 @@ impl Html {
                 self.esc(o.actual.as_deref().unwrap_or(""))
             );
         }
+        if !o.assertions.is_empty() {
+            h.push_str("<table class=\"props\"><tr><th>property</th><th>severity</th><th>verdict</th><th>observed</th></tr>");
+            for a in &o.assertions {
+                let v = a.verdict.as_str();
+                let _ = write!(
+                    h,
+                    "<tr><td><code>{}.{}</code></td><td>{}</td><td><span class=\"v {v}\">{v}</span></td><td>{}{}</td></tr>",
+                    self.esc(&c.id),
+                    a.property,
+                    a.severity,
+                    self.esc(&a.message),
+                    match (&a.expected, &a.actual) {
+                        (Some(e), Some(x)) if a.verdict != Verdict::Pass => format!(
+                            "<br><small>expected <code>{}</code>, actual <code>{}</code></small>",
+                            self.esc(e),
+                            self.esc(x)
+                        ),
+                        _ => String::new(),
+                    }
+                );
+            }
+            h.push_str("</table>");
+        }
         if !o.evidence.is_empty() && o.verdict != Verdict::Pass {
             // Open, so a printed report carries the evidence too.
             h.push_str("<details open><summary>evidence</summary><ul>");
@@ -335,12 +382,12 @@ impl Html {
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}\
 table{border-collapse:collapse;width:100%;margin-bottom:1.5em}td,th{border-bottom:1px solid #ddd;padding:.4em;vertical-align:top;text-align:left}\
 .v{padding:.1em .5em;border-radius:3px;color:#fff;font-weight:600;font-size:.85em}.pass{background:#1a7f37}.fail{background:#cf222e}\
-.error{background:#8250df}.skipped{background:#9a6700}.none{background:#6e7781}\
+.error{background:#8250df}.skipped{background:#9a6700}.warn{background:#bf8700}.none{background:#6e7781}\
 .meta,.props,small{color:#666}pre{white-space:pre-wrap;background:#f6f8fa;padding:.5em;max-height:12em;overflow:auto}\
 dl{display:grid;grid-template-columns:auto 1fr;gap:.2em 1em;margin:.4em 0}dt{color:#666}dd{margin:0}code{background:#f6f8fa;padding:0 .2em}\
 code.digest{word-break:break-all;font-size:.85em}\
 .check{border-left:4px solid #ddd;padding:.2em .8em;margin:0 0 1em}.check.pass,.check.fail,.check.error,.check.skipped{background:none}.check.fail{border-color:#cf222e}.check.error{border-color:#8250df}\
-.check.skipped{border-color:#9a6700}.check.pass{border-color:#1a7f37}.check h3{margin:.3em 0;font-size:1.05em}.check p{margin:.3em 0}\
+.check.skipped{border-color:#9a6700}.check.warn{border-color:#bf8700;background:none}.check.pass{border-color:#1a7f37}.check h3{margin:.3em 0;font-size:1.05em}.check p{margin:.3em 0}\
 .signoff{margin-top:2em;border:1px solid #999;padding:1em 1.5em}.sig{display:flex;align-items:flex-end;gap:1em;margin:1.6em 0 .4em}\
 .sig span:first-child{min-width:8em}.sig .line{flex:1;border-bottom:1px solid #222;height:1.2em}\
 @media print{body{margin:0;max-width:none;font-size:10pt}*{-webkit-print-color-adjust:exact;print-color-adjust:exact}\
@@ -509,7 +556,7 @@ mod tests {
             !html.contains("Other checks"),
             "no plain checks ran: {html}"
         );
-        assert!(html.contains("MUST/SHOULD"));
+        assert!(html.contains("MUST failures") && html.contains("SHOULD warnings"));
         // What was certified.
         assert!(html.contains(&"ab".repeat(32)));
         assert!(html.contains("<td>2.1</td>"));

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{prepare, Reporter};
 use crate::events::{Event, Summary};
 use crate::families::{Evidence, Verdict};
-use crate::outcome::PropValue;
+use crate::outcome::{Assertion, PropValue};
 use crate::redact::Redactor;
 
 pub const FORMAT_VERSION: u32 = 1;
@@ -35,6 +35,7 @@ struct Totals {
     failed: usize,
     errored: usize,
     skipped: usize,
+    warned: usize,
 }
 
 #[derive(Serialize)]
@@ -63,6 +64,9 @@ struct JsonCheck {
     actual: Option<String>,
     evidence: Vec<Evidence>,
     properties: serde_json::Map<String, serde_json::Value>,
+    /// One row per property for a check that judges several.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    assertions: Vec<Assertion>,
 }
 
 fn prop_json(v: &PropValue) -> serde_json::Value {
@@ -129,6 +133,7 @@ impl Reporter for Json {
                         actual: o.actual.clone(),
                         evidence: o.evidence.clone(),
                         properties: props,
+                        assertions: o.assertions.clone(),
                     });
                 }
             }
@@ -168,6 +173,7 @@ impl Reporter for Json {
                 passed: s.passed,
                 failed: s.failed,
                 errored: s.errored,
+                warned: s.warned,
                 skipped: s.skipped,
             },
             suites: std::mem::take(&mut self.suites),

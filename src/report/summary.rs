@@ -97,14 +97,16 @@ impl MarkdownSummary {
         let verdict = match (summary.verdict(), cancelled) {
             (_, true) => "INTERRUPTED",
             ("pass", _) => "PASS",
+            ("warn", _) => "PASS with warnings",
             ("fail", _) => "FAIL",
             _ => "ERROR",
         };
         let took = duration.map(|d| format!(" in {}", fmt_duration(d)));
         md.push_str(&format!(
-            "## tminus: {verdict}\n\n{} passed, {} failed, {} errors, {} skipped{}{}\n\n",
+            "## tminus: {verdict}\n\n{} passed, {} failed, {} warned, {} errors, {} skipped{}{}\n\n",
             summary.passed,
             summary.failed,
+            summary.warned,
             summary.errored,
             summary.skipped,
             took.unwrap_or_default(),
@@ -115,13 +117,20 @@ impl MarkdownSummary {
             }
         ));
 
-        let bad: Vec<&CheckResult> = self
+        let mut bad: Vec<&CheckResult> = self
             .results
             .iter()
-            .filter(|r| matches!(r.outcome.verdict, Verdict::Fail | Verdict::Error))
+            .filter(|r| {
+                matches!(
+                    r.outcome.verdict,
+                    Verdict::Fail | Verdict::Error | Verdict::Warn
+                )
+            })
             .collect();
+        // Failures and errors before warnings; run order within each.
+        bad.sort_by_key(|r| r.outcome.verdict == Verdict::Warn);
         if !bad.is_empty() {
-            md.push_str("### Failures and errors\n\n");
+            md.push_str("### Failures, errors and warnings\n\n");
             for r in bad {
                 let o = &r.outcome;
                 let id = o
@@ -142,17 +151,18 @@ impl MarkdownSummary {
         }
 
         if !self.suites.is_empty() {
-            md.push_str("### Suites\n\n| suite | passed | failed | errors | skipped |\n|---|---:|---:|---:|---:|\n");
+            md.push_str("### Suites\n\n| suite | passed | failed | warned | errors | skipped |\n|---|---:|---:|---:|---:|---:|\n");
             for s in &self.suites {
                 let mut c = Summary::default();
                 for r in self.results.iter().filter(|r| &r.suite == s) {
                     c.add(r.outcome.verdict);
                 }
                 md.push_str(&format!(
-                    "| {} | {} | {} | {} | {} |\n",
+                    "| {} | {} | {} | {} | {} | {} |\n",
                     text(s),
                     c.passed,
                     c.failed,
+                    c.warned,
                     c.errored,
                     c.skipped
                 ));

@@ -20,6 +20,8 @@ pub struct RunOptions {
     pub report_dir: std::path::PathBuf,
     /// `--allow-remote-load`: load may go to a non-loopback target.
     pub allow_remote_load: bool,
+    /// `--strict`: a broken SHOULD property fails the check (exit 1).
+    pub strict: bool,
 }
 
 /// Something that consumes the runner's events (a set of reporters, a
@@ -85,7 +87,7 @@ pub async fn run(
             }
             let check_started = Instant::now();
             let started_at = SystemTime::now();
-            let outcome = if let Some(why) = &stop {
+            let mut outcome = if let Some(why) = &stop {
                 Outcome::skipped(why.clone())
             } else {
                 events.event(&Event::CheckStarted {
@@ -120,6 +122,13 @@ pub async fn run(
                     }
                 }
             };
+            // Levels are the plan's business, not the family's: the family
+            // says what held, the table and the check say how much it matters.
+            outcome.apply_severity(
+                |p| check.severity_of(p),
+                check.single_severity(),
+                opts.strict || suite.strict,
+            );
             let finished = CheckResult {
                 suite: suite.name.clone(),
                 id: check.id.clone(),

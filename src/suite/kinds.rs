@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::StatusPattern;
+pub use crate::outcome::Severity;
 
 /// A parameter's default, typed, so the value a family's plan applies and the
 /// value `tminus checks` prints come from one constant (each family keeps
@@ -133,6 +134,39 @@ pub const fn param(name: &'static str, default: DefaultValue, doc: &'static str)
     Param { name, default, doc }
 }
 
+/// One property a kind judges, with its RFC 2119 level and where that level
+/// comes from. A kind with one property reports one verdict; a kind with
+/// several reports one per property (`outcome::Assertion`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Property {
+    /// As written in `severity:` and in JUnit (`<check-id>.<name>`).
+    pub name: &'static str,
+    pub severity: Severity,
+    /// Why this level: the RFC, draft or catalogue entry that says MUST or SHOULD.
+    pub source: &'static str,
+    pub doc: &'static str,
+}
+
+/// A table row: `must("single_effect", "RFC draft-ietf-httpapi-idempotency-key §2", "...")`.
+pub const fn must(name: &'static str, source: &'static str, doc: &'static str) -> Property {
+    Property {
+        name,
+        severity: Severity::Must,
+        source,
+        doc,
+    }
+}
+
+/// A SHOULD property: a failure is a warning unless the run is strict.
+pub const fn should(name: &'static str, source: &'static str, doc: &'static str) -> Property {
+    Property {
+        name,
+        severity: Severity::Should,
+        source,
+        doc,
+    }
+}
+
 /// What `tminus checks` and `docs/checks.md` print for a kind, with typed
 /// defaults.
 #[derive(Debug)]
@@ -140,6 +174,24 @@ pub struct Kind {
     pub name: &'static str,
     pub summary: &'static str,
     pub params: &'static [Param],
+    /// What it judges (empty: one property, MUST, named after the kind).
+    pub properties: &'static [Property],
+}
+
+impl Kind {
+    /// The properties as judged: the declared ones, or the kind itself as one
+    /// MUST property.
+    pub fn judged(&self) -> Vec<Property> {
+        if self.properties.is_empty() {
+            vec![must(
+                self.name.rsplit('.').next().unwrap_or(self.name),
+                "the kind's catalogue entry",
+                self.summary,
+            )]
+        } else {
+            self.properties.to_vec()
+        }
+    }
 }
 
 /// One table of kinds in the registry.
@@ -154,6 +206,7 @@ pub struct KindDoc {
     pub name: &'static str,
     pub summary: &'static str,
     pub params: &'static [Param],
+    pub properties: Vec<Property>,
 }
 
 impl KindTable {
@@ -176,6 +229,7 @@ impl From<&'static Kind> for KindDoc {
             name: k.name,
             summary: k.summary,
             params: k.params,
+            properties: k.judged(),
         }
     }
 }
@@ -197,6 +251,11 @@ pub const COMMON_PARAMS: &[Param] = &[
         "description",
         DefaultValue::Absent,
         "one line for people reading the report",
+    ),
+    param(
+        "severity",
+        DefaultValue::EmptyMap,
+        "per-property level overrides (`{ marker: must }`): a broken `should` property is a warning, a failure under --strict",
     ),
 ];
 
@@ -282,6 +341,9 @@ macro_rules! check_spec {
             pub tags: Vec<String>,
             #[serde(default)]
             pub description: Option<String>,
+            /// Per-property severity overrides (`severity: { marker: must }`).
+            #[serde(default)]
+            pub severity: Option<serde_saphyr::Spanned<std::collections::BTreeMap<String, $crate::outcome::Severity>>>,
             $($body)*
         }
 
@@ -295,17 +357,24 @@ macro_rules! check_spec {
             fn description(&self) -> Option<&str> {
                 self.description.as_deref()
             }
+            fn severity(&self) -> Option<&$crate::suite::kinds::SeverityOverrides> {
+                self.severity.as_ref()
+            }
         }
     };
 }
 #[allow(unused_imports)] // used by the family modules
 pub(crate) use check_spec;
 
+/// A check's `severity:` map, with its position.
+pub type SeverityOverrides = Spanned<std::collections::BTreeMap<String, Severity>>;
+
 /// The fields every check spec has (implemented by `check_spec!`).
 pub trait Common {
     fn id(&self) -> &Spanned<String>;
     fn tags(&self) -> &[String];
     fn description(&self) -> Option<&str>;
+    fn severity(&self) -> Option<&SeverityOverrides>;
 }
 
 impl<T: Common> Common for Box<T> {
@@ -317,6 +386,9 @@ impl<T: Common> Common for Box<T> {
     }
     fn description(&self) -> Option<&str> {
         (**self).description()
+    }
+    fn severity(&self) -> Option<&SeverityOverrides> {
+        (**self).severity()
     }
 }
 

@@ -31,6 +31,8 @@ pub struct SuiteFile {
     pub checks: Vec<CheckSpec>,
     /// The burst rehearsal, run after the checks (`families::load::spec`).
     pub load: Option<crate::families::load::spec::LoadSpec>,
+    /// `strict: true`: a broken SHOULD property fails (as `--strict`).
+    pub strict: Option<bool>,
 }
 
 const SUITE_FIELDS: &[&str] = &[
@@ -41,6 +43,7 @@ const SUITE_FIELDS: &[&str] = &[
     "target",
     "checks",
     "load",
+    "strict",
 ];
 
 /// Deserializes a [`SuiteFile`] whose check entries have the given kinds,
@@ -78,6 +81,7 @@ impl<'de> Visitor<'de> for SuiteSeed<'_> {
         let mut target = None;
         let mut checks = None;
         let mut load = None;
+        let mut strict = None;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "suite" => {
@@ -108,6 +112,10 @@ impl<'de> Visitor<'de> for SuiteSeed<'_> {
                     once(&load, "load")?;
                     load = Some(map.next_value()?);
                 }
+                "strict" => {
+                    once(&strict, "strict")?;
+                    strict = Some(map.next_value()?);
+                }
                 other => return Err(de::Error::unknown_field(other, SUITE_FIELDS)),
             }
         }
@@ -119,6 +127,7 @@ impl<'de> Visitor<'de> for SuiteSeed<'_> {
             target: target.flatten(),
             checks: checks.unwrap_or_default(),
             load: load.flatten(),
+            strict: strict.flatten(),
         })
     }
 }

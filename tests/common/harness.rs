@@ -6,7 +6,10 @@
 //! reference (every check passes, exit 0), then each row against a reference with
 //! the row's defects: exactly the listed checks fail, each with its reason in the
 //! message, exactly the listed ones are skipped, every other check of the suite
-//! passes, and the exit code is 1 when something fails. The coverage helpers
+//! passes, and the exit code is 1 when something fails. Runs are `--strict`: a
+//! defect that breaks a SHOULD property must still fail it (without `--strict`
+//! it would be a warning; tests/severity.rs covers that), and every
+//! per-property verdict must name a property its kind's table declares. The coverage helpers
 //! ([`defect_tables`], [`failed_kinds`]) prove that every defect has exactly one
 //! home and that every check kind is failed by some row.
 
@@ -112,6 +115,8 @@ pub struct CheckResult {
     pub id: String,
     pub verdict: String,
     pub message: String,
+    /// The per-property verdicts' property names.
+    pub properties: Vec<String>,
 }
 
 /// Reads a JSON report (one suite) into its checks.
@@ -125,6 +130,14 @@ pub fn read_report(path: &Path) -> Vec<CheckResult> {
                 id: c["id"].as_str().expect("check id").to_owned(),
                 verdict: c["verdict"].as_str().expect("verdict").to_owned(),
                 message: c["message"].as_str().unwrap_or_default().to_owned(),
+                properties: c["assertions"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|x| x["property"].as_str().unwrap_or_default().to_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             });
         }
     }
@@ -200,6 +213,7 @@ fn run_once(table: &Table, suite: &str, defects: &[Defect]) -> (Vec<CheckResult>
         json.to_string_lossy().into_owned(),
         "--report-dir".into(),
         dir.path().to_string_lossy().into_owned(),
+        "--strict".into(),
     ];
     let mut envs: Vec<(&str, String)> = Vec::new();
     // Kept alive until the run is over.
@@ -252,8 +266,22 @@ fn judge(
         }
     }
     for r in results {
-        if declared.kind_of(&r.id).is_none() {
-            problems.push(format!("{}: reported but not declared in {suite}", r.id));
+        match declared.kind_of(&r.id) {
+            None => problems.push(format!("{}: reported but not declared in {suite}", r.id)),
+            Some(kind) => {
+                let table: Vec<&str> = tminus::families::all_kinds()
+                    .find(|k| k.name == kind)
+                    .map(|k| k.properties.iter().map(|p| p.name).collect())
+                    .unwrap_or_default();
+                for p in &r.properties {
+                    if !table.contains(&p.as_str()) {
+                        problems.push(format!(
+                            "{}: judged property `{p}`, which {kind}'s table does not declare ({table:?})",
+                            r.id
+                        ));
+                    }
+                }
+            }
         }
         let want = if fails.contains_key(r.id.as_str()) {
             "fail"

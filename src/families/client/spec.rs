@@ -414,6 +414,7 @@ pub const DOC: &str = include_str!("README.md");
 /// Kinds of the client family.
 pub const KINDS: &[Kind] = &[
     Kind {
+        properties: &[],
         name: "client.respects_retry_after",
         summary: "the client waits at least Retry-After (seconds or HTTP-date) before retrying (RETRY-001)",
         params: &[
@@ -433,6 +434,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "client.exponential_backoff",
         summary: "without Retry-After the gaps between attempts grow (later half >= growth x earlier half) (RETRY-003)",
         params: &[
@@ -452,6 +454,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "client.jitter",
         summary: "K concurrent clients told the same Retry-After do not retry in lockstep (RETRY-005)",
         params: &[
@@ -476,6 +479,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "client.bounded",
         summary: "the client stops retrying within max attempts and time, then exits non-zero (RETRY-003, RETRY-004)",
         params: &[
@@ -503,6 +507,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "client.no_retry_on_4xx",
         summary: "the client sends exactly one request when answered 400/401/403/404/422 (RETRY-002)",
         params: &[
@@ -519,6 +524,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "client.retry_503_policy",
         summary: "the client retries 503 only as the policy says (RETRY-008)",
         params: &[
@@ -536,6 +542,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "client.idempotency_keys",
         summary: "every mutating request has a well-formed key, reused with the same body on retries, new per operation (IDEM-C01..C03)",
         params: &[
@@ -557,6 +564,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "client.slows_before_limit",
         summary: "the client does not spend more than X-RateLimit-Remaining before the reset (RETRY-006)",
         params: &[
@@ -582,6 +590,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "client.retry_amplification",
         summary: "requests / logical operations stays low when a share of requests fails (no retry storm, one retry layer) (RETRY-007)",
         params: &[
@@ -623,6 +632,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "client.replay_is_success",
         summary: "a replayed 201 (Idempotent-Replayed) after a failed attempt ends the operation as a success (IDEM-C04)",
         params: &[

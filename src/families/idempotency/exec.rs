@@ -17,7 +17,7 @@ use crate::families::CheckContext;
 use crate::http::{Exchange, Rendered, Target};
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::StatusSet;
-use crate::outcome::{prop, Evidence, Outcome, PropValue};
+use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue};
 use crate::plan::{CounterPlan, RequestPlan};
 use crate::plan::{Scope, Template};
 
@@ -210,71 +210,98 @@ pub async fn run(plan: &IdemPlan, ctx: &CheckContext) -> Outcome {
 
 type Res = Result<Outcome, Outcome>;
 
+/// IDEM-002, one verdict per property: one execution, the same status, the
+/// same body, the marker on the replay and none on the first answer.
 async fn replay(mut r: Run<'_>, ignore: &[JsonPath], id_path: Option<&JsonPath>) -> Res {
     let key = r.new_key();
     let req = r.render(&r.ctx.target, Some(&key));
     let before = r.counter("counter before").await?;
     let first = r.send(&req, "first").await?;
     r.require_success(&first, "first")?;
-    r.first_not_marked(&first, "first");
     let second = r.send(&req, "replay").await?;
     let after = r.counter("counter after").await?;
-    if first.status() != second.status() {
-        r.problem(
+    let executions = after - before;
+    r.props.push(prop("executions", executions));
+    let (f, s) = (describe(&first), describe(&second));
+    let mut judged = vec![
+        Assertion::check(
+            "single_effect",
+            executions == 1,
             format!(
-                "the replay answered {} but the first request {}",
-                describe(&second),
-                describe(&first)
+                "the side-effect counter {} went from {before} to {after}: one execution for two requests",
+                r.plan.effects.value
             ),
+            format!(
+                "two requests with one key: the side-effect counter {} went from {before} to {after} ({executions} execution(s), expected 1)",
+                r.plan.effects.value
+            ),
+            "1 execution(s)",
+            format!("{executions} execution(s)"),
+        ),
+        Assertion::check(
+            "same_status",
+            first.status() == second.status(),
+            format!("first {f}, replay {s}"),
+            format!("the replay answered {s} but the first request {f}"),
             format!("status {}", first.status()),
             format!("status {}", second.status()),
-        );
-    }
-    r.delta(before, after, 1, "two requests with one key");
+        ),
+    ];
     let diffs = compare_bodies(&first, &second, ignore, id_path);
-    if !diffs.is_empty() {
-        r.problem(
+    judged.push(Assertion::check(
+        "same_body",
+        diffs.is_empty(),
+        match id_path {
+            Some(p) => format!("the same resource id at {p}"),
+            None if ignore.is_empty() => "byte-for-byte the same JSON body".to_owned(),
+            None => format!("the same JSON body (ignoring {})", ignore.len()),
+        },
+        format!(
+            "the replay's body differs from the first at {} (first {f}, replay {s})",
+            diffs.join(", ")
+        ),
+        "the same body",
+        format!("differs at {}", diffs.join(", ")),
+    ));
+    let m = &r.plan.marker;
+    let shown = r.marker_text(&second);
+    judged.push(match m.policy {
+        MarkerPolicy::Required => Assertion::check(
+            "marker",
+            r.marked(&second),
+            format!("the replay carries {shown}"),
             format!(
-                "the replay's body differs from the first at {} (first {}, replay {})",
-                diffs.join(", "),
-                describe(&first),
-                describe(&second)
+                "the replay {s} carries {shown}, expected {} in {:?}",
+                m.header, m.values
             ),
-            "the same body".to_string(),
-            format!("differs at {}", diffs.join(", ")),
-        );
-    }
-    let marked = r.marked(&second);
-    let m = r.plan.marker.clone();
-    match m.policy {
-        MarkerPolicy::Required if !marked => {
-            let actual = r.marker_text(&second);
-            r.problem(
-                format!(
-                    "the replay {} carries {actual}, expected {} in {:?}",
-                    describe(&second),
-                    m.header,
-                    m.values
-                ),
-                format!("{}: {}", m.header, m.values.join(" or ")),
-                actual,
-            );
-        }
-        MarkerPolicy::Forbidden if second.response.header(&m.header).is_some() => {
-            let actual = r.marker_text(&second);
-            r.problem(
-                format!("the replay carries {actual}, which this suite forbids"),
-                format!("no {}", m.header),
-                actual,
-            );
-        }
-        _ => {}
-    }
-    Ok(r.finish(format!(
-        "replayed: {} then {}, one execution, same body",
-        describe(&first),
-        describe(&second)
-    )))
+            format!("{}: {}", m.header, m.values.join(" or ")),
+            shown,
+        ),
+        MarkerPolicy::Forbidden => Assertion::check(
+            "marker",
+            second.response.header(&m.header).is_none(),
+            format!("the replay carries no {}, as this suite asks", m.header),
+            format!("the replay carries {shown}, which this suite forbids"),
+            format!("no {}", m.header),
+            shown,
+        ),
+        MarkerPolicy::Optional => Assertion::skipped(
+            "marker",
+            format!("not judged: `marker.policy: optional` ({shown})"),
+        ),
+    });
+    let first_shown = r.marker_text(&first);
+    judged.push(Assertion::check(
+        "first_not_marked",
+        !r.marked(&first),
+        format!("the first answer carries {first_shown}"),
+        format!("the first {f} is marked as a replay ({first_shown}) although the key was new"),
+        format!("no {} on a first execution", m.header),
+        first_shown,
+    ));
+    Ok(Outcome::judged(judged)
+        .with_evidence(r.evidence)
+        .with_properties(r.props))
 }
 
 async fn distinct(mut r: Run<'_>, id_path: Option<&JsonPath>) -> Res {

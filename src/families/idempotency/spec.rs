@@ -9,7 +9,9 @@ use serde_saphyr::Spanned;
 
 use crate::model::keyword::Keyword;
 use crate::model::scalar::{DurationValue, Scalar, StatusSet};
-use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind, Param};
+use crate::suite::kinds::{
+    check_spec, family_kinds, must, param, should, DefaultValue as D, Kind, Param,
+};
 use crate::suite::request::{CounterSpec, RequestSpec};
 
 /// What the replay marker must look like (`marker.policy`).
@@ -398,6 +400,33 @@ pub const DOC: &str = include_str!("README.md");
 /// Kinds of the idempotency family.
 pub const KINDS: &[Kind] = &[
     Kind {
+        properties: &[
+            must(
+                "single_effect",
+                "draft-ietf-httpapi-idempotency-key §2; catalogue IDEM-002",
+                "two requests with one key execute once (side-effect counter +1)",
+            ),
+            must(
+                "same_status",
+                "draft-ietf-httpapi-idempotency-key §2 (\"respond with the result of the previously completed operation\")",
+                "the replay answers the first request's status",
+            ),
+            must(
+                "same_body",
+                "draft-ietf-httpapi-idempotency-key §2",
+                "the replay's body equals the first (minus `ignore`; or the same id at `id_path`)",
+            ),
+            should(
+                "marker",
+                "BOTIX contract (catalogue IDEM-002); the draft defines no marker",
+                "the replay carries the marker (`marker.policy: required`), or none (`forbidden`); skipped for `optional`",
+            ),
+            should(
+                "first_not_marked",
+                "BOTIX contract (catalogue IDEM-002)",
+                "the first execution does not claim to be a replay",
+            ),
+        ],
         name: "idempotency.replay",
         summary: "same request twice with one key: one execution, identical answer, replay marker (IDEM-002)",
         params: &[
@@ -414,6 +443,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "idempotency.distinct_keys",
         summary: "same body under two keys: two executions (no dedupe by body)",
         params: &[
@@ -429,6 +459,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "idempotency.mismatch",
         summary: "same key, different body: rejected, not executed, not replayed (IDEM-003)",
         params: &[
@@ -449,6 +480,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "idempotency.concurrent",
         summary: "N parallel requests with one new key: exactly one execution, others 409 or replay, no 5xx (IDEM-004)",
         params: &[
@@ -471,6 +503,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "idempotency.lost_response",
         summary: "request sent, connection dropped before the answer, retried with the key: one execution, result returned (http:// only)",
         params: &[
@@ -501,6 +534,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "idempotency.errors_not_cached",
         summary: "invalid body with K (4xx), then a valid body with K: executes (not_cached) or replays the error (cached) (IDEM-008)",
         params: &[
@@ -514,6 +548,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "idempotency.in_flight",
         summary: "a retry while the first attempt still runs gets 409, never a second execution; after completion, a replay (IDEM-009)",
         params: &[
@@ -540,6 +575,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "idempotency.missing_key",
         summary: "a mutating request without a key: rejected (required) or executed once (optional) (IDEM-001)",
         params: &[
@@ -556,6 +592,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "idempotency.key_scope",
         summary: "a key used by API key A, then by API key B: B executes independently, never gets A's stored answer (IDEM-005)",
         params: &[
@@ -571,6 +608,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "idempotency.key_syntax",
         summary: "malformed keys (empty, 256 characters, control characters) get 400 and do not execute; the quoted SF string \"K\" and bare K are one key, or one form is always rejected (IDEM-006)",
         params: &[
@@ -587,6 +625,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "idempotency.endpoint_scope",
         summary: "a key used on endpoint A, then on endpoint B: B never gets A's stored answer (4xx or an independent execution) (IDEM-010)",
         params: &[
@@ -621,6 +660,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "idempotency.expiry",
         summary: "a key replays before its TTL and executes fresh after it (needs a short test TTL) (IDEM-007)",
         params: &[

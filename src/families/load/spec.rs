@@ -41,6 +41,7 @@ pub const DOC: &str = include_str!("README.md");
 /// What `tminus checks` and `docs/checks.md` print for a suite's `load:`
 /// section (not a check kind: one per suite, run after the checks).
 pub const LOAD: Kind = Kind {
+    properties: &[],
     name: "load",
     summary: "the T-3 burst rehearsal: a paced, weighted request mix driven by goose, judged by thresholds (LOAD-*)",
     params: &[

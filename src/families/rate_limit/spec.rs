@@ -72,6 +72,7 @@ pub const DOC: &str = include_str!("README.md");
 /// Kinds of the rate-limit family.
 pub const KINDS: &[Kind] = &[
     Kind {
+        properties: &[],
         name: "rate_limit.headers",
         summary: "every response of a sample (4xx included) carries sane rate-limit headers (RL-001, RL-005)",
         params: &[
@@ -98,6 +99,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "rate_limit.storm",
         summary: "a bounded burst over the limit gets fast 429s with Retry-After and the error code, no 5xx, no drops (RL-002, RL-006, RL-007)",
         params: &[
@@ -135,6 +137,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "rate_limit.recovery",
         summary: "after a 429, a request before Retry-After is still limited and one after it succeeds (RL-003)",
         params: &[
@@ -157,6 +160,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "rate_limit.partition",
         summary: "exhausting the first tenant's limit does not limit the second tenant (RL-004); needs target.second_tenant_headers",
         params: &[REQUEST, LIMITED_STATUS, MAX_REQUESTS, CONCURRENCY, COOLDOWN_MAX],

@@ -29,6 +29,7 @@ pub const KINDS: &[Kind] = &[Kind {
         D::Required,
         "list of `{name, request, expect, capture}`, run in order",
     )],
+    properties: &[],
 }];
 
 #[cfg(test)]

@@ -352,6 +352,7 @@ pub const DOC: &str = include_str!("README.md");
 /// Kinds of the trace family.
 pub const KINDS: &[Kind] = &[
     Kind {
+        properties: &[],
         name: "trace.present",
         summary: "every response of a sample (2xx, 401, 404, and given 4xx/429/5xx) carries a request/trace id (TRC-009)",
         params: &[
@@ -381,6 +382,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "trace.unique",
         summary: "trace ids are well formed and differ across N requests (TRC-002)",
         params: &[
@@ -402,11 +404,13 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "trace.propagated",
         summary: "a sent traceparent's trace-id comes back, with a new parent id (TRC-001)",
         params: &[REQUEST, STATUS, RETURN_HEADERS],
     },
     Kind {
+        properties: &[],
         name: "trace.invalid_ignored",
         summary: "invalid traceparents (uppercase, zero ids, version ff, wrong lengths, extra field) restart the trace without 4xx (TRC-003)",
         params: &[
@@ -422,6 +426,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "trace.request_id_hygiene",
         summary: "a well-formed X-Request-Id is echoed; overlong or hostile ones are never reflected raw (TRC-007)",
         params: &[
@@ -443,6 +448,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "trace.async_status",
         summary: "a 202's Location status resource answers with the starting request's trace id (TRC-008)",
         params: &[
@@ -471,11 +477,13 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
+        properties: &[],
         name: "trace.version_downgrade",
         summary: "a higher-version traceparent (01-T-P-01-xyz) is continued with the same trace-id and answered as version 00 (TRC-004)",
         params: &[REQUEST, STATUS, RETURN_HEADERS],
     },
     Kind {
+        properties: &[],
         name: "trace.tracestate",
         summary: "a returned tracestate keeps member order, new keys leftmost, at most 32 whole members (TRC-006)",
         params: &[
