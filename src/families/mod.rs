@@ -161,6 +161,9 @@ impl CheckSpec {
     pub fn severity(&self) -> Option<&crate::suite::kinds::SeverityOverrides> {
         self.common().severity()
     }
+    pub fn after(&self) -> Option<&serde_saphyr::Spanned<crate::model::scalar::DurationValue>> {
+        self.common().after()
+    }
 }
 
 /// The executable form of a check, typed by family.

@@ -102,7 +102,12 @@ pub struct PlannedCheck {
     /// Every property the kind judges with its level for this check (the
     /// table's, or the check's `severity:` override).
     pub severities: Vec<(&'static str, Severity)>,
+    /// `after:`: how long the runner waits once the check is done.
+    pub after: Option<Duration>,
 }
+
+/// The longest `after:` cooldown: a longer pause is a mistake, not a plan.
+pub const MAX_AFTER: Duration = Duration::from_secs(3600);
 
 impl PlannedCheck {
     /// The level of `property` (MUST for a property the table does not
@@ -402,6 +407,15 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
             continue;
         }
         let severities = plan_severities(ctx, c.kind_name(), c.severity());
+        let after = c.after().map(|a| {
+            if a.value.0 > MAX_AFTER {
+                ctx.error(
+                    a.referenced,
+                    "`after:` may be at most 1h (it pauses the whole run)",
+                );
+            }
+            a.value.0.min(MAX_AFTER)
+        });
         checks.push(PlannedCheck {
             id: id.value.clone(),
             kind: c.kind_name(),
@@ -409,6 +423,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
             description: c.description().map(str::to_owned),
             body,
             severities,
+            after,
         });
     }
     // The load is selected like a check: by its id (or suite/id) and tags.

@@ -140,6 +140,21 @@ pub async fn run(
                 duration: check_started.elapsed(),
             };
             record(&mut summary, &mut stop, opts, events, finished);
+            if let (Some(pause), None) = (check.after, &stop) {
+                events.event(&Event::CheckNote {
+                    suite: suite.name.clone(),
+                    id: check.id.clone(),
+                    message: format!(
+                        "after: waiting {} before the next check",
+                        crate::fmt_duration(pause)
+                    ),
+                });
+                let mut cancel = cancel.clone();
+                tokio::select! {
+                    () = tokio::time::sleep(pause) => {}
+                    Ok(()) = cancel.changed() => {}
+                }
+            }
         }
         // The burst rehearsal runs after the suite's checks; each threshold
         // comes back as its own result.

@@ -257,6 +257,11 @@ pub const COMMON_PARAMS: &[Param] = &[
         DefaultValue::EmptyMap,
         "per-property level overrides (`{ marker: must }`): a broken `should` property is a warning, a failure under --strict",
     ),
+    param(
+        "after",
+        DefaultValue::Absent,
+        "a cooldown after the check (`10s`, at most 1h), e.g. for a rate-limit window to refill before the next check",
+    ),
 ];
 
 /// A family's documentation (its `README.md`), split where it says
@@ -344,6 +349,10 @@ macro_rules! check_spec {
             /// Per-property severity overrides (`severity: { marker: must }`).
             #[serde(default)]
             pub severity: Option<serde_saphyr::Spanned<std::collections::BTreeMap<String, $crate::outcome::Severity>>>,
+            /// A cooldown after the check (`after: 10s`), so a small rate
+            /// limit's window refills before the next check.
+            #[serde(default)]
+            pub after: Option<serde_saphyr::Spanned<$crate::model::scalar::DurationValue>>,
             $($body)*
         }
 
@@ -360,6 +369,9 @@ macro_rules! check_spec {
             fn severity(&self) -> Option<&$crate::suite::kinds::SeverityOverrides> {
                 self.severity.as_ref()
             }
+            fn after(&self) -> Option<&serde_saphyr::Spanned<$crate::model::scalar::DurationValue>> {
+                self.after.as_ref()
+            }
         }
     };
 }
@@ -375,6 +387,7 @@ pub trait Common {
     fn tags(&self) -> &[String];
     fn description(&self) -> Option<&str>;
     fn severity(&self) -> Option<&SeverityOverrides>;
+    fn after(&self) -> Option<&Spanned<crate::model::scalar::DurationValue>>;
 }
 
 impl<T: Common> Common for Box<T> {
@@ -389,6 +402,9 @@ impl<T: Common> Common for Box<T> {
     }
     fn severity(&self) -> Option<&SeverityOverrides> {
         (**self).severity()
+    }
+    fn after(&self) -> Option<&Spanned<crate::model::scalar::DurationValue>> {
+        (**self).after()
     }
 }
 
