@@ -25,7 +25,7 @@ use super::stats::{self, KindStats};
 use crate::families::Outcome;
 
 /// Most shards one burst may be cut into.
-pub const MAX_SHARDS: usize = 10_000;
+pub const MAX_SHARD_COUNT: usize = 10_000;
 /// How far ahead `--start-at` may be.
 pub const MAX_START_AHEAD: Duration = Duration::from_secs(24 * 3600);
 /// How late a shard may reach `--start-at` and still count as simultaneous.
@@ -58,8 +58,10 @@ impl std::str::FromStr for ShardSpec {
         let (i, n) = s.trim().split_once('/').ok_or_else(bad)?;
         let index: usize = i.trim().parse().map_err(|_| bad())?;
         let count: usize = n.trim().parse().map_err(|_| bad())?;
-        if count == 0 || count > MAX_SHARDS {
-            return Err(format!("`{s}`: the shard count must be 1..={MAX_SHARDS}"));
+        if count == 0 || count > MAX_SHARD_COUNT {
+            return Err(format!(
+                "`{s}`: the shard count must be 1..={MAX_SHARD_COUNT}"
+            ));
         }
         if index == 0 {
             return Err(format!(
