@@ -25,7 +25,7 @@ pub fn main(cli: Cli) -> i32 {
         // command: webhook
         Command::Sign(a) => cmd_sign(a),
         // command: load
-
+        Command::Merge(a) => cmd_merge(a),
         // command: ecosystem
         Command::Completions(a) => cmd_completions(a.shell),
         Command::Man => cmd_man(),
@@ -153,10 +153,26 @@ fn cmd_run(a: RunArgs) -> i32 {
         sink_listen: a.sink_listen,
         sink_url: a.sink_url.clone(),
     };
-    let plan = match read_and_plan(&a.paths, &opts) {
+    let mut plan = match read_and_plan(&a.paths, &opts) {
         Ok(p) => p,
         Err(d) => return report_diagnostics(&d),
     };
+    // command: load
+    if let Some(spec) = a.shard {
+        use crate::families::load::shard;
+        let start_at = match a
+            .start_at
+            .as_deref()
+            .map(|t| shard::parse_start_at(t, std::time::SystemTime::now()))
+            .transpose()
+        {
+            Ok(t) => t,
+            Err(e) => return usage_error(&format!("--start-at {e}")),
+        };
+        if let Err(e) = shard::apply(&mut plan, spec, start_at) {
+            return usage_error(&e);
+        }
+    }
     if plan.check_count() == 0 {
         return usage_error("no check selected (see --only and --tag)");
     }
@@ -740,6 +756,164 @@ fn say_bytes(buf: &[u8]) -> i32 {
     use std::io::Write;
     let _ = std::io::stdout().lock().write_all(buf);
     exit::OK
+}
+
+// command: load
+/// `tminus merge DIR...`: the shards of one burst judged as one. Refusals
+/// (mixed suites, a shard missing or twice, a changed suite) exit 3.
+fn cmd_merge(a: crate::cli::MergeArgs) -> i32 {
+    use crate::events::{CheckResult, Event, SuiteInfo, Summary};
+    use crate::families::load::merge;
+    use crate::run::EventListener;
+    let broken = |msg: String| {
+        eprintln!("error: {msg}");
+        exit::RUN_BROKEN
+    };
+    let vars = match parse_vars(&a.vars) {
+        Ok(v) => v,
+        Err(e) => return usage_error(&e),
+    };
+    let shards = match merge::find(&a.dirs).and_then(merge::check_set) {
+        Ok(s) => s,
+        Err(e) => return broken(e),
+    };
+    let m = shards[0].manifest.clone();
+    let suite_file = a.suite.clone().unwrap_or_else(|| m.suite_file.clone());
+    let opts = PlanOptions {
+        vars,
+        target: Some(m.target.clone()),
+        ..PlanOptions::default()
+    };
+    let plan = match read_and_plan(std::slice::from_ref(&suite_file), &opts) {
+        Ok(p) => p,
+        Err(d) => return report_diagnostics(&d),
+    };
+    let Some(suite) = plan.suites.iter().find(|s| s.name == m.suite) else {
+        return broken(format!(
+            "{} has no suite `{}`, which the shards ran",
+            suite_file.display(),
+            m.suite
+        ));
+    };
+    if suite.digest != m.suite_digest {
+        return broken(format!(
+            "{} has SHA-256 {}, but the shards ran {}: pass --suite with the file they ran",
+            suite_file.display(),
+            suite.digest,
+            m.suite_digest
+        ));
+    }
+    let Some(load) = suite.load.as_ref().filter(|l| l.id == m.load) else {
+        return broken(format!(
+            "suite `{}` has no load `{}`, which the shards ran",
+            suite.name, m.load
+        ));
+    };
+    let figures = match merge::merge_figures(load, &shards) {
+        Ok(f) => f,
+        Err(e) => return broken(e),
+    };
+    let junit = a
+        .junit
+        .clone()
+        .unwrap_or_else(|| a.report_dir.join("junit.xml"));
+    let json = a
+        .json
+        .clone()
+        .unwrap_or_else(|| a.report_dir.join("report.json"));
+    let html = a
+        .html
+        .clone()
+        .unwrap_or_else(|| a.report_dir.join("report.html"));
+    let named = [("--junit", &junit), ("--json", &json), ("--html", &html)];
+    if let Err(e) = outputs_apart(&named, std::slice::from_ref(&suite_file)) {
+        return usage_error(&e);
+    }
+    let probe = a.report_dir.join("load-figures");
+    if let Err(e) = crate::report::preflight(&[&junit, &json, &html, &probe]) {
+        return broken(e.to_string());
+    }
+    let color = crate::report::console::use_color(
+        a.color,
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        std::env::var_os("NO_COLOR"),
+    );
+    let mut reporters = Reporters::default();
+    reporters.push(Box::new(Console::stderr(plan.redactor.clone(), color)));
+    reporters.push(Box::new(Junit::new(junit.clone(), plan.redactor.clone())));
+    reporters.push(Box::new(Json::new(json.clone(), plan.redactor.clone())));
+    reporters.push(Box::new(Html::new(html.clone(), plan.redactor.clone())));
+    let started_at = shards
+        .iter()
+        .map(|s| s.manifest.started_unix_s)
+        .fold(f64::INFINITY, f64::min);
+    let started_at = std::time::UNIX_EPOCH + Duration::from_secs_f64(started_at.max(0.0));
+    let info = SuiteInfo {
+        name: suite.name.clone(),
+        file: suite.file.clone(),
+        digest: Some(suite.digest.clone()),
+        version: suite.version.clone(),
+        target: m.target.clone(),
+        checks: crate::families::load::exec::result_count(load),
+    };
+    reporters.event(&Event::RunStarted {
+        started_at,
+        suites: vec![info.clone()],
+    });
+    reporters.event(&Event::Notice(format!(
+        "merged {} shards of {}/{} ({} requests)",
+        shards.len(),
+        suite.name,
+        load.id,
+        figures.overall.requests
+    )));
+    reporters.event(&Event::SuiteStarted(info));
+    let results = merge::judge_merged(
+        load,
+        &suite.name,
+        &m.target,
+        &shards,
+        &figures,
+        &a.report_dir,
+        &plan.redactor,
+    );
+    let mut summary = Summary::default();
+    for r in results {
+        summary.add(r.outcome.verdict);
+        reporters.event(&Event::CheckFinished(Box::new(CheckResult {
+            suite: suite.name.clone(),
+            id: r.id,
+            kind: r.kind,
+            tags: load.tags.clone(),
+            description: Some(r.description),
+            outcome: r.outcome,
+            started_at,
+            duration: figures.elapsed,
+        })));
+    }
+    reporters.event(&Event::SuiteFinished {
+        suite: suite.name.clone(),
+        duration: figures.elapsed,
+    });
+    reporters.event(&Event::RunFinished {
+        summary,
+        duration: figures.elapsed,
+        cancelled: false,
+    });
+    let mut code = summary.exit_code();
+    match reporters.finish() {
+        Ok(()) => eprintln!(
+            "reports: {} {} {}",
+            junit.display(),
+            json.display(),
+            html.display()
+        ),
+        Err(e) => {
+            eprintln!("error: cannot write reports: {e}");
+            code = exit::RUN_BROKEN;
+        }
+    }
+    code
 }
 
 // command: webhook

@@ -30,7 +30,8 @@ pub enum Command {
     /// Print the headers a signed webhook delivery would carry (never the secret)
     Sign(SignArgs),
     // command: load
-
+    /// Merge the outputs of `run --shard I/N` into one judged burst: exact histograms, thresholds, the usual reports and exit codes
+    Merge(MergeArgs),
     // command: ecosystem
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish) to stdout
     Completions(CompletionsArgs),
@@ -92,6 +93,13 @@ pub struct RunArgs {
     /// Public base URL that leads to --sink-listen, given to the target as ${var.sink_url} (plus a per-check path); overrides `target.sink.url`
     #[arg(long, value_name = "URL")]
     pub sink_url: Option<String>,
+    // command: load
+    /// Run only shard I of N (1-based, e.g. 2/3) of the suite's `load:` burst: users, rate and scheduled requests are split so the N shards add up to the whole burst. The suite's other checks are not run; results are deferred to `tminus merge`. Kubernetes' 0-based JOB_COMPLETION_INDEX: --shard $((JOB_COMPLETION_INDEX + 1))/N
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<crate::families::load::shard::ShardSpec>,
+    /// With --shard: start the burst at this UTC instant (RFC 3339, e.g. 2026-12-01T12:00:00Z), the same on every shard; within 24 h ahead
+    #[arg(long, value_name = "RFC3339", requires = "shard")]
+    pub start_at: Option<String>,
 }
 
 /// When the console uses colour (the ripgrep/cargo convention).
@@ -171,6 +179,35 @@ pub struct ReferenceArgs {
 pub enum ReferenceCommand {
     /// Run the reference integration client against a platform URL (for client certification)
     Client(crate::reference::client::ClientArgs),
+}
+
+// command: load
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Folders with the shards' outputs (each folder and its direct subfolders are searched for *.shard.json)
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// The suite the shards ran (default: the path their manifests record); its SHA-256 must match theirs
+    #[arg(long, value_name = "FILE")]
+    pub suite: Option<PathBuf>,
+    /// Set a suite variable (repeatable), as for `run`, so the suite plans the same way
+    #[arg(long = "var", value_name = "K=V")]
+    pub vars: Vec<String>,
+    /// Folder for the merged reports and figures (.hgrm, .hlog, JSON)
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub report_dir: PathBuf,
+    /// JUnit file (default: REPORT_DIR/junit.xml)
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// JSON summary file (default: REPORT_DIR/report.json)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// HTML report (default: REPORT_DIR/report.html)
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Colour on stderr: `auto`, `always` or `never`
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 // command: webhook

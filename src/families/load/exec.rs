@@ -15,7 +15,7 @@ use super::{engine, signal, stats};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use crate::families::load::plan::{LoadPlan, Metric, Threshold};
 use crate::families::{common, CheckContext, Outcome, Verdict};
@@ -130,10 +130,117 @@ fn effects_description() -> String {
     "LOAD-005: after the burst, the side-effect count equals the number of distinct idempotency keys".into()
 }
 
+/// What a burst measured, in one process or merged from shards: everything
+/// the files and the judgement need.
+pub struct Figures {
+    /// Per request kind of the mix, in mix order.
+    pub kinds: Vec<KindStats>,
+    pub overall: KindStats,
+    pub elapsed: Duration,
+    /// The most requests the profile schedules (see `scheduled_requests`).
+    pub scheduled: f64,
+    pub hit_max_duration: bool,
+    pub engine_error: Option<String>,
+    pub cancelled: bool,
+    pub distinct_keys: u64,
+    pub duplicates: u64,
+    pub effects: Effects,
+}
+
+impl Figures {
+    pub fn new(kinds: Vec<KindStats>, elapsed: Duration, scheduled: f64) -> Self {
+        let mut overall = KindStats::new();
+        for k in &kinds {
+            overall.add(k);
+        }
+        Figures {
+            kinds,
+            overall,
+            elapsed,
+            scheduled,
+            hit_max_duration: false,
+            engine_error: None,
+            cancelled: false,
+            distinct_keys: 0,
+            duplicates: 0,
+            effects: Effects::NotAsked,
+        }
+    }
+
+    /// Requests sent over requests scheduled (the engine keeps it at or
+    /// below 1: stages have a budget, iterations goose's count).
+    pub fn delivered(&self) -> f64 {
+        self.overall.requests as f64 / self.scheduled.max(1.0)
+    }
+}
+
+/// The side-effect counter (LOAD-005) around the burst.
+pub enum Effects {
+    /// No `effects:` in the load, or not read (cancelled).
+    NotAsked,
+    Read {
+        before: i64,
+        after: i64,
+    },
+    /// Reading after the burst failed: the effects result.
+    Failed(Outcome),
+}
+
+/// A burst that ran, with where its figures go and when the counter was
+/// read (for shards, whose readings must bracket every shard's burst).
+pub(super) struct Burst {
+    pub figures: Figures,
+    pub dir: PathBuf,
+    pub stem: String,
+    pub started: SystemTime,
+    pub ended: SystemTime,
+    /// When the `before` reading had completed.
+    pub before_read: Option<SystemTime>,
+    /// When the `after` reading was sent.
+    pub after_read: Option<SystemTime>,
+}
+
 /// Runs the burst of `plan`, writes its figures and judges it: one result per
-/// threshold, then delivery, then effects (see [`result_count`]).
+/// threshold, then delivery, then effects (see [`result_count`]). A shard
+/// (`plan.shard`) writes its figures for `tminus merge` and defers its verdict.
 pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
-    let res = Results::new(plan);
+    let burst = match burst(plan, &ctx).await {
+        Ok(b) => b,
+        Err(o) => return uniform(plan, o),
+    };
+    if let Some(shard) = &plan.shard {
+        return super::shard::finish(plan, shard, &ctx, burst);
+    }
+    let files = Files::new(&burst.dir, &burst.stem);
+    let write_err = write_figures(
+        plan,
+        ctx.suite,
+        &ctx.target.base_url,
+        &burst.figures,
+        &files,
+        &ctx.redactor,
+    );
+    judge_figures(plan, &burst.figures, &files.json, write_err)
+}
+
+/// The report folder (`reports` when none is given) and the file stem of a
+/// load: `load-<suite>-<id>`, plus `.shard-I-of-N` for a shard.
+pub fn stem(dir: &Path, suite: &str, plan: &LoadPlan) -> (PathBuf, String) {
+    let dir = if dir.as_os_str().is_empty() {
+        PathBuf::from("reports")
+    } else {
+        dir.to_path_buf()
+    };
+    let mut stem = format!("load-{}-{}", sanitize(suite), sanitize(&plan.id));
+    if let Some(s) = &plan.shard {
+        stem.push_str(&format!(".shard-{}-of-{}", s.spec.index, s.spec.count));
+    }
+    (dir, stem)
+}
+
+/// Guards, reads the counter, waits for `--start-at` (shards), runs goose
+/// and reads the counter again. Err: every result is that outcome.
+async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome> {
     let LoadContext {
         suite,
         target,
@@ -143,9 +250,9 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         allow_remote,
         cancel,
     } = ctx;
-    let remote_ok = plan.allow_remote || allow_remote;
+    let remote_ok = plan.allow_remote || *allow_remote;
     if !(is_loopback(&target.base_url) || remote_ok) {
-        return res.all(Outcome::error(format!(
+        return Err(Outcome::error(format!(
             "refusing to send load to {}: not a loopback address; set `allow_remote: true` in the suite's `load:` or pass --allow-remote-load",
             crate::redact::mask_userinfo(&target.base_url)
         )));
@@ -156,22 +263,22 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         let url = target.render(&m.request, &Scope::new()).url;
         let shown = crate::redact::mask_userinfo(&url);
         if engine::origin_of(&url).is_none() {
-            return res.all(Outcome::error(format!(
+            return Err(Outcome::error(format!(
                 "request `{}` of the load goes to `{shown}`, which is not an http(s) URL with a host",
                 m.name
             )));
         }
         if !(is_loopback(&url) || remote_ok) {
-            return res.all(Outcome::error(format!(
+            return Err(Outcome::error(format!(
                 "refusing to send load to {shown} (request `{}`): not a loopback address; set `allow_remote: true` in the suite's `load:` or pass --allow-remote-load",
                 m.name
             )));
         }
     }
     let (notes, _) = tokio::sync::mpsc::unbounded_channel();
-    let ctx = CheckContext {
-        client: client.clone(),
-        target: target.clone(),
+    let cctx = CheckContext {
+        client: (*client).clone(),
+        target: (*target).clone(),
         notes,
         redactor: redactor.clone(),
         allow_remote_load: remote_ok,
@@ -179,102 +286,125 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         sink: Default::default(),
     };
     let before = match &plan.effects {
-        Some(c) => {
-            match common::read_counter(&ctx, c, &Scope::new(), "effects before the burst").await {
-                Ok((n, _)) => Some(n),
-                Err(o) => return res.all(o),
-            }
-        }
+        Some(c) => Some(
+            common::read_counter(&cctx, c, &Scope::new(), "effects before the burst")
+                .await?
+                .0,
+        ),
         None => None,
     };
-    let dir = if report_dir.as_os_str().is_empty() {
-        PathBuf::from("reports")
-    } else {
-        report_dir.to_path_buf()
-    };
-    let stem = format!("load-{}-{}", sanitize(suite), sanitize(&plan.id));
-    let files = Files {
-        hgrm: dir.join(format!("{stem}.hgrm")),
-        raw_hgrm: dir.join(format!("{stem}.raw.hgrm")),
-        hlog: dir.join(format!("{stem}.hlog")),
-        json: dir.join(format!("{stem}.json")),
-    };
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        return res.all(Outcome::error(format!(
+    let before_read = before.map(|_| SystemTime::now());
+    let (dir, stem) = stem(report_dir, suite, plan);
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        Outcome::error(format!(
             "cannot create the report folder {}: {e}",
             dir.display()
-        )));
+        ))
+    })?;
+    if let Some(at) = plan.shard.as_ref().and_then(|s| s.start_at) {
+        super::shard::wait_until(at, cancel.clone()).await?;
     }
+    let hlog_path = dir.join(format!("{stem}.hlog"));
     let base = SystemTime::now();
-    let hlog = match stats::HlogFile::create(
-        &files.hlog,
+    let hlog = stats::HlogFile::create(
+        &hlog_path,
         base,
         &format!("tminus load {suite}/{}", plan.id),
-    ) {
-        Ok(h) => Some(h),
-        Err(e) => {
-            return res.all(Outcome::error(format!(
-                "cannot write {}: {e}",
-                files.hlog.display()
-            )))
+    )
+    .map_err(|e| Outcome::error(format!("cannot write {}: {e}", hlog_path.display())))?;
+    let shared = Arc::new(engine::Shared::new(plan.clone(), (*target).clone()));
+    let out = if plan.max_users == 0 {
+        // A shard with no user (more shards than users): nothing to send,
+        // but its empty figures still count for the merge.
+        engine::RunOutcome {
+            kinds: shared.merged_kinds(),
+            elapsed: Duration::ZERO,
+            engine_error: None,
+            hit_max_duration: false,
         }
+    } else {
+        engine::run(shared.clone(), Some(hlog), base).await
     };
-    let shared = Arc::new(engine::Shared::new(plan.clone(), target.clone()));
-    let out = engine::run(shared.clone(), hlog, base).await;
+    let ended = SystemTime::now();
     let cancelled = *cancel.borrow() || signal::cancelled();
-
-    let mut overall = KindStats::new();
-    for k in &out.kinds {
-        overall.add(k);
-    }
-    // The engine never sends more than this (stages: a budget; iterations:
-    // goose's count), so the share stays at or below 1.
-    let expected = plan.scheduled_requests();
-    let delivered = overall.requests as f64 / expected.max(1.0);
-    let distinct = shared.distinct_keys_ok.load(Ordering::Relaxed);
-    let duplicates = shared.duplicates.load(Ordering::Relaxed);
-    let after = match (&plan.effects, before) {
-        (Some(c), Some(_)) if !cancelled => {
-            Some(common::read_counter(&ctx, c, &Scope::new(), "effects after the burst").await)
+    let mut figures = Figures::new(out.kinds, out.elapsed, plan.scheduled_requests());
+    figures.hit_max_duration = out.hit_max_duration;
+    figures.engine_error = out.engine_error;
+    figures.cancelled = cancelled;
+    figures.distinct_keys = shared.distinct_keys_ok.load(Ordering::Relaxed);
+    figures.duplicates = shared.duplicates.load(Ordering::Relaxed);
+    let mut after_read = None;
+    if let (Some(c), Some(before)) = (&plan.effects, before) {
+        if !cancelled {
+            after_read = Some(SystemTime::now());
+            figures.effects = match common::read_counter(
+                &cctx,
+                c,
+                &Scope::new(),
+                "effects after the burst",
+            )
+            .await
+            {
+                Ok((after, _)) => Effects::Read { before, after },
+                Err(o) => Effects::Failed(o),
+            };
         }
-        _ => None,
-    };
+    }
+    Ok(Burst {
+        figures,
+        dir,
+        stem,
+        started: base,
+        ended,
+        before_read,
+        after_read,
+    })
+}
 
-    // Files first: they are written on cancel too (partial figures).
+/// Writes the `.hgrm` files and the JSON summary of `f`; the error, if any,
+/// as a message (the interval log was written as the burst ran).
+pub fn write_figures(
+    plan: &LoadPlan,
+    suite: &str,
+    target: &str,
+    f: &Figures,
+    files: &Files,
+    redactor: &Redactor,
+) -> Option<String> {
     let summary = LoadSummary {
         version: super::summary::FORMAT_VERSION,
         suite: suite.to_owned(),
         load: plan.id.clone(),
-        target: target.base_url.clone(),
-        cancelled,
-        hit_max_duration: out.hit_max_duration,
-        engine_error: out.engine_error.clone(),
-        elapsed_s: out.elapsed.as_secs_f64(),
+        target: target.to_owned(),
+        cancelled: f.cancelled,
+        hit_max_duration: f.hit_max_duration,
+        engine_error: f.engine_error.clone(),
+        elapsed_s: f.elapsed.as_secs_f64(),
         profile: (&plan.profile).into(),
         max_rate_per_s: plan.max_rate,
-        scheduled_requests: expected.round(),
-        delivered_share: delivered,
+        scheduled_requests: f.scheduled.round(),
+        delivered_share: f.delivered(),
         idempotency: IdempotencySummary {
-            distinct_keys_succeeded: distinct,
-            duplicate_retries: duplicates,
+            distinct_keys_succeeded: f.distinct_keys,
+            duplicate_retries: f.duplicates,
         },
-        overall: KindSummary::new(&overall, out.elapsed),
+        overall: KindSummary::new(&f.overall, f.elapsed),
         kinds: plan
             .mix
             .iter()
-            .zip(&out.kinds)
-            .map(|(m, k)| (m.name.clone(), KindSummary::new(k, out.elapsed)))
+            .zip(&f.kinds)
+            .map(|(m, k)| (m.name.clone(), KindSummary::new(k, f.elapsed)))
             .collect(),
         files: FilesSummary {
             hgrm: files.hgrm.clone(),
             raw_hgrm: files.raw_hgrm.clone(),
             hlog: files.hlog.clone(),
         },
-        effects: match (before, &after) {
-            (Some(b), Some(Ok((a, _)))) => Some(EffectsSummary {
-                before: b,
-                after: *a,
-                delta: a - b,
+        effects: match f.effects {
+            Effects::Read { before, after } => Some(EffectsSummary {
+                before,
+                after,
+                delta: after - before,
             }),
             _ => None,
         },
@@ -284,32 +414,50 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         .unwrap_or_default();
     let mut write_err = None;
     for r in [
-        stats::write_hgrm(&files.hgrm, &overall.corrected),
-        stats::write_hgrm(&files.raw_hgrm, &overall.raw),
+        stats::write_hgrm(&files.hgrm, &f.overall.corrected),
+        stats::write_hgrm(&files.raw_hgrm, &f.overall.raw),
         crate::files::write_atomic(&files.json, summary_text.as_bytes()),
     ] {
         if let Err(e) = r {
+            let dir = files.json.parent().unwrap_or(Path::new("."));
             write_err = Some(format!(
                 "cannot write the load figures in {}: {e}",
                 dir.display()
             ));
         }
     }
+    write_err
+}
 
-    let headline = headline(&overall, out.elapsed);
-    if cancelled {
-        return res.all(Outcome::error(format!(
-            "the burst was cancelled after {}: not judged; partial figures in {} ({headline})",
-            crate::fmt_duration(out.elapsed),
-            files.json.display()
-        )));
+/// Judges a burst's figures (one process's or the merge of its shards):
+/// each threshold, the delivery and the side effects; errors for a
+/// cancelled or broken burst. `json` is the summary named in messages.
+pub fn judge_figures(
+    plan: &LoadPlan,
+    f: &Figures,
+    json: &Path,
+    write_err: Option<String>,
+) -> Vec<LoadResult> {
+    let headline = headline(&f.overall, f.elapsed);
+    if f.cancelled {
+        return uniform(
+            plan,
+            Outcome::error(format!(
+                "the burst was cancelled after {}: not judged; partial figures in {} ({headline})",
+                crate::fmt_duration(f.elapsed),
+                json.display()
+            )),
+        );
     }
-    if let Some(e) = out.engine_error.clone().or(write_err) {
-        return res.all(Outcome::error(e));
+    if let Some(e) = f.engine_error.clone().or(write_err) {
+        return uniform(plan, Outcome::error(e));
     }
-    let mut res = res;
+    let mut res = Results::new(plan);
+    let overall = &f.overall;
+    let expected = f.scheduled;
+    let delivered = f.delivered();
     for t in &plan.thresholds {
-        let o = judge(t, plan, &out.kinds, &overall, out.elapsed);
+        let o = judge(t, plan, &f.kinds, overall, f.elapsed);
         res.push(&t.slug(), "load.threshold", t.text.clone(), o);
     }
     let props = vec![
@@ -317,14 +465,14 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         prop("scheduled", expected.round() as i64),
         prop("delivered_share", PropValue::rounded(delivered, 3)),
     ];
-    let d = if out.hit_max_duration {
+    let d = if f.hit_max_duration {
         Outcome::fail(
             format!(
                 "the burst hit max_duration ({}) and was stopped",
                 crate::fmt_duration(plan.max_duration)
             ),
             "the profile ends within max_duration",
-            format!("stopped after {}", crate::fmt_duration(out.elapsed)),
+            format!("stopped after {}", crate::fmt_duration(f.elapsed)),
         )
     } else if delivered < plan.min_delivered {
         Outcome::fail(
@@ -333,7 +481,7 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
                 overall.requests,
                 expected,
                 delivered * 100.0,
-                crate::fmt_duration(out.elapsed)
+                crate::fmt_duration(f.elapsed)
             ),
             format!(">= {:.0}% of the scheduled requests", plan.min_delivered * 100.0),
             format!("{:.1}%", delivered * 100.0),
@@ -352,16 +500,22 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         delivered_description(plan),
         d.with_properties(props),
     );
-    if let (Some(b), Some(after)) = (before, after) {
-        let o = match after {
-            Err(o) => o,
-            Ok((a, _)) => {
-                let delta = a - b;
-                let props = vec![
-                    prop("effects_delta", delta),
-                    prop("distinct_keys", distinct),
-                    prop("duplicate_retries", duplicates),
-                ];
+    let (distinct, duplicates) = (f.distinct_keys, f.duplicates);
+    let effects = match &f.effects {
+        Effects::NotAsked => None,
+        Effects::Failed(o) => Some(o.clone()),
+        Effects::Read {
+            before: b,
+            after: a,
+        } => {
+            let (b, a) = (*b, *a);
+            let delta = a - b;
+            let props = vec![
+                prop("effects_delta", delta),
+                prop("distinct_keys", distinct),
+                prop("duplicate_retries", duplicates),
+            ];
+            Some(
                 if delta == distinct as i64 {
                     Outcome::pass(format!(
                         "side effects went from {b} to {a} (+{delta}) for {distinct} distinct keys ({duplicates} duplicate retries)"
@@ -376,19 +530,33 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
                         format!("+{delta}"),
                     )
                 }
-                .with_properties(props)
-            }
-        };
+                .with_properties(props),
+            )
+        }
+    };
+    if let Some(o) = effects {
         res.push("effects", "load.effects", effects_description(), o);
     }
     res.out
 }
 
-struct Files {
-    hgrm: PathBuf,
-    raw_hgrm: PathBuf,
-    hlog: PathBuf,
-    json: PathBuf,
+/// The figure files of a burst in its report folder.
+pub struct Files {
+    pub hgrm: PathBuf,
+    pub raw_hgrm: PathBuf,
+    pub hlog: PathBuf,
+    pub json: PathBuf,
+}
+
+impl Files {
+    pub fn new(dir: &Path, stem: &str) -> Self {
+        Files {
+            hgrm: dir.join(format!("{stem}.hgrm")),
+            raw_hgrm: dir.join(format!("{stem}.raw.hgrm")),
+            hlog: dir.join(format!("{stem}.hlog")),
+            json: dir.join(format!("{stem}.json")),
+        }
+    }
 }
 
 /// A file-name-safe form of a suite or load name. When characters had to be

@@ -3,7 +3,9 @@
 pub mod engine;
 pub mod exec;
 pub mod logging;
+pub mod merge;
 pub mod plan;
+pub mod shard;
 pub mod signal;
 pub mod spec;
 pub mod stats;

@@ -32,6 +32,9 @@ pub struct LoadPlan {
     pub effects: Option<CounterPlan>,
     pub thresholds: Vec<Threshold>,
     pub min_delivered: f64,
+    /// `run --shard I/N`: this process runs a slice of the burst (see
+    /// `shard.rs`); None: the whole burst.
+    pub shard: Option<super::shard::ShardRun>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -89,6 +92,10 @@ impl LoadPlan {
     /// pace (`max_rate / max_users`), or users × iterations. The engine sends
     /// no more than this.
     pub fn scheduled_requests(&self) -> f64 {
+        if let Some(s) = &self.shard {
+            // The shard's exact part of the unsharded count (see shard.rs).
+            return s.scheduled as f64;
+        }
         match &self.profile {
             Profile::Stages(_) => {
                 let n = self.profile.user_seconds() * self.max_rate / self.max_users.max(1) as f64;
@@ -533,6 +540,7 @@ impl PlanCtx<'_> {
             effects: s.effects.as_ref().map(|c| self.counter(c)),
             thresholds,
             min_delivered,
+            shard: None,
         }
     }
 
@@ -552,6 +560,7 @@ impl PlanCtx<'_> {
             effects: None,
             thresholds: Vec::new(),
             min_delivered: DEFAULT_MIN_DELIVERED,
+            shard: None,
         }
     }
 }

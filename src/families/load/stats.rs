@@ -226,16 +226,30 @@ impl HlogFile {
         raw: &Histogram<u64>,
         corrected: &Histogram<u64>,
     ) -> std::io::Result<()> {
+        self.write_tagged(start, len, &[("raw", raw), ("corrected", corrected)])
+    }
+
+    /// Appends one histogram per tag, all over the same interval (tags have
+    /// no space, comma or line break).
+    pub fn write_tagged(
+        &mut self,
+        start: SystemTime,
+        len: Duration,
+        hists: &[(&str, &Histogram<u64>)],
+    ) -> std::io::Result<()> {
         let mut buf = Vec::new();
         {
             let mut w = IntervalLogWriterBuilder::new()
                 .with_max_value_divisor(1000.0)
                 .begin_log_with(&mut buf, &mut self.serializer)?;
             let at = start.duration_since(self.base).unwrap_or_default();
-            w.write_histogram(raw, at, len, Tag::new("raw"))
-                .map_err(|e| std::io::Error::other(e.to_string()))?;
-            w.write_histogram(corrected, at, len, Tag::new("corrected"))
-                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            for (tag, h) in hists {
+                let tag = Tag::new(tag).ok_or_else(|| {
+                    std::io::Error::other(format!("`{tag}` cannot be an interval log tag"))
+                })?;
+                w.write_histogram(h, at, len, Some(tag))
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
+            }
         }
         // The builder repeats the divisor comment each time; keep intervals only.
         let text = String::from_utf8_lossy(&buf);
@@ -244,4 +258,59 @@ impl HlogFile {
         }
         self.file.flush()
     }
+}
+
+/// One interval read back from an `.hlog`.
+pub struct Interval {
+    pub tag: String,
+    /// Absolute start (the log's base time plus the interval's offset).
+    pub start: SystemTime,
+    pub len: Duration,
+    pub hist: Histogram<u64>,
+}
+
+/// Largest `.hlog` read back (a shard of a 10-minute burst writes a few MB).
+pub const MAX_HLOG_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Reads every tagged interval of an interval log, exactly as written.
+pub fn read_hlog(path: &Path) -> Result<Vec<Interval>, String> {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use std::io::Read as _;
+    let shown = path.display();
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_HLOG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if bytes.len() as u64 > MAX_HLOG_BYTES {
+        return Err(format!(
+            "{shown} is larger than {} MB",
+            MAX_HLOG_BYTES / 1024 / 1024
+        ));
+    }
+    let mut base = SystemTime::UNIX_EPOCH;
+    let mut out = Vec::new();
+    let mut de = hdrhistogram::serialization::Deserializer::new();
+    for (n, entry) in IntervalLogIterator::new(&bytes).enumerate() {
+        match entry.map_err(|e| format!("{shown}: entry {}: {e:?}", n + 1))? {
+            LogEntry::BaseTime(t) => base = SystemTime::UNIX_EPOCH + t,
+            LogEntry::StartTime(_) => {}
+            LogEntry::Interval(i) => {
+                let encoded = base64::engine::general_purpose::STANDARD
+                    .decode(i.encoded_histogram())
+                    .map_err(|e| format!("{shown}: interval {}: {e}", out.len() + 1))?;
+                let hist: Histogram<u64> = de
+                    .deserialize(&mut std::io::Cursor::new(encoded))
+                    .map_err(|e| format!("{shown}: interval {}: {e:?}", out.len() + 1))?;
+                out.push(Interval {
+                    tag: i.tag().map(|t| t.as_str().to_owned()).unwrap_or_default(),
+                    start: base + i.start_timestamp(),
+                    len: i.duration(),
+                    hist,
+                });
+            }
+        }
+    }
+    Ok(out)
 }
