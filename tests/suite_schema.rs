@@ -88,6 +88,42 @@ fn committed_schema_is_the_generated_one() {
     );
 }
 
+/// yaml-language-server validates with a draft-07 engine (its 2019-09 and
+/// 2020-12 support is still partial), so the schema keeps to keywords both
+/// drafts read alike; `$defs` is only reached through `$ref` pointers.
+#[test]
+fn the_schema_uses_no_keyword_editors_ignore() {
+    fn walk(v: &Value, found: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    if [
+                        "prefixItems",
+                        "unevaluatedProperties",
+                        "unevaluatedItems",
+                        "dependentRequired",
+                        "dependentSchemas",
+                        "$dynamicRef",
+                        "$anchor",
+                        "minContains",
+                        "maxContains",
+                    ]
+                    .contains(&k.as_str())
+                    {
+                        found.push(k.clone());
+                    }
+                    walk(v, found);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| walk(v, found)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    walk(&committed_schema(), &mut found);
+    assert!(found.is_empty(), "{found:?}");
+}
+
 #[test]
 fn every_shipped_suite_has_the_modeline_and_validates() {
     let v = validator();
