@@ -29,6 +29,7 @@ pub fn main(cli: Cli) -> i32 {
         // command: ecosystem
         Command::Completions(a) => cmd_completions(a.shell),
         Command::Man => cmd_man(),
+        Command::Schema(a) => cmd_schema(a.which),
         // command: end
     }
 }
@@ -724,6 +725,13 @@ fn cmd_completions(shell: clap_complete::Shell) -> i32 {
 }
 
 /// `tminus man`: the roff man page of the whole command tree.
+fn cmd_schema(which: crate::cli::SchemaKind) -> i32 {
+    match which {
+        crate::cli::SchemaKind::Suite => print!("{}", suite::schema::suite_schema_text()),
+    }
+    exit::OK
+}
+
 fn cmd_man() -> i32 {
     use clap::CommandFactory;
     let mut buf = Vec::new();

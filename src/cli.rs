@@ -37,6 +37,8 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff) to stdout
     Man,
+    /// Print a JSON Schema (`suite`: the suite grammar, for editors) to stdout
+    Schema(SchemaArgs),
     // command: end
 }
 
@@ -115,6 +117,18 @@ pub struct CompletionsArgs {
     /// The shell to complete for
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct SchemaArgs {
+    /// Which schema (`suite`: what schema/suite.schema.json holds)
+    #[arg(value_enum)]
+    pub which: SchemaKind,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemaKind {
+    Suite,
 }
 
 #[derive(Args, Debug)]

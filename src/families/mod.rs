@@ -87,6 +87,18 @@ pub fn kind_names() -> impl Iterator<Item = &'static str> {
         .flat_map(|f| f.kinds.iter().flat_map(|t| t.names()))
 }
 
+/// Every kind's JSON Schema, derived from its spec struct, in the order of
+/// [`kind_names`] (the suite schema, `suite::schema`).
+pub fn kind_schemas(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, schemars::Schema)> {
+    let mut out = steps::spec::StepsSpec::kind_schemas(g);
+    out.extend(idempotency::spec::IdempotencySpec::kind_schemas(g));
+    out.extend(rate_limit::spec::RateLimitSpec::kind_schemas(g));
+    out.extend(trace::spec::TraceSpec::kind_schemas(g));
+    out.extend(webhook::spec::WebhookSpec::kind_schemas(g));
+    out.extend(client::spec::ClientSpec::kind_schemas(g));
+    out
+}
+
 /// One entry of `checks:`, typed by family, then by kind.
 #[derive(Debug, Clone)]
 pub enum CheckSpec {

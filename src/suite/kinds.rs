@@ -55,6 +55,31 @@ impl DefaultValue {
     pub fn is_typed(&self) -> bool {
         !matches!(self, DefaultValue::Required | DefaultValue::Text(_))
     }
+
+    /// The default as a suite would write it, as JSON (the suite schema's
+    /// `default`); `None` when there is no single value to show.
+    pub fn to_json(&self) -> Option<serde_json::Value> {
+        use serde_json::{json, Value};
+        let status = |p: &StatusPattern| match p {
+            StatusPattern::Exact(code) => json!(code),
+            StatusPattern::Class(_) => json!(p.to_string()),
+        };
+        Some(match self {
+            DefaultValue::Required | DefaultValue::Absent | DefaultValue::Text(_) => return None,
+            DefaultValue::Str(s) => json!(s),
+            DefaultValue::Int(n) => json!(n),
+            DefaultValue::Float(x) => json!(x),
+            DefaultValue::Bool(b) => json!(b),
+            DefaultValue::Duration(d) => json!(show_duration(*d)),
+            DefaultValue::Durations(l) => l.iter().map(|d| json!(show_duration(*d))).collect(),
+            DefaultValue::Share(x) => json!(show_share(*x)),
+            DefaultValue::Statuses([one]) => status(one),
+            DefaultValue::Statuses(many) => many.iter().map(status).collect(),
+            DefaultValue::List(l) => json!(l),
+            DefaultValue::Codes(c) => json!(c),
+            DefaultValue::EmptyMap => Value::Object(Default::default()),
+        })
+    }
 }
 
 /// A duration as a suite would write it: `150ms`, `10s`, `2m`, `1h`.
@@ -336,9 +361,10 @@ impl<'a> FamilyDoc<'a> {
 macro_rules! check_spec {
     ($(#[$meta:meta])* $name:ident { $($body:tt)* }) => {
         $(#[$meta])*
-        #[derive(Debug, serde::Deserialize, Clone)]
+        #[derive(Debug, serde::Deserialize, schemars::JsonSchema, Clone)]
         #[serde(deny_unknown_fields)]
         pub struct $name {
+            #[schemars(with = "String")]
             pub id: serde_saphyr::Spanned<String>,
             #[serde(default)]
             pub kind: Option<String>,
@@ -434,6 +460,14 @@ macro_rules! family_kinds {
                 match self {
                     $( Self::$variant(s) => s, )+
                 }
+            }
+
+            /// Each kind's JSON Schema, derived from its spec struct, in
+            /// table order (`suite::schema` adds the table's docs).
+            pub fn kind_schemas(
+                g: &mut schemars::SchemaGenerator,
+            ) -> Vec<(&'static str, schemars::Schema)> {
+                vec![$( ($kind, <$spec as schemars::JsonSchema>::json_schema(g)), )+]
             }
 
             /// Deserializes an entry whose `kind` is `kind` (one of `NAMES`).

@@ -9,6 +9,7 @@ pub mod kinds;
 pub mod model;
 pub mod read;
 pub mod request;
+pub mod schema;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
 pub use model::{SuiteFile, TargetSpec};

@@ -18,24 +18,35 @@ use crate::families::CheckSpec;
 use crate::model::scalar::{DurationValue, Scalar};
 
 /// A whole suite file (deserialized through [`SuiteSeed`]).
-#[derive(Debug)]
+///
+/// Its JSON Schema is derived (`suite::schema`): the `schemars` attributes
+/// say what `SuiteSeed` does by hand (optional fields, unknown keys rejected,
+/// check entries typed by `kind`).
+#[derive(Debug, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SuiteFile {
     /// The suite's name: the JUnit testsuite and the classname prefix.
+    #[schemars(with = "String")]
     pub suite: Spanned<String>,
     pub description: Option<String>,
     /// Free-form version of the suite (certification suites are versioned).
     pub version: Option<Scalar>,
     /// Suite variables, readable as `${var.NAME}`; `--var` overrides them.
+    #[schemars(with = "BTreeMap<String, Scalar>", default)]
     pub vars: BTreeMap<String, Spanned<Scalar>>,
     pub target: Option<TargetSpec>,
+    /// The checks, run in order; each entry's `kind` (default `steps`) says
+    /// which fields it takes.
+    #[schemars(schema_with = "super::schema::checks", default)]
     pub checks: Vec<CheckSpec>,
     /// The burst rehearsal, run after the checks (`families::load::spec`).
+    #[schemars(schema_with = "super::schema::load", default)]
     pub load: Option<crate::families::load::spec::LoadSpec>,
     /// `strict: true`: a broken SHOULD property fails (as `--strict`).
     pub strict: Option<bool>,
 }
 
-const SUITE_FIELDS: &[&str] = &[
+pub(super) const SUITE_FIELDS: &[&str] = &[
     "suite",
     "description",
     "version",
@@ -187,22 +198,26 @@ impl<'de> DeserializeSeed<'de> for EntrySeed<'_> {
 }
 
 /// Where requests go and what every request carries.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TargetSpec {
     /// Absent or empty after interpolation: the embedded reference is started.
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub base_url: Option<Spanned<String>>,
     /// Headers sent with every request of the suite (templates allowed).
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, Scalar>")]
     pub headers: BTreeMap<String, Spanned<Scalar>>,
     /// Headers that make a request come from a second tenant (another API
     /// key). Checks of cross-tenant properties (idempotency key scope,
     /// rate-limit partitioning) run only when this is set.
     #[serde(default)]
+    #[schemars(with = "Option<BTreeMap<String, Scalar>>")]
     pub second_tenant_headers: Option<BTreeMap<String, Spanned<Scalar>>>,
     /// Default per-request timeout for this suite (CLI `--timeout` overrides).
     #[serde(default)]
+    #[schemars(with = "Option<DurationValue>")]
     pub timeout: Option<Spanned<DurationValue>>,
     /// Where sink checks' receiver listens and the URL the platform is
     /// given (CLI `--sink-listen` / `--sink-url` override).
@@ -211,11 +226,13 @@ pub struct TargetSpec {
 }
 
 /// `target.sink`: `{ listen: ADDR:PORT, url: URL }` (templates allowed).
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct SinkSpec {
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub listen: Option<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub url: Option<Spanned<String>>,
 }

@@ -11,51 +11,65 @@ use serde_saphyr::Spanned;
 use crate::model::scalar::{DurationValue, Scalar, StatusSet};
 
 /// One HTTP request as written in a suite.
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RequestSpec {
     /// Defaults to GET.
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub method: Option<Spanned<String>>,
     /// A path joined to the target's base URL.
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub path: Option<Spanned<String>>,
     /// An absolute URL, used as is (instead of `path`).
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub url: Option<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, Scalar>")]
     pub headers: BTreeMap<String, Spanned<Scalar>>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, Scalar>")]
     pub query: BTreeMap<String, Spanned<Scalar>>,
     /// A JSON body; string leaves are templates.
     #[serde(default)]
+    #[schemars(with = "Option<serde_json::Value>")]
     pub json: Option<Spanned<serde_json::Value>>,
     /// A raw body, sent byte for byte (after interpolation).
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub body: Option<Spanned<String>>,
     /// A form-encoded body.
     #[serde(default)]
+    #[schemars(with = "Option<BTreeMap<String, Scalar>>")]
     pub form: Option<BTreeMap<String, Spanned<Scalar>>>,
     /// Per-request timeout.
     #[serde(default)]
+    #[schemars(with = "Option<DurationValue>")]
     pub timeout: Option<Spanned<DurationValue>>,
 }
 
 /// What a response must look like.
-#[derive(Debug, Deserialize, Clone, Default)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectSpec {
     #[serde(default)]
+    #[schemars(with = "Option<StatusSet>")]
     pub status: Option<Spanned<StatusSet>>,
     /// Header name -> `present`, `absent`, `{equals: V}` or `{matches: REGEX}`.
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, HeaderExpect>")]
     pub headers: BTreeMap<String, Spanned<HeaderExpect>>,
     /// JSON path -> a value it must equal, or `{equals|exists|matches: ...}`.
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, JsonExpect>")]
     pub json: BTreeMap<String, Spanned<JsonExpect>>,
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub body_contains: Option<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Option<DurationValue>")]
     pub latency_under: Option<Spanned<DurationValue>>,
 }
 
@@ -106,6 +120,35 @@ impl<'de> Deserialize<'de> for HeaderExpect {
         }
         d.deserialize_any(V)
     }
+}
+
+/// The schema of the forms `HeaderExpect::deserialize` reads.
+impl schemars::JsonSchema for HeaderExpect {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HeaderExpect".into()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let scalar = g.subschema_for::<Scalar>();
+        schemars::json_schema!({
+            "description": "`present`, `absent`, `{equals: VALUE}` or `{matches: REGEX}`",
+            "anyOf": [
+                { "enum": ["present", "absent"] },
+                one_key("equals", scalar.clone()),
+                one_key("matches", scalar),
+            ]
+        })
+    }
+}
+
+/// An object with exactly the one key `key` (an expectation's predicate).
+fn one_key(key: &str, value: schemars::Schema) -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": { key: value },
+        "required": [key],
+        "additionalProperties": false
+    })
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -170,8 +213,28 @@ impl<'de> Deserialize<'de> for JsonExpect {
     }
 }
 
+/// The schema of the forms `JsonExpect::deserialize` reads.
+impl schemars::JsonSchema for JsonExpect {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "JsonExpect".into()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let scalar = g.subschema_for::<Scalar>();
+        schemars::json_schema!({
+            "description": "a value it must equal, `{equals: V}`, `{exists: BOOL}` or `{matches: REGEX}`",
+            "anyOf": [
+                { "type": ["string", "number", "boolean", "null"] },
+                one_key("equals", schemars::json_schema!(true)),
+                one_key("exists", schemars::json_schema!({ "type": "boolean" })),
+                one_key("matches", scalar),
+            ]
+        })
+    }
+}
+
 /// Where a captured variable comes from.
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureSpec {
     #[serde(default)]
@@ -183,16 +246,17 @@ pub struct CaptureSpec {
 /// A side-effect counter: a request whose answer holds a number at `value`
 /// (or a list/object whose length counts), read before and after an action to
 /// see how many times the target really executed it.
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct CounterSpec {
     pub request: RequestSpec,
     /// JSON path to a number, or to a list (its length counts).
+    #[schemars(with = "String")]
     pub value: Spanned<String>,
 }
 
 /// One step of a multi-step case.
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct StepSpec {
     #[serde(default)]
@@ -203,5 +267,6 @@ pub struct StepSpec {
     /// Variable name -> `{json: PATH}` or `{header: NAME}`; readable as
     /// `${var.NAME}` in later steps of the same check.
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, CaptureSpec>")]
     pub capture: BTreeMap<String, Spanned<CaptureSpec>>,
 }

@@ -16,7 +16,7 @@ use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Ki
 pub type Word<T> = Option<Spanned<Keyword<T>>>;
 
 /// How a scripted answer writes Retry-After.
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum RetryAfterFormSpec {
     /// delay-seconds.
@@ -26,7 +26,7 @@ pub enum RetryAfterFormSpec {
 }
 
 /// A scripted fault instead of an answer.
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum FaultSpec {
     /// Drop the connection after reading the request.
@@ -36,7 +36,7 @@ pub enum FaultSpec {
 }
 
 /// When the client must retry a 503 (`client.retry_503_policy`).
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Policy503 {
     RetryAfterOnly,
@@ -45,7 +45,7 @@ pub enum Policy503 {
 }
 
 /// What an Idempotency-Key must look like (`client.idempotency_keys`).
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum KeyFormat {
     #[serde(rename = "uuidv4-or-ulid")]
@@ -57,7 +57,7 @@ pub enum KeyFormat {
 }
 
 /// What the first attempt gets in `client.replay_is_success`.
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum FirstAttemptSpec {
     /// The connection is dropped.
@@ -68,15 +68,18 @@ pub enum FirstAttemptSpec {
 }
 
 /// The client under test.
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct CommandSpec {
     /// Program and arguments (templates; `${var.tminus_exe}` is this tminus
     /// binary, `${upstream.url|host|port}` the mock upstream of the run).
+    #[schemars(with = "Vec<Scalar>")]
     pub argv: Vec<Spanned<Scalar>>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, Scalar>")]
     pub env: BTreeMap<String, Spanned<Scalar>>,
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub cwd: Option<Spanned<String>>,
     /// Kill the client (and its process group) after this long. Default 20s.
     #[serde(default)]
@@ -88,7 +91,7 @@ pub struct CommandSpec {
 
 /// Narrows a kind's default scenario to one operation (`match:`); without
 /// it the scenario answers every mutating request, whatever its path.
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct MatchSpec {
     #[serde(default)]
@@ -98,7 +101,7 @@ pub struct MatchSpec {
 }
 
 /// A scripted upstream (replaces the kind's default scenario).
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct UpstreamSpec {
     pub routes: Vec<RouteSpec>,
@@ -107,21 +110,23 @@ pub struct UpstreamSpec {
     pub hang_cap: Option<DurationValue>,
 }
 
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RouteSpec {
     #[serde(default)]
     pub method: Option<String>,
     pub path: String,
     #[serde(default)]
+    #[schemars(with = "Vec<StepSpec>")]
     pub responses: Vec<Spanned<StepSpec>>,
     #[serde(default)]
+    #[schemars(with = "Option<StepSpec>")]
     pub then: Option<Spanned<StepSpec>>,
     #[serde(default)]
     pub rate_limit: Option<RateLimitSpec>,
 }
 
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimitSpec {
     pub limit: u32,
@@ -129,7 +134,7 @@ pub struct RateLimitSpec {
 }
 
 /// One scripted answer or fault.
-#[derive(Debug, Deserialize, Clone, Default)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct StepSpec {
     #[serde(default)]
@@ -146,11 +151,13 @@ pub struct StepSpec {
     pub retry_after: Option<DurationValue>,
     /// `seconds` (default) or `http-date`.
     #[serde(default)]
+    #[schemars(with = "Option<Keyword<RetryAfterFormSpec>>")]
     pub retry_after_form: Word<RetryAfterFormSpec>,
     #[serde(default)]
     pub delay: Option<DurationValue>,
     /// `close` (drop the connection after reading the body) or `hang`.
     #[serde(default)]
+    #[schemars(with = "Option<Keyword<FaultSpec>>")]
     pub fault: Word<FaultSpec>,
     /// Use this answer this many times in a row. Default 1.
     #[serde(default)]
@@ -162,12 +169,14 @@ check_spec!(
     RespectsRetryAfterSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        #[schemars(with = "Option<MatchSpec>")]
         pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
         #[serde(default)]
         pub retry_after: Option<DurationValue>,
         #[serde(default)]
+        #[schemars(with = "Option<Keyword<RetryAfterFormSpec>>")]
         pub form: Word<RetryAfterFormSpec>,
         #[serde(default)]
         pub status: Option<u16>,
@@ -181,6 +190,7 @@ check_spec!(
     ExponentialBackoffSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        #[schemars(with = "Option<MatchSpec>")]
         pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
@@ -200,6 +210,7 @@ check_spec!(
     JitterSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        #[schemars(with = "Option<MatchSpec>")]
         pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
@@ -221,6 +232,7 @@ check_spec!(
     BoundedSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        #[schemars(with = "Option<MatchSpec>")]
         pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
@@ -240,6 +252,7 @@ check_spec!(
     NoRetryOn4xxSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        #[schemars(with = "Option<MatchSpec>")]
         pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
@@ -253,10 +266,12 @@ check_spec!(
     Retry503PolicySpec {
         pub client: CommandSpec,
         #[serde(default)]
+        #[schemars(with = "Option<MatchSpec>")]
         pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
         #[serde(default)]
+        #[schemars(with = "Option<Keyword<Policy503>>")]
         pub policy: Word<Policy503>,
         #[serde(default)]
         pub retry_after: Option<DurationValue>,
@@ -268,10 +283,12 @@ check_spec!(
     IdempotencyKeysSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        #[schemars(with = "Option<MatchSpec>")]
         pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
         #[serde(default)]
+        #[schemars(with = "Option<Keyword<KeyFormat>>")]
         pub key_format: Word<KeyFormat>,
         #[serde(default)]
         pub min_operations: Option<u32>,
@@ -283,6 +300,7 @@ check_spec!(
     SlowsBeforeLimitSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        #[schemars(with = "Option<MatchSpec>")]
         pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub limit: Option<u32>,
@@ -298,6 +316,7 @@ check_spec!(
     RetryAmplificationSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        #[schemars(with = "Option<MatchSpec>")]
         pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
@@ -307,6 +326,7 @@ check_spec!(
         pub status: Option<u16>,
         /// `none` sends the failure without Retry-After.
         #[serde(default)]
+        #[schemars(with = "Option<Scalar>")]
         pub retry_after: Option<Spanned<Scalar>>,
         #[serde(default)]
         pub hold: Option<DurationValue>,
@@ -322,11 +342,13 @@ check_spec!(
     ReplayIsSuccessSpec {
         pub client: CommandSpec,
         #[serde(default)]
+        #[schemars(with = "Option<MatchSpec>")]
         pub r#match: Option<Spanned<MatchSpec>>,
         #[serde(default)]
         pub upstream: Option<UpstreamSpec>,
         /// `close` (default) or `503`.
         #[serde(default)]
+        #[schemars(with = "Option<Keyword<FirstAttemptSpec>>")]
         pub first: Word<FirstAttemptSpec>,
         #[serde(default)]
         pub retry_after: Option<DurationValue>,

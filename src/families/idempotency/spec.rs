@@ -15,7 +15,7 @@ use crate::suite::kinds::{
 use crate::suite::request::{CounterSpec, RequestSpec};
 
 /// What the replay marker must look like (`marker.policy`).
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum MarkerPolicy {
     Required,
@@ -25,7 +25,7 @@ pub enum MarkerPolicy {
 
 /// Whether a rejected request's answer is stored under its key
 /// (`idempotency.errors_not_cached` `policy`).
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorsPolicy {
     NotCached,
@@ -33,7 +33,7 @@ pub enum ErrorsPolicy {
 }
 
 /// Whether the target requires a key (`idempotency.missing_key` `policy`).
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum KeyPolicy {
     Required,
@@ -41,7 +41,7 @@ pub enum KeyPolicy {
 }
 
 /// What endpoint B must answer to a key first used on endpoint A (IDEM-010).
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum EndpointPolicy {
     /// A rejection or an independent execution.
@@ -54,7 +54,7 @@ pub enum EndpointPolicy {
 pub type Policy<T> = Option<Spanned<Keyword<T>>>;
 
 /// The replay marker's dialect: `{header, values, policy}`.
-#[derive(Debug, Deserialize, Clone, Default)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct MarkerSpec {
     /// Default `Idempotent-Replayed`.
@@ -65,6 +65,7 @@ pub struct MarkerSpec {
     pub values: Option<Vec<Scalar>>,
     /// `required` (default), `optional` or `forbidden`.
     #[serde(default)]
+    #[schemars(with = "Option<Keyword<MarkerPolicy>>")]
     pub policy: Policy<MarkerPolicy>,
 }
 
@@ -76,14 +77,17 @@ check_spec!(
         #[serde(default)]
         pub key_header: Option<String>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub key: Option<Spanned<String>>,
         #[serde(default)]
         pub success: Option<StatusSet>,
         #[serde(default)]
         pub marker: Option<MarkerSpec>,
         #[serde(default)]
+        #[schemars(with = "Vec<String>")]
         pub ignore: Vec<Spanned<String>>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub id_path: Option<Spanned<String>>,
     }
 );
@@ -96,12 +100,14 @@ check_spec!(
         #[serde(default)]
         pub key_header: Option<String>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub key: Option<Spanned<String>>,
         #[serde(default)]
         pub success: Option<StatusSet>,
         #[serde(default)]
         pub marker: Option<MarkerSpec>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub id_path: Option<Spanned<String>>,
     }
 );
@@ -114,6 +120,7 @@ check_spec!(
         #[serde(default)]
         pub key_header: Option<String>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub key: Option<Spanned<String>>,
         #[serde(default)]
         pub success: Option<StatusSet>,
@@ -135,18 +142,21 @@ check_spec!(
         #[serde(default)]
         pub key_header: Option<String>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub key: Option<Spanned<String>>,
         #[serde(default)]
         pub success: Option<StatusSet>,
         #[serde(default)]
         pub marker: Option<MarkerSpec>,
         #[serde(default)]
+        #[schemars(with = "Option<u32>")]
         pub concurrency: Option<Spanned<u32>>,
         #[serde(default)]
         pub conflict_status: Option<StatusSet>,
         #[serde(default)]
         pub allow_replay: Option<bool>,
         #[serde(default)]
+        #[schemars(with = "BTreeMap<String, Scalar>")]
         pub slow_headers: BTreeMap<String, Spanned<Scalar>>,
     }
 );
@@ -160,18 +170,22 @@ check_spec!(
         #[serde(default)]
         pub key_header: Option<String>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub key: Option<Spanned<String>>,
         #[serde(default)]
         pub success: Option<StatusSet>,
         #[serde(default)]
         pub marker: Option<MarkerSpec>,
         #[serde(default)]
+        #[schemars(with = "BTreeMap<String, Scalar>")]
         pub slow_headers: BTreeMap<String, Spanned<Scalar>>,
         #[serde(default)]
         pub in_progress_status: Option<StatusSet>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub retry_within: Option<Spanned<DurationValue>>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub settle: Option<Spanned<DurationValue>>,
     }
 );
@@ -184,6 +198,7 @@ check_spec!(
         #[serde(default)]
         pub key_header: Option<String>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub key: Option<Spanned<String>>,
         #[serde(default)]
         pub success: Option<StatusSet>,
@@ -191,6 +206,7 @@ check_spec!(
         pub invalid: RequestSpec,
         /// `not_cached` (default) or `cached`.
         #[serde(default)]
+        #[schemars(with = "Option<Keyword<ErrorsPolicy>>")]
         pub policy: Policy<ErrorsPolicy>,
     }
 );
@@ -203,18 +219,22 @@ check_spec!(
         #[serde(default)]
         pub key_header: Option<String>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub key: Option<Spanned<String>>,
         #[serde(default)]
         pub success: Option<StatusSet>,
         #[serde(default)]
         pub marker: Option<MarkerSpec>,
         #[serde(default)]
+        #[schemars(with = "BTreeMap<String, Scalar>")]
         pub slow_headers: BTreeMap<String, Spanned<Scalar>>,
         #[serde(default)]
         pub conflict_status: Option<StatusSet>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub retry_after: Option<Spanned<DurationValue>>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub retry_within: Option<Spanned<DurationValue>>,
     }
 );
@@ -230,6 +250,7 @@ check_spec!(
         pub success: Option<StatusSet>,
         /// `required` (default) or `optional`.
         #[serde(default)]
+        #[schemars(with = "Option<Keyword<KeyPolicy>>")]
         pub policy: Policy<KeyPolicy>,
         #[serde(default)]
         pub reject_status: Option<StatusSet>,
@@ -244,12 +265,14 @@ check_spec!(
         #[serde(default)]
         pub key_header: Option<String>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub key: Option<Spanned<String>>,
         #[serde(default)]
         pub success: Option<StatusSet>,
         #[serde(default)]
         pub marker: Option<MarkerSpec>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub id_path: Option<Spanned<String>>,
     }
 );
@@ -262,6 +285,7 @@ check_spec!(
         #[serde(default)]
         pub key_header: Option<String>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub key: Option<Spanned<String>>,
         #[serde(default)]
         pub success: Option<StatusSet>,
@@ -279,6 +303,7 @@ check_spec!(
         #[serde(default)]
         pub key_header: Option<String>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub key: Option<Spanned<String>>,
         #[serde(default)]
         pub success: Option<StatusSet>,
@@ -291,6 +316,7 @@ check_spec!(
         pub other_effects: Option<CounterSpec>,
         /// `either` (default), `reject` or `execute`.
         #[serde(default)]
+        #[schemars(with = "Option<Keyword<EndpointPolicy>>")]
         pub policy: Policy<EndpointPolicy>,
         /// Statuses accepted as B's rejection; default 4xx.
         #[serde(default)]
@@ -306,16 +332,20 @@ check_spec!(
         #[serde(default)]
         pub key_header: Option<String>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub key: Option<Spanned<String>>,
         #[serde(default)]
         pub success: Option<StatusSet>,
         #[serde(default)]
         pub marker: Option<MarkerSpec>,
         /// The target's key lifetime (a short test TTL).
+        #[schemars(with = "DurationValue")]
         pub ttl: Spanned<DurationValue>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub margin: Option<Spanned<DurationValue>>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub max_wait: Option<Spanned<DurationValue>>,
     }
 );

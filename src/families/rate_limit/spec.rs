@@ -172,12 +172,16 @@ check_spec!(
     RateLimitHeadersSpec {
         pub requests: Vec<RequestSpec>,
         #[serde(default)]
+        #[schemars(with = "Option<u32>")]
         pub samples: Option<Spanned<u32>>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub dialect: Option<Spanned<String>>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub reset: Option<Spanned<String>>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub window: Option<Spanned<DurationValue>>,
         #[serde(default)]
         pub limit_header: Option<String>,
@@ -193,22 +197,30 @@ check_spec!(
     RateLimitStormSpec {
         pub request: RequestSpec,
         #[serde(default)]
+        #[schemars(with = "Option<u16>")]
         pub limited_status: Option<Spanned<u16>>,
         #[serde(default)]
+        #[schemars(with = "Option<u32>")]
         pub max_requests: Option<Spanned<u32>>,
         #[serde(default)]
+        #[schemars(with = "Option<u32>")]
         pub concurrency: Option<Spanned<u32>>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub cooldown_max: Option<Spanned<DurationValue>>,
         #[serde(default)]
+        #[schemars(with = "Option<u32>")]
         pub stop_after: Option<Spanned<u32>>,
         #[serde(default)]
         pub error_code: Option<String>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub error_code_path: Option<Spanned<String>>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub p95_under: Option<Spanned<DurationValue>>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub max_duration: Option<Spanned<DurationValue>>,
         #[serde(default)]
         pub remaining_header: Option<String>,
@@ -220,18 +232,25 @@ check_spec!(
     RateLimitRecoverySpec {
         pub request: RequestSpec,
         #[serde(default)]
+        #[schemars(with = "Option<u16>")]
         pub limited_status: Option<Spanned<u16>>,
         #[serde(default)]
+        #[schemars(with = "Option<u32>")]
         pub max_requests: Option<Spanned<u32>>,
         #[serde(default)]
+        #[schemars(with = "Option<u32>")]
         pub concurrency: Option<Spanned<u32>>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub cooldown_max: Option<Spanned<DurationValue>>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub margin: Option<Spanned<DurationValue>>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub max_wait: Option<Spanned<DurationValue>>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub reset: Option<Spanned<String>>,
     }
 );
@@ -241,12 +260,16 @@ check_spec!(
     RateLimitPartitionSpec {
         pub request: RequestSpec,
         #[serde(default)]
+        #[schemars(with = "Option<u16>")]
         pub limited_status: Option<Spanned<u16>>,
         #[serde(default)]
+        #[schemars(with = "Option<u32>")]
         pub max_requests: Option<Spanned<u32>>,
         #[serde(default)]
+        #[schemars(with = "Option<u32>")]
         pub concurrency: Option<Spanned<u32>>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub cooldown_max: Option<Spanned<DurationValue>>,
     }
 );

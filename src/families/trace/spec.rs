@@ -112,7 +112,7 @@ fn sanitized_pattern() -> String {
 }
 
 /// What a trace id must look like.
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum IdFormat {
     /// 32 lowercase hex digits, not all zeros (W3C trace-id).
@@ -137,7 +137,7 @@ impl IdFormat {
 }
 
 /// One request of a `trace.present` sample and the status it is meant to provoke.
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct SampleSpec {
     #[serde(default)]
@@ -146,6 +146,7 @@ pub struct SampleSpec {
     /// The status this request is meant to provoke (so a 5xx probe that answers
     /// 200 is reported as a suite problem, not silently counted).
     #[serde(default)]
+    #[schemars(with = "Option<StatusSet>")]
     pub status: Option<Spanned<StatusSet>>,
 }
 
@@ -219,6 +220,7 @@ check_spec!(
         pub id_format: IdFormat,
         /// A subset of the case names; all by default.
         #[serde(default)]
+        #[schemars(with = "Option<Vec<String>>")]
         pub cases: Option<Vec<Spanned<String>>>,
     }
 );
@@ -278,7 +280,7 @@ check_spec!(
 );
 
 /// Where the async status resource carries the trace id.
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct StatusTraceSpec {
     #[serde(default)]
@@ -302,6 +304,7 @@ check_spec!(
         /// Where the status resource carries the id: `{json: $.trace_id}` (default)
         /// or `{header: Trace-Id}`.
         #[serde(default)]
+        #[schemars(with = "Option<StatusTraceSpec>")]
         pub status_trace: Option<Spanned<StatusTraceSpec>>,
         /// Send the GET with a traceparent continuing the started trace (as a
         /// client that propagates would).

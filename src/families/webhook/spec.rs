@@ -18,7 +18,7 @@ use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Ki
 use crate::suite::request::{CounterSpec, RequestSpec};
 
 /// A custom signing scheme (`scheme: custom`).
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct CustomSchemeSpec {
     pub signature_header: String,
@@ -32,11 +32,14 @@ pub struct CustomSchemeSpec {
     pub event_header: Option<String>,
     /// raw | base64 | hex | whsec
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub secret_encoding: Option<Spanned<String>>,
     /// hex | base64
     #[serde(default)]
+    #[schemars(with = "Option<String>")]
     pub digest_encoding: Option<Spanned<String>>,
     /// e.g. `{timestamp}.{body}`
+    #[schemars(with = "String")]
     pub content: Spanned<String>,
 }
 
@@ -46,36 +49,48 @@ check_spec!(
     /// `webhook.burst`). The fields after `headers` only apply to some kinds.
     WebhookSenderSpec {
         /// Path on the target (or absolute URL) of the receiver.
+        #[schemars(with = "String")]
         pub receiver: Spanned<String>,
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub scheme: Option<Spanned<String>>,
         #[serde(default)]
         pub custom: Option<CustomSchemeSpec>,
+        #[schemars(with = "String")]
         pub secret: Spanned<String>,
         /// Raw body template; `${var.webhook_id}` is the delivery id.
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub body: Option<Spanned<String>>,
         #[serde(default)]
         pub event: Option<String>,
         #[serde(default)]
+        #[schemars(with = "std::collections::BTreeMap<String, Scalar>")]
         pub headers: std::collections::BTreeMap<String, Spanned<Scalar>>,
         /// Counts processed events (to prove "once" / "no side effect").
         #[serde(default)]
+        #[schemars(with = "Option<CounterSpec>")]
         pub effects: Option<Spanned<CounterSpec>>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub ack_within: Option<Spanned<DurationValue>>,
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub tolerance: Option<Spanned<DurationValue>>,
         /// What counts as "accepted" and "rejected" (defaults: `defaults`).
         #[serde(default)]
+        #[schemars(with = "Option<StatusSet>")]
         pub accept_status: Option<Spanned<StatusSet>>,
         #[serde(default)]
+        #[schemars(with = "Option<StatusSet>")]
         pub reject_status: Option<Spanned<StatusSet>>,
         /// `webhook.burst`: how many deliveries ...
         #[serde(default)]
+        #[schemars(with = "Option<u32>")]
         pub count: Option<Spanned<u32>>,
         /// ... spread evenly over this window.
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub over: Option<Spanned<DurationValue>>,
     }
 );
@@ -84,9 +99,11 @@ check_spec!(
     /// Every `webhook.sink_*` kind. The fields after `wait` only apply to some kinds.
     WebhookSinkSpec {
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub scheme: Option<Spanned<String>>,
         #[serde(default)]
         pub custom: Option<CustomSchemeSpec>,
+        #[schemars(with = "String")]
         pub secret: Spanned<String>,
         /// Requests that make the target deliver; `${var.sink_url}` is tminus's receiver.
         pub trigger: Vec<RequestSpec>,
@@ -98,37 +115,48 @@ check_spec!(
         pub wait: Option<DurationValue>,
         /// Event header value expected (absent: present, any value).
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub event: Option<Spanned<String>>,
         /// Expected retry delays.
         #[serde(default)]
+        #[schemars(with = "Option<Vec<DurationValue>>")]
         pub schedule: Option<Spanned<Vec<DurationValue>>>,
         /// `between` (each delay since the previous attempt) or `since_first`.
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub schedule_mode: Option<Spanned<String>>,
         /// Total deliveries expected (absent: schedule length + 1).
         #[serde(default)]
+        #[schemars(with = "Option<u32>")]
         pub max_attempts: Option<Spanned<u32>>,
         /// Allowed deviation per delay, in percent.
         #[serde(default)]
+        #[schemars(with = "Option<f64>")]
         pub tolerance_pct: Option<Spanned<f64>>,
         /// Absolute slack added to the tolerance.
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub tolerance_floor: Option<Spanned<DurationValue>>,
         /// Silence required after the last expected attempt (absent: the last
         /// delay, at most `defaults::QUIET_MAX`).
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub quiet: Option<Spanned<DurationValue>>,
         /// `Retry-After` seconds tminus sends with its 429/503 answers.
         #[serde(default)]
+        #[schemars(with = "Option<u64>")]
         pub retry_after: Option<Spanned<u64>>,
         /// How long tminus holds the first attempt open.
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub hang: Option<Spanned<DurationValue>>,
         /// The sender must give up on a hanging attempt within this.
         #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
         pub max_sender_timeout: Option<Spanned<DurationValue>>,
         /// Where the trace id sits in the delivery body, if not in `traceparent`.
         #[serde(default)]
+        #[schemars(with = "Option<String>")]
         pub trace_json: Option<Spanned<String>>,
     }
 );
