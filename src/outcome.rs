@@ -55,7 +55,9 @@ impl Verdict {
 }
 
 /// RFC 2119 requirement level of a property.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Contract: a broken MUST fails the check.

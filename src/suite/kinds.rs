@@ -374,10 +374,12 @@ macro_rules! check_spec {
             pub description: Option<String>,
             /// Per-property severity overrides (`severity: { marker: must }`).
             #[serde(default)]
+            #[schemars(with = "Option<std::collections::BTreeMap<String, crate::outcome::Severity>>")]
             pub severity: Option<serde_saphyr::Spanned<std::collections::BTreeMap<String, $crate::outcome::Severity>>>,
             /// A cooldown after the check (`after: 10s`), so a small rate
             /// limit's window refills before the next check.
             #[serde(default)]
+            #[schemars(with = "Option<crate::model::scalar::DurationValue>")]
             pub after: Option<serde_saphyr::Spanned<$crate::model::scalar::DurationValue>>,
             $($body)*
         }
