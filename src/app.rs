@@ -863,6 +863,7 @@ fn cmd_merge(a: crate::cli::MergeArgs) -> i32 {
         version: suite.version.clone(),
         target: m.target.clone(),
         checks: crate::families::load::exec::result_count(load),
+        profile: suite.profile.as_str(),
     };
     reporters.event(&Event::RunStarted {
         started_at,

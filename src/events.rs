@@ -15,6 +15,8 @@ pub struct SuiteInfo {
     pub version: Option<String>,
     pub target: String,
     pub checks: usize,
+    /// `standard` or `botix`: which reading of the specs the defaults follow.
+    pub profile: &'static str,
 }
 
 #[derive(Debug, Clone)]

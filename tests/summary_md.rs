@@ -77,7 +77,7 @@ fn passing_run_has_verdict_counts_per_suite_and_report_paths() {
         "{s}"
     );
     assert!(!s.contains("Failures, errors and warnings"), "{s}");
-    assert!(s.contains("| trace | 2 | 0 | 0 | 0 |"), "{s}");
+    assert!(s.contains("| trace | 2 | 0 | 0 | 0 | 0 |"), "{s}");
     assert!(
         s.contains("junit.xml`") && s.contains("report.html`"),
         "{s}"
@@ -143,8 +143,8 @@ fn failing_run_lists_the_failure_first_with_its_reason_and_request_id() {
         !s[failures..table].contains("traceparent-propagated"),
         "{s}"
     );
-    assert!(s.contains("| trace | 1 | 0 | 0 | 0 |"), "{s}");
-    assert!(s.contains("| idempotency | 0 | 1 | 0 | 0 |"), "{s}");
+    assert!(s.contains("| trace | 1 | 0 | 0 | 0 | 0 |"), "{s}");
+    assert!(s.contains("| idempotency | 0 | 1 | 0 | 0 | 0 |"), "{s}");
     assert!(s.find("| trace |").unwrap() < s.find("| idempotency |").unwrap());
 }
 
@@ -294,5 +294,5 @@ fn a_cancelled_run_still_writes_the_summary() {
     let s = read(&md);
     assert!(s.starts_with("## tminus: INTERRUPTED\n"), "{s}");
     assert!(s.contains("- **ERROR** `slow/a`"), "{s}");
-    assert!(s.contains("| slow | 0 | 0 | 1 | 1 |"), "{s}");
+    assert!(s.contains("| slow | 0 | 0 | 0 | 1 | 1 |"), "{s}");
 }

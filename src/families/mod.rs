@@ -80,6 +80,26 @@ pub fn all_kinds() -> impl Iterator<Item = KindDoc> {
         .flat_map(|f| f.kinds.iter().flat_map(|t| t.docs()))
 }
 
+/// The family of a kind: the prefix before the dot (`steps` has none).
+pub fn family_of(kind: &str) -> &str {
+    kind.split_once('.').map_or(kind, |(f, _)| f)
+}
+
+/// The names of the top-level parameters a family's kinds take (what its
+/// `defaults:` entry may set), in table order without repeats.
+pub fn family_params(family: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for k in all_kinds().filter(|k| family_of(k.name) == family) {
+        for p in k.params {
+            let top = p.name.split('.').next().unwrap_or(p.name);
+            if !out.contains(&top) {
+                out.push(top);
+            }
+        }
+    }
+    out
+}
+
 /// Every kind name, for "did you mean".
 pub fn kind_names() -> impl Iterator<Item = &'static str> {
     FAMILIES

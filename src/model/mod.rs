@@ -5,6 +5,7 @@
 pub mod json_schema;
 pub mod jsonpath;
 pub mod keyword;
+pub mod profile;
 pub mod request;
 pub mod retry_after;
 pub mod scalar;

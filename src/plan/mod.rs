@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_saphyr::{Location, Spanned};
 
+use crate::model::profile::Profile;
 use crate::outcome::Severity;
 
 use crate::model::keyword::Keyword;
@@ -90,6 +91,8 @@ pub struct PlannedSuite {
     pub sink: crate::sink::SinkEndpoint,
     /// `strict: true`: broken SHOULD properties fail (as `--strict`).
     pub strict: bool,
+    /// The profile its defaults followed.
+    pub profile: Profile,
 }
 
 #[derive(Debug)]
@@ -179,6 +182,8 @@ pub struct PlanCtx<'a> {
     pub captures: HashSet<String>,
     pub redactor: Redactor,
     pub diags: Diagnostics,
+    /// The suite's `profile:`: which reading of the specs defaults follow.
+    pub profile: Profile,
     env: EnvLookup<'a>,
 }
 
@@ -191,6 +196,7 @@ impl<'a> PlanCtx<'a> {
             captures: HashSet::new(),
             redactor,
             diags: Diagnostics::default(),
+            profile: Profile::default(),
             env,
         }
     }
@@ -310,6 +316,7 @@ pub fn build_with_env(
 
 fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> PlannedSuite {
     let f = &l.file;
+    ctx.profile = f.profile.as_ref().map(|p| p.value).unwrap_or_default();
     // Suite vars may use env/secret placeholders; CLI vars are taken as given.
     for (k, v) in &f.vars {
         let t = ctx.template_at(&v.value.0, v.referenced);
@@ -445,6 +452,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         timeout,
         checks,
         strict: f.strict.unwrap_or(false),
+        profile: ctx.profile,
     }
 }
 

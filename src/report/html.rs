@@ -243,16 +243,17 @@ impl Html {
             if self.cancelled { " (cancelled)" } else { "" },
             fmt_duration(self.duration)
         );
-        h.push_str("<table><tr><th>suite</th><th>version</th><th>file</th><th>SHA-256</th><th>target</th><th>checks</th></tr>");
+        h.push_str("<table><tr><th>suite</th><th>version</th><th>file</th><th>SHA-256</th><th>target</th><th>profile</th><th>checks</th></tr>");
         for (info, checks) in &self.suites {
             let _ = write!(
                 h,
-                "<tr><td><b>{}</b></td><td>{}</td><td><code>{}</code></td><td><code class=\"digest\">{}</code></td><td><code>{}</code></td><td>{}</td></tr>",
+                "<tr><td><b>{}</b></td><td>{}</td><td><code>{}</code></td><td><code class=\"digest\">{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
                 self.esc(&info.name),
                 info.version.as_deref().map_or_else(|| "(none)".to_owned(), |v| self.esc(v)),
                 self.esc(&info.file.display().to_string()),
                 info.digest.as_deref().map_or_else(|| "(unknown)".to_owned(), |d| self.esc(d)),
                 self.esc(&info.target),
+                info.profile,
                 checks.len()
             );
         }
@@ -491,6 +492,7 @@ mod tests {
             version: Some("2.1".into()),
             target: "http://127.0.0.1:9".into(),
             checks: 4,
+            profile: "botix",
         };
         r.event(&Event::RunStarted {
             started_at,
@@ -560,6 +562,7 @@ mod tests {
         // What was certified.
         assert!(html.contains(&"ab".repeat(32)));
         assert!(html.contains("<td>2.1</td>"));
+        assert!(html.contains("<td>botix</td>"), "profile: {html}");
         assert!(html.contains("2027-01-15T08:00:00Z"), "start: {html}");
         assert!(html.contains("2027-01-15T08:01:30Z"), "end: {html}");
         assert!(html.contains("--fail-fast stopped after partner/replay"));

@@ -45,6 +45,8 @@ struct JsonSuite {
     #[serde(skip_serializing_if = "Option::is_none")]
     version: Option<String>,
     target: String,
+    /// `standard` or `botix`.
+    profile: &'static str,
     checks: Vec<JsonCheck>,
 }
 
@@ -108,6 +110,7 @@ impl Reporter for Json {
                 file: info.file.display().to_string(),
                 version: info.version.clone(),
                 target: info.target.clone(),
+                profile: info.profile,
                 checks: Vec::new(),
             }),
             Event::CheckFinished(r) => {
@@ -205,6 +208,7 @@ mod tests {
             version: None,
             target: "http://127.0.0.1:1".into(),
             checks: 1,
+            profile: "standard",
         }));
         let outcome = Outcome::pass("ok").with_properties(vec![
             prop("attempts", 3u32),

@@ -50,6 +50,7 @@ pub fn suite_infos(plan: &Plan, opts: &RunOptions) -> Vec<SuiteInfo> {
                 .or_else(|| opts.default_base_url.clone())
                 .unwrap_or_default(),
             checks: s.checks.len() + s.load.as_ref().map_or(0, load::exec::result_count),
+            profile: s.profile.as_str(),
         })
         .collect()
 }

@@ -4,6 +4,7 @@
 //! Nothing here interprets a suite; `plan` does that. This layer only answers
 //! "what did the file say, and where".
 
+pub mod defaults;
 pub mod diagnostic;
 pub mod kinds;
 pub mod model;

@@ -14,6 +14,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use super::defaults::{Inheritance, WithDefaults};
 use crate::families::CheckSpec;
 use crate::model::scalar::{DurationValue, Scalar};
 
@@ -44,6 +45,16 @@ pub struct SuiteFile {
     pub load: Option<crate::families::load::spec::LoadSpec>,
     /// `strict: true`: a broken SHOULD property fails (as `--strict`).
     pub strict: Option<bool>,
+    /// Which reading of the specs the defaults follow: `standard` (the
+    /// default: only what RFCs, drafts and Standard Webhooks require) or
+    /// `botix` (the seed checklist's contract).
+    #[schemars(with = "Option<crate::model::profile::Profile>")]
+    pub profile: Option<Spanned<crate::model::profile::Profile>>,
+    /// Per family (`idempotency`, `rate_limit`, ...), parameter values every
+    /// check of that family inherits unless it sets the key itself
+    /// (`suite::defaults`). Read in the first pass; kept here for the schema.
+    #[schemars(schema_with = "super::schema::defaults", default)]
+    pub defaults: (),
 }
 
 pub(super) const SUITE_FIELDS: &[&str] = &[
@@ -55,15 +66,19 @@ pub(super) const SUITE_FIELDS: &[&str] = &[
     "checks",
     "load",
     "strict",
+    "profile",
+    "defaults",
 ];
 
 /// Deserializes a [`SuiteFile`] whose check entries have the given kinds,
 /// in document order (`None`: no `kind:`, a `steps` check).
-pub struct SuiteSeed<'k> {
+pub struct SuiteSeed<'k, 'de> {
     pub kinds: &'k [Option<String>],
+    /// The `defaults:` block, offered to every entry of its family.
+    pub inherit: &'k Inheritance<'de>,
 }
 
-impl<'de> DeserializeSeed<'de> for SuiteSeed<'_> {
+impl<'de> DeserializeSeed<'de> for SuiteSeed<'_, 'de> {
     type Value = SuiteFile;
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<SuiteFile, D::Error> {
@@ -71,7 +86,7 @@ impl<'de> DeserializeSeed<'de> for SuiteSeed<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for SuiteSeed<'_> {
+impl<'de> Visitor<'de> for SuiteSeed<'_, 'de> {
     type Value = SuiteFile;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -93,6 +108,8 @@ impl<'de> Visitor<'de> for SuiteSeed<'_> {
         let mut checks = None;
         let mut load = None;
         let mut strict = None;
+        let mut profile = None;
+        let mut defaults_seen = false;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "suite" => {
@@ -117,7 +134,10 @@ impl<'de> Visitor<'de> for SuiteSeed<'_> {
                 }
                 "checks" => {
                     once(&checks, "checks")?;
-                    checks = Some(map.next_value_seed(ChecksSeed { kinds: self.kinds })?);
+                    checks = Some(map.next_value_seed(ChecksSeed {
+                        kinds: self.kinds,
+                        inherit: self.inherit,
+                    })?);
                 }
                 "load" => {
                     once(&load, "load")?;
@@ -126,6 +146,19 @@ impl<'de> Visitor<'de> for SuiteSeed<'_> {
                 "strict" => {
                     once(&strict, "strict")?;
                     strict = Some(map.next_value()?);
+                }
+                "profile" => {
+                    once(&profile, "profile")?;
+                    profile = Some(map.next_value()?);
+                }
+                "defaults" => {
+                    // Read (and checked) by the first pass; each entry
+                    // inherits from it while it is deserialized.
+                    if defaults_seen {
+                        return Err(de::Error::duplicate_field("defaults"));
+                    }
+                    defaults_seen = true;
+                    map.next_value::<de::IgnoredAny>()?;
                 }
                 other => return Err(de::Error::unknown_field(other, SUITE_FIELDS)),
             }
@@ -139,16 +172,19 @@ impl<'de> Visitor<'de> for SuiteSeed<'_> {
             checks: checks.unwrap_or_default(),
             load: load.flatten(),
             strict: strict.flatten(),
+            profile: profile.flatten(),
+            defaults: (),
         })
     }
 }
 
 /// The `checks:` sequence: entry `i` is deserialized as kind `kinds[i]`.
-struct ChecksSeed<'k> {
+struct ChecksSeed<'k, 'de> {
     kinds: &'k [Option<String>],
+    inherit: &'k Inheritance<'de>,
 }
 
-impl<'de> DeserializeSeed<'de> for ChecksSeed<'_> {
+impl<'de> DeserializeSeed<'de> for ChecksSeed<'_, 'de> {
     type Value = Vec<CheckSpec>;
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Vec<CheckSpec>, D::Error> {
@@ -156,7 +192,7 @@ impl<'de> DeserializeSeed<'de> for ChecksSeed<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for ChecksSeed<'_> {
+impl<'de> Visitor<'de> for ChecksSeed<'_, 'de> {
     type Value = Vec<CheckSpec>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -176,7 +212,10 @@ impl<'de> Visitor<'de> for ChecksSeed<'_> {
                 .cloned()
                 .flatten()
                 .unwrap_or_else(|| "steps".to_owned());
-            match seq.next_element_seed(EntrySeed { kind: &kind })? {
+            match seq.next_element_seed(EntrySeed {
+                kind: &kind,
+                inherit: self.inherit,
+            })? {
                 Some(c) => out.push(c),
                 None => return Ok(out),
             }
@@ -185,15 +224,24 @@ impl<'de> Visitor<'de> for ChecksSeed<'_> {
 }
 
 /// One check entry of a known kind.
-struct EntrySeed<'a> {
+struct EntrySeed<'a, 'de> {
     kind: &'a str,
+    inherit: &'a Inheritance<'de>,
 }
 
-impl<'de> DeserializeSeed<'de> for EntrySeed<'_> {
+impl<'de> DeserializeSeed<'de> for EntrySeed<'_, 'de> {
     type Value = CheckSpec;
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<CheckSpec, D::Error> {
-        CheckSpec::deserialize_kind(self.kind, d)
+        let family = crate::families::family_of(self.kind);
+        CheckSpec::deserialize_kind(
+            self.kind,
+            WithDefaults {
+                inner: d,
+                family,
+                inherit: self.inherit,
+            },
+        )
     }
 }
 

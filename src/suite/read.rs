@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use super::defaults::{check_block, DefaultsBlock, Inheritance};
 use super::diagnostic::{suggest, Diagnostic};
 use super::model::{SuiteFile, SuiteSeed};
 use crate::families::kind_names;
@@ -53,6 +54,8 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Diagnostic> {
 struct KindsOnly {
     #[serde(default)]
     checks: Vec<KindOnly>,
+    #[serde(default)]
+    defaults: Option<DefaultsBlock>,
 }
 
 #[derive(Deserialize)]
@@ -83,8 +86,8 @@ pub fn read_suite(path: &Path) -> Result<SuiteSource, Diagnostic> {
 pub fn parse_str(path: &Path, source: &str) -> Result<SuiteFile, Diagnostic> {
     let kinds: KindsOnly = serde_saphyr::from_str(source).map_err(|e| to_diag(path, source, &e))?;
     let mut names = Vec::with_capacity(kinds.checks.len());
-    for c in kinds.checks {
-        match c.kind {
+    for c in &kinds.checks {
+        match &c.kind {
             Some(k) if !kind_names().any(|n| n == k.value) => {
                 let mut msg = format!("unknown check kind `{}`", k.value);
                 if let Some(s) = suggest(&k.value, kind_names()) {
@@ -94,13 +97,27 @@ pub fn parse_str(path: &Path, source: &str) -> Result<SuiteFile, Diagnostic> {
                 }
                 return Err(Diagnostic::new(path, source, k.referenced, msg));
             }
-            k => names.push(k.map(|k| k.value)),
+            k => names.push(k.as_ref().map(|k| k.value.clone())),
         }
     }
+    if let Some(block) = &kinds.defaults {
+        check_block(path, source, block)?;
+    }
+    let inherit = Inheritance::new(source, kinds.defaults.as_ref());
     serde_saphyr::with_deserializer_from_str(source, |d| {
-        serde::de::DeserializeSeed::deserialize(SuiteSeed { kinds: &names }, d)
+        serde::de::DeserializeSeed::deserialize(
+            SuiteSeed {
+                kinds: &names,
+                inherit: &inherit,
+            },
+            d,
+        )
     })
-    .map_err(|e| to_diag(path, source, &e))
+    .map_err(|e| {
+        // An error inside an inherited default is shown where it is written.
+        let inner = inherit.take_failure();
+        to_diag(path, source, inner.as_ref().unwrap_or(&e))
+    })
 }
 
 /// The file's text, or an error at the line and column of its first byte that

@@ -141,6 +141,29 @@ fn describe(props: &mut Map<String, Value>, p: &Param) {
 /// table, and a parameter's type from its typed default (the values the
 /// table only describes in words accept any type here and are checked by
 /// `tminus validate`).
+/// `defaults:`: per family, the parameters its kinds take (any value here;
+/// each check that inherits one checks it against its own field).
+pub(super) fn defaults(_: &mut SchemaGenerator) -> Schema {
+    let mut families = Map::new();
+    for f in crate::families::FAMILIES {
+        let params: Map<String, Value> = crate::families::family_params(f.name)
+            .into_iter()
+            .filter(|p| !matches!(*p, "id" | "kind"))
+            .map(|p| (p.to_owned(), json!({})))
+            .collect();
+        families.insert(
+            f.name.to_owned(),
+            json!({ "type": "object", "additionalProperties": false, "properties": params }),
+        );
+    }
+    json_schema!({
+        "type": "object",
+        "description": "per family, parameter values every check of that family inherits unless it sets the key itself",
+        "additionalProperties": false,
+        "properties": families
+    })
+}
+
 pub(super) fn load(g: &mut SchemaGenerator) -> Schema {
     let table = &crate::families::load::spec::LOAD;
     let mut props = Map::new();
