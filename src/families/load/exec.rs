@@ -10,7 +10,10 @@
 //! testcases and a breach exits 1. This module never sees the runner's
 //! summary or event stream.
 
-use super::summary::{EffectsSummary, FilesSummary, IdempotencySummary, KindSummary, LoadSummary};
+use super::summary::{
+    BurstFigures, Distribution, EffectsSummary, FilesSummary, IdempotencySummary, KindSummary,
+    LoadSummary,
+};
 use super::{engine, signal, stats};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -68,12 +71,17 @@ pub struct LoadResult {
     pub kind: &'static str,
     pub description: String,
     pub outcome: Outcome,
+    /// On the delivery result of a burst that ran: what the HTML report
+    /// plots (the runner passes it on as `Event::LoadFigures`).
+    pub figures: Option<Box<BurstFigures>>,
 }
 
 /// Collects a load's results in their reporting order.
 struct Results<'a> {
     plan: &'a LoadPlan,
     out: Vec<LoadResult>,
+    /// Given to the delivery result when it is pushed.
+    figures: Option<Box<BurstFigures>>,
 }
 
 impl<'a> Results<'a> {
@@ -81,6 +89,14 @@ impl<'a> Results<'a> {
         Results {
             plan,
             out: Vec::with_capacity(result_count(plan)),
+            figures: None,
+        }
+    }
+
+    fn with_figures(self, figures: BurstFigures) -> Self {
+        Results {
+            figures: Some(Box::new(figures)),
+            ..self
         }
     }
 
@@ -90,6 +106,11 @@ impl<'a> Results<'a> {
             kind,
             description,
             outcome,
+            figures: if kind == "load.delivery" {
+                self.figures.take()
+            } else {
+                None
+            },
         });
     }
 
@@ -297,6 +318,21 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
     }
 
     let headline = headline(&overall, out.elapsed);
+    // Drawn for partial runs too: a cancelled burst's plots are still evidence.
+    let figures = BurstFigures {
+        suite: suite.to_owned(),
+        load: plan.id.clone(),
+        distributions: std::iter::once(Distribution::new("all requests", &overall))
+            .chain(
+                plan.mix
+                    .iter()
+                    .zip(&out.kinds)
+                    .map(|(m, k)| Distribution::new(m.name.clone(), k)),
+            )
+            .collect(),
+        intervals: out.intervals,
+    };
+    let res = res.with_figures(figures);
     if cancelled {
         return res.all(Outcome::error(format!(
             "the burst was cancelled after {}: not judged; partial figures in {} ({headline})",
