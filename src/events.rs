@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
+use crate::families::load::summary::BurstFigures;
 use crate::families::{Outcome, Verdict};
 
 #[derive(Debug, Clone)]
@@ -99,6 +100,9 @@ pub enum Event {
         message: String,
     },
     CheckFinished(Box<CheckResult>),
+    /// A burst's percentile distributions and interval series, sent once
+    /// per burst that ran, before its results; the HTML report plots them.
+    LoadFigures(Box<BurstFigures>),
     SuiteFinished {
         suite: String,
         duration: Duration,

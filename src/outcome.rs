@@ -336,6 +336,29 @@ impl Outcome {
             return;
         };
         self.verdict = worst;
+        if worst == Verdict::Pass {
+            // Every row says what it rested on; the check's line stays short.
+            let held: Vec<&str> = self
+                .assertions
+                .iter()
+                .filter(|a| a.verdict == Verdict::Pass)
+                .map(|a| a.property)
+                .collect();
+            let off: Vec<&str> = self
+                .assertions
+                .iter()
+                .filter(|a| a.verdict == Verdict::Skipped)
+                .map(|a| a.property)
+                .collect();
+            self.message = format!("{} hold", held.join(", "));
+            if !off.is_empty() {
+                self.message
+                    .push_str(&format!(" ({} not judged)", off.join(", ")));
+            }
+            self.expected = None;
+            self.actual = None;
+            return;
+        }
         let lead: Vec<&Assertion> = self
             .assertions
             .iter()

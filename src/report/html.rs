@@ -116,6 +116,8 @@ pub struct Html {
     duration: std::time::Duration,
     cancelled: bool,
     finished: bool,
+    /// Each burst's plot data (`Event::LoadFigures`), drawn by `plot.rs`.
+    figures: Vec<crate::families::load::summary::BurstFigures>,
 }
 
 impl Html {
@@ -130,6 +132,7 @@ impl Html {
             duration: std::time::Duration::ZERO,
             cancelled: true,
             finished: false,
+            figures: Vec::new(),
         }
     }
 
@@ -179,6 +182,7 @@ impl Html {
         self.render_certified(&mut h, ended_at);
         self.render_skipped(&mut h);
         self.render_details(&mut h);
+        h.push_str(&super::plot::section(&self.figures, &|s| self.esc(s)));
         h.push_str(
             "<section class=\"signoff\"><h2>Sign-off</h2>\
              <p>I have reviewed the checklist and the evidence above.</p>\
@@ -390,9 +394,10 @@ code.digest{word-break:break-all;font-size:.85em}\
 .check{border-left:4px solid #ddd;padding:.2em .8em;margin:0 0 1em}.check.pass,.check.fail,.check.error,.check.skipped{background:none}.check.fail{border-color:#cf222e}.check.error{border-color:#8250df}\
 .check.skipped{border-color:#9a6700}.check.warn{border-color:#bf8700;background:none}.check.pass{border-color:#1a7f37}.check h3{margin:.3em 0;font-size:1.05em}.check p{margin:.3em 0}\
 .signoff{margin-top:2em;border:1px solid #999;padding:1em 1.5em}.sig{display:flex;align-items:flex-end;gap:1em;margin:1.6em 0 .4em}\
+figure.plot{margin:0 0 1.2em}figure.plot figcaption{color:#666;font-size:.9em}\
 .sig span:first-child{min-width:8em}.sig .line{flex:1;border-bottom:1px solid #222;height:1.2em}\
 @media print{body{margin:0;max-width:none;font-size:10pt}*{-webkit-print-color-adjust:exact;print-color-adjust:exact}\
-.check,.signoff,.checklist,.certified,tr{break-inside:avoid;page-break-inside:avoid}h2,h3{break-after:avoid;page-break-after:avoid}\
+.check,.signoff,.checklist,.certified,tr,figure{break-inside:avoid;page-break-inside:avoid}h2,h3{break-after:avoid;page-break-after:avoid}\
 pre{max-height:none;overflow:visible}details>summary{list-style:none}}";
 
 impl Reporter for Html {
@@ -406,6 +411,7 @@ impl Reporter for Html {
                     checks.push((**r).clone());
                 }
             }
+            Event::LoadFigures(f) => self.figures.push((**f).clone()),
             Event::RunFinished {
                 duration,
                 cancelled,

@@ -7,6 +7,7 @@ pub mod console;
 pub mod html;
 pub mod json;
 pub mod junit;
+pub mod plot;
 pub mod summary;
 
 use std::io;

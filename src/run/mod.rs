@@ -185,7 +185,10 @@ pub async fn run(
                 }
             };
             let duration = load_started.elapsed();
-            for r in results {
+            for mut r in results {
+                if let Some(figures) = r.figures.take() {
+                    events.event(&Event::LoadFigures(figures));
+                }
                 let finished = CheckResult {
                     suite: suite.name.clone(),
                     id: r.id,

@@ -15,6 +15,7 @@
 //! Requests go through `GooseUser::client` (goose's reqwest client) so no
 //! goose metric or per-failure log line is produced.
 
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -23,6 +24,7 @@ use goose::config::GooseConfiguration;
 use goose::prelude::*;
 
 use super::stats::{HlogFile, KindStats, Result_, Shard};
+use super::summary::IntervalPoint;
 use crate::families::load::plan::{LoadPlan, Profile};
 use crate::http::{Rendered, Target};
 use crate::plan::Scope;
@@ -32,6 +34,9 @@ use crate::plan::Scope;
 const MAX_SHARDS: usize = 16;
 /// How often the interval log and the progress line are updated.
 pub const TICK: Duration = Duration::from_secs(1);
+/// How often a burst writes a progress line when stderr is not a terminal
+/// (CI logs), where the indicatif bar does not draw.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 /// The last stretch before a slot that a user spends yielding instead of
 /// sleeping: tokio's timer wakes up to ~1 ms late, so the sleep ends this much
 /// early and `yield_now` covers the rest (bounded: at most this long per
@@ -148,6 +153,8 @@ pub struct RunOutcome {
     pub engine_error: Option<String>,
     /// Stopped by the max-duration bound.
     pub hit_max_duration: bool,
+    /// The interval log's intervals, for the report's plots.
+    pub intervals: Vec<IntervalPoint>,
 }
 
 impl Shared {
@@ -449,6 +456,7 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
                 elapsed: started.elapsed(),
                 engine_error: Some(format!("goose refused the configuration: {e}")),
                 hit_max_duration: false,
+                intervals: Vec::new(),
             }
         }
     };
@@ -476,6 +484,7 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
                 elapsed: started.elapsed(),
                 engine_error: Some(format!("goose refused the load profile: {e}")),
                 hit_max_duration: false,
+                intervals: Vec::new(),
             }
         }
     };
@@ -487,9 +496,13 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
     let tsh = shared.clone();
     let max_duration = plan.max_duration;
     let tbar = bar.clone();
+    let plain_progress = !std::io::stderr().is_terminal();
     let ticker = tokio::spawn(async move {
         let mut hlog = hlog;
         let mut hit_max = false;
+        let mut intervals = Vec::new();
+        let mut since_line = Instant::now();
+        let mut line_requests = 0u64;
         let mut overall = super::stats::new_hist();
         let mut total = 0u64;
         let mut errors = 0u64;
@@ -515,6 +528,8 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
                 let len = now.duration_since(last).unwrap_or_default();
                 let (raw, cor, errs) = tsh.take_interval();
                 since_flush = Instant::now();
+                let at = last.duration_since(base).unwrap_or_default();
+                intervals.push(IntervalPoint::new(at, len, &raw, &cor, errs));
                 let n = cor.len();
                 total += n;
                 errors += errs;
@@ -533,13 +548,25 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
                     overall.value_at_quantile(0.95)
                 };
                 tbar.set_position(started.elapsed().as_secs());
-                tbar.set_message(format!(
-                    "{rate:.0} req/s · p95 {:.1} ms (corrected) · {total} sent · {errors} errors",
-                    p95 as f64 / 1000.0
-                ));
+                tbar.set_message(progress_message(rate, p95, total, errors));
+                line_requests += n;
+                if plain_progress && !stopping && since_line.elapsed() >= PROGRESS_EVERY {
+                    let window_rate =
+                        line_requests as f64 / since_line.elapsed().as_secs_f64().max(1e-3);
+                    eprintln!(
+                        "{}",
+                        progress_line(
+                            started.elapsed(),
+                            total_secs,
+                            progress_message(window_rate, p95, total, errors)
+                        )
+                    );
+                    since_line = Instant::now();
+                    line_requests = 0;
+                }
             }
             if stopping {
-                break hit_max;
+                break (hit_max, intervals);
             }
         }
     });
@@ -551,7 +578,7 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
     let result = attack.execute().await;
     drop(guard);
     let _ = stop_tx.send(());
-    let hit_max_duration = ticker.await.unwrap_or(false);
+    let (hit_max_duration, intervals) = ticker.await.unwrap_or_default();
     bar.finish_and_clear();
     // goose lowers the global level while it runs; put ours back.
     log::set_max_level(level);
@@ -561,6 +588,7 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
         elapsed: started.elapsed(),
         engine_error: result.err().map(|e| format!("goose failed: {e}")),
         hit_max_duration,
+        intervals,
     }
 }
 
@@ -604,6 +632,23 @@ impl Drop for StdoutToStderr {
             }
         }
     }
+}
+
+/// What the bar and the plain progress line say: the current rate, the
+/// corrected p95 so far (µs in), the requests answered and the errors. No
+/// URL, so nothing a secret could hide in.
+fn progress_message(rate: f64, p95_us: u64, total: u64, errors: u64) -> String {
+    format!(
+        "{rate:.0} req/s · p95 {:.1} ms (corrected) · {total} sent · {errors} errors",
+        p95_us as f64 / 1000.0
+    )
+}
+
+/// The line a burst writes to a non-terminal stderr every
+/// [`PROGRESS_EVERY`]: `load 10s/30s: 120 req/s · p95 …`.
+pub fn progress_line(elapsed: Duration, planned: Option<Duration>, message: String) -> String {
+    let planned = planned.map_or_else(String::new, |p| format!("/{}s", p.as_secs()));
+    format!("load {}s{planned}: {message}", elapsed.as_secs())
 }
 
 fn progress_bar(total: Option<Duration>) -> indicatif::ProgressBar {
@@ -681,6 +726,17 @@ mod tests {
         assert!(prev < slot(4));
         let m4 = measure(slot(4), slot(4), slot(4) + ms(1), Some(prev));
         assert_eq!(m4.corrected, m4.raw);
+    }
+
+    #[test]
+    fn the_plain_progress_line_names_elapsed_rate_p95_and_counts() {
+        let msg = progress_message(118.6, 6_940, 1_234, 2);
+        assert_eq!(
+            progress_line(Duration::from_millis(10_400), Some(ms(30_000)), msg.clone()),
+            "load 10s/30s: 119 req/s · p95 6.9 ms (corrected) · 1234 sent · 2 errors"
+        );
+        // An iterations profile has no planned end.
+        assert!(progress_line(ms(5_000), None, msg).starts_with("load 5s: 119 req/s"));
     }
 
     /// wrk2's case: a precise generator (sent == scheduled) is charged

@@ -10,7 +10,10 @@
 //! testcases and a breach exits 1. This module never sees the runner's
 //! summary or event stream.
 
-use super::summary::{EffectsSummary, FilesSummary, IdempotencySummary, KindSummary, LoadSummary};
+use super::summary::{
+    BurstFigures, Distribution, EffectsSummary, FilesSummary, IdempotencySummary, IntervalPoint,
+    KindSummary, LoadSummary,
+};
 use super::{engine, signal, stats};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -68,12 +71,17 @@ pub struct LoadResult {
     pub kind: &'static str,
     pub description: String,
     pub outcome: Outcome,
+    /// On the delivery result of a burst that ran: what the HTML report
+    /// plots (the runner passes it on as `Event::LoadFigures`).
+    pub figures: Option<Box<BurstFigures>>,
 }
 
 /// Collects a load's results in their reporting order.
 struct Results<'a> {
     plan: &'a LoadPlan,
     out: Vec<LoadResult>,
+    /// Given to the delivery result when it is pushed.
+    figures: Option<Box<BurstFigures>>,
 }
 
 impl<'a> Results<'a> {
@@ -81,6 +89,14 @@ impl<'a> Results<'a> {
         Results {
             plan,
             out: Vec::with_capacity(result_count(plan)),
+            figures: None,
+        }
+    }
+
+    fn with_figures(self, figures: BurstFigures) -> Self {
+        Results {
+            figures: Some(Box::new(figures)),
+            ..self
         }
     }
 
@@ -90,6 +106,11 @@ impl<'a> Results<'a> {
             kind,
             description,
             outcome,
+            figures: if kind == "load.delivery" {
+                self.figures.take()
+            } else {
+                None
+            },
         });
     }
 
@@ -145,6 +166,9 @@ pub struct Figures {
     pub distinct_keys: u64,
     pub duplicates: u64,
     pub effects: Effects,
+    /// The interval log's intervals, for the report's plots (empty for a
+    /// merge of shards: each shard's `.hlog` holds its own).
+    pub intervals: Vec<IntervalPoint>,
 }
 
 impl Figures {
@@ -163,6 +187,7 @@ impl Figures {
             cancelled: false,
             distinct_keys: 0,
             duplicates: 0,
+            intervals: Vec::new(),
             effects: Effects::NotAsked,
         }
     }
@@ -220,7 +245,7 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         &files,
         &ctx.redactor,
     );
-    judge_figures(plan, &burst.figures, &files.json, write_err)
+    judge_figures(plan, ctx.suite, &burst.figures, &files.json, write_err)
 }
 
 /// The report folder (`reports` when none is given) and the file stem of a
@@ -321,6 +346,7 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
             elapsed: Duration::ZERO,
             engine_error: None,
             hit_max_duration: false,
+            intervals: Vec::new(),
         }
     } else {
         engine::run(shared.clone(), Some(hlog), base).await
@@ -331,6 +357,7 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
     figures.hit_max_duration = out.hit_max_duration;
     figures.engine_error = out.engine_error;
     figures.cancelled = cancelled;
+    figures.intervals = out.intervals;
     figures.distinct_keys = shared.distinct_keys_ok.load(Ordering::Relaxed);
     figures.duplicates = shared.duplicates.load(Ordering::Relaxed);
     let mut after_read = None;
@@ -434,25 +461,38 @@ pub fn write_figures(
 /// cancelled or broken burst. `json` is the summary named in messages.
 pub fn judge_figures(
     plan: &LoadPlan,
+    suite: &str,
     f: &Figures,
     json: &Path,
     write_err: Option<String>,
 ) -> Vec<LoadResult> {
     let headline = headline(&f.overall, f.elapsed);
+    // Drawn for partial runs too: a cancelled burst's plots are still evidence.
+    let figures = BurstFigures {
+        suite: suite.to_owned(),
+        load: plan.id.clone(),
+        distributions: std::iter::once(Distribution::new("all requests", &f.overall))
+            .chain(
+                plan.mix
+                    .iter()
+                    .zip(&f.kinds)
+                    .map(|(m, k)| Distribution::new(m.name.clone(), k)),
+            )
+            .collect(),
+        intervals: f.intervals.clone(),
+    };
+    let res = Results::new(plan).with_figures(figures);
     if f.cancelled {
-        return uniform(
-            plan,
-            Outcome::error(format!(
-                "the burst was cancelled after {}: not judged; partial figures in {} ({headline})",
-                crate::fmt_duration(f.elapsed),
-                json.display()
-            )),
-        );
+        return res.all(Outcome::error(format!(
+            "the burst was cancelled after {}: not judged; partial figures in {} ({headline})",
+            crate::fmt_duration(f.elapsed),
+            json.display()
+        )));
     }
     if let Some(e) = f.engine_error.clone().or(write_err) {
-        return uniform(plan, Outcome::error(e));
+        return res.all(Outcome::error(e));
     }
-    let mut res = Results::new(plan);
+    let mut res = res;
     let overall = &f.overall;
     let expected = f.scheduled;
     let delivered = f.delivered();

@@ -341,7 +341,7 @@ pub fn judge_merged(
         write_err = write_merged_hlog(&files.hlog, suite, plan, shards).err();
     }
     let more = write_figures(plan, suite, target, figures, &files, redactor);
-    judge_figures(plan, figures, &files.json, write_err.or(more))
+    judge_figures(plan, suite, figures, &files.json, write_err.or(more))
 }
 
 /// Every shard's interval log in one, rebased on the earliest shard start

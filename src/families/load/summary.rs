@@ -186,6 +186,107 @@ impl LatencySummary {
     }
 }
 
+/// What the HTML report draws of one burst (issue 15): the percentile
+/// distribution of all requests and of each request kind, and the burst's
+/// one-second intervals (the same intervals the `.hlog` holds). It reaches
+/// the reporters as `Event::LoadFigures`, typed; nothing is read back from
+/// the files. Latencies in ms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BurstFigures {
+    pub suite: String,
+    pub load: String,
+    /// All requests first, then each kind of the mix in the suite's order.
+    pub distributions: Vec<Distribution>,
+    pub intervals: Vec<IntervalPoint>,
+}
+
+/// A percentile distribution, raw and corrected, as HdrHistogram's
+/// `iter_quantiles` steps through it (the points of a `.hgrm`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Distribution {
+    /// `all requests` or the request kind's name.
+    pub name: String,
+    pub requests: u64,
+    pub raw: Vec<PercentilePoint>,
+    pub corrected: Vec<PercentilePoint>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PercentilePoint {
+    /// 0..=1; the last point of a series is 1 (the maximum).
+    pub quantile: f64,
+    pub ms: f64,
+}
+
+/// One interval of the burst: what was answered in it and how fast.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntervalPoint {
+    /// Seconds since the burst started.
+    pub start_s: f64,
+    pub len_s: f64,
+    pub requests: u64,
+    pub errors: u64,
+    /// Zero when nothing was answered in the interval.
+    pub corrected_p50_ms: f64,
+    pub corrected_p99_ms: f64,
+    pub raw_p99_ms: f64,
+}
+
+impl Distribution {
+    pub fn new(name: impl Into<String>, k: &KindStats) -> Self {
+        Distribution {
+            name: name.into(),
+            requests: k.requests,
+            raw: percentile_series(&k.raw),
+            corrected: percentile_series(&k.corrected),
+        }
+    }
+}
+
+/// Five steps per halving of the distance to 100%, as `.hgrm` files print.
+fn percentile_series(h: &Histogram<u64>) -> Vec<PercentilePoint> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    h.iter_quantiles(5)
+        .map(|v| PercentilePoint {
+            quantile: v.quantile_iterated_to(),
+            ms: v.value_iterated_to() as f64 / 1000.0,
+        })
+        .collect()
+}
+
+impl IntervalPoint {
+    pub fn new(
+        start: Duration,
+        len: Duration,
+        raw: &Histogram<u64>,
+        corrected: &Histogram<u64>,
+        errors: u64,
+    ) -> Self {
+        let at = |h: &Histogram<u64>, q: f64| {
+            if h.is_empty() {
+                0.0
+            } else {
+                ms(h.value_at_quantile(q) as f64)
+            }
+        };
+        IntervalPoint {
+            start_s: start.as_secs_f64(),
+            len_s: len.as_secs_f64(),
+            requests: corrected.len(),
+            errors,
+            corrected_p50_ms: at(corrected, 0.5),
+            corrected_p99_ms: at(corrected, 0.99),
+            raw_p99_ms: at(raw, 0.99),
+        }
+    }
+    /// Answers per second in this interval.
+    pub fn rate(&self) -> f64 {
+        self.requests as f64 / self.len_s.max(1e-3)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
