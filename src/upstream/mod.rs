@@ -178,14 +178,19 @@ pub struct Script {
 }
 
 /// Holds the first answer of the first route to every client until
-/// `clients` clients have asked (or `cap` has passed), then answers them all
-/// at once: the herd gets its Retry-After at one instant t₀ (RETRY-005), after
-/// every client has started, so the retries are not smeared by the
-/// startup of slower clients competing for the CPU.
+/// `clients` clients have asked (or `cap` has passed), then answers them in
+/// order of arrival, `stagger` apart. The herd gets its Retry-After after
+/// every client has started, so the startup of slower clients does not
+/// smear the retries; and clients that all wait exactly Retry-After wake
+/// `stagger` apart instead of queueing for the same CPU cores, so their
+/// offsets (each from its own answer) show their timing, not the test
+/// machine's contention. Jitter is each client's own spread and is judged
+/// from its own answer, so the staircase does not hide or add any.
 #[derive(Debug, Clone, Copy)]
 pub struct Herd {
     pub clients: usize,
     pub cap: Duration,
+    pub stagger: Duration,
 }
 
 /// What the client got for one attempt.
@@ -474,9 +479,14 @@ async fn handle(
     };
     if let (Some(h), Served::Step { route: 0, index: 0 }) = (inner.script.herd, served) {
         let mut rx = inner.arrived.subscribe();
-        inner.arrived.send_modify(|n| *n += 1);
+        let mut rank = 0;
+        inner.arrived.send_modify(|n| {
+            rank = *n;
+            *n += 1;
+        });
         // Bounded: a client that never starts costs the others `cap`, no more.
         let _ = tokio::time::timeout(h.cap, rx.wait_for(|n| *n >= h.clients)).await;
+        tokio::time::sleep(h.stagger * rank.min(10_000) as u32).await;
     }
     let mut extra: Vec<(String, String)> = Vec::new();
     if let Some(w) = route.and_then(|ri| inner.script.routes[ri].rate_limit.map(|w| (ri, w))) {
@@ -710,7 +720,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_herd_is_answered_at_one_instant() {
+    async fn a_herd_is_answered_together_in_a_staircase() {
         let script = Script {
             routes: vec![RouteScript {
                 method: None,
@@ -724,6 +734,7 @@ mod tests {
             herd: Some(Herd {
                 clients: 3,
                 cap: Duration::from_secs(10),
+                stagger: Duration::from_millis(30),
             }),
         };
         let up = Upstream::start(script).await.unwrap();
@@ -743,10 +754,15 @@ mod tests {
         let answered: Vec<f64> = a.iter().map(|x| x.answered_at.as_secs_f64()).collect();
         let arrived: Vec<f64> = a.iter().map(|x| x.at.as_secs_f64()).collect();
         assert!(arrived[2] - arrived[0] > 0.25, "{arrived:?}");
-        assert!(
-            answered.iter().all(|t| (t - answered[0]).abs() < 0.05),
-            "all answered together: {answered:?}"
-        );
+        // Answered after the last arrival, 30 ms apart in arrival order.
+        assert!(answered[0] >= arrived[2], "{answered:?} {arrived:?}");
+        for (i, t) in answered.iter().enumerate() {
+            let step = t - answered[0];
+            assert!(
+                (step - 0.03 * i as f64).abs() < 0.02,
+                "answer {i} at +{step:.3} s: {answered:?}"
+            );
+        }
         up.shutdown().await;
     }
 

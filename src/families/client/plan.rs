@@ -467,6 +467,7 @@ impl PlanCtx<'_> {
         script.herd = Some(Herd {
             clients: k.clamp(2, 500),
             cap: defaults::HERD_CAP,
+            stagger: defaults::HERD_STAGGER,
         });
         let min_spread = dur(&s.min_spread, defaults::MIN_SPREAD);
         if min_spread.is_zero() {

@@ -368,6 +368,9 @@ pub mod defaults {
     /// Longest the herd's first answers wait for every client to ask
     /// (below the usual 5 s request timeouts).
     pub const HERD_CAP: Duration = Duration::from_secs(4);
+    /// Between the herd's first answers, in arrival order: room for each
+    /// client's retry on a 2-core machine.
+    pub const HERD_STAGGER: Duration = Duration::from_millis(20);
     /// Least width of the narrowest window holding half the herd's retries.
     pub const MIN_SPREAD: Duration = Duration::from_millis(80);
     pub const MAX_ATTEMPTS: u32 = 10;
