@@ -301,3 +301,65 @@ fn no_retry_and_503_policy_take_a_scripted_upstream() {
         stderr(&out)
     );
 }
+
+// Issue 12: the official Stripe SDK for Node reuses its key on every retry,
+// but the key is `stripe-node-retry-<uuid4>`, not a UUIDv4. A client that
+// does the same passes every MUST of `client.idempotency_keys` and gets a
+// warning (exit 0) for the SHOULD `key_format`, not one FAIL for the check.
+#[test]
+fn a_stripe_style_key_warns_on_format_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = r#"
+import os, sys, time, uuid, urllib.request, urllib.error
+url = os.environ["TMINUS_UPSTREAM_URL"] + "/v1/customers"
+key = "stripe-node-retry-" + str(uuid.uuid4())
+for attempt in range(6):
+    req = urllib.request.Request(url, data=b'{"email":"a@example.com"}', method="POST",
+        headers={"Idempotency-Key": key, "Content-Type": "application/json"})
+    try:
+        urllib.request.urlopen(req, timeout=5)
+        sys.exit(0)
+    except urllib.error.HTTPError as e:
+        wait = float(e.headers.get("Retry-After") or 0.1)
+    except Exception:
+        wait = 0.1
+    time.sleep(wait)
+sys.exit(1)
+"#;
+    let (v, report, out) = run_checks(
+        dir.path(),
+        &format!(
+            "  - id: keys\n    kind: client.idempotency_keys\n    client: {{ argv: [python3, -c, {}], timeout: 15s }}\n",
+            serde_json::to_string(client).unwrap()
+        ),
+    );
+    assert_eq!(out.status.code(), Some(0), "{report}\n{}", stderr(&out));
+    assert_eq!(
+        v,
+        vec![("reach/keys".to_owned(), "warn".to_owned())],
+        "{report}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let got: Vec<(String, String)> = json["suites"][0]["checks"][0]["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["property"].as_str().unwrap().to_owned(),
+                a["verdict"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = [
+        ("key_present", "pass"),
+        ("key_reused", "pass"),
+        ("body_unchanged", "pass"),
+        ("key_distinct", "skipped"),
+        ("key_format", "warn"),
+    ]
+    .iter()
+    .map(|(p, v)| (p.to_string(), v.to_string()))
+    .collect();
+    assert_eq!(got, want, "{report}");
+}

@@ -501,11 +501,13 @@ static CLIENT: Table = Table {
         row(
             &[ClientIgnoresRetryAfter],
             &[
-                ("respects-retry-after", "after a Retry-After of 1 s"),
+                ("respects-retry-after", "after a Retry-After of 2 s"),
                 (
                     "respects-retry-after-date",
-                    "after a Retry-After of 2 s (HTTP-date)",
+                    "after a Retry-After of 3 s (HTTP-date)",
                 ),
+                // Its backoff does not wait out the Retry-After 1 between attempts.
+                ("bounded", "paced: the client retried"),
                 (
                     "bounded-huge-retry-after",
                     "the client does not stop retrying in bounds",

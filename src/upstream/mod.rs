@@ -173,6 +173,24 @@ pub struct Script {
     pub routes: Vec<RouteScript>,
     /// Longest a `Hang` holds a request (default [`DEFAULT_HANG_CAP`]).
     pub hang_cap: Option<Duration>,
+    /// Answer a herd at one instant (`client.jitter`).
+    pub herd: Option<Herd>,
+}
+
+/// Holds the first answer of the first route to every client until
+/// `clients` clients have asked (or `cap` has passed), then answers them in
+/// order of arrival, `stagger` apart. The herd gets its Retry-After after
+/// every client has started, so the startup of slower clients does not
+/// smear the retries; and clients that all wait exactly Retry-After wake
+/// `stagger` apart instead of queueing for the same CPU cores, so their
+/// offsets (each from its own answer) show their timing, not the test
+/// machine's contention. Jitter is each client's own spread and is judged
+/// from its own answer, so the staircase does not hide or add any.
+#[derive(Debug, Clone, Copy)]
+pub struct Herd {
+    pub clients: usize,
+    pub cap: Duration,
+    pub stagger: Duration,
 }
 
 /// What the client got for one attempt.
@@ -248,6 +266,22 @@ pub struct Attempt {
     pub answer_headers: Vec<(String, String)>,
     /// The answer was an injected failure (`held`: inside an injected hold).
     pub injected: Option<Injected>,
+    /// Which scripted step answered (a rate-limit 429 or an injected failure
+    /// replaces it; see `injected` and the answer).
+    pub served: Served,
+}
+
+/// Which part of the script answered an attempt: the evidence that a
+/// scripted step or fault was actually served (a judge passes nothing on an
+/// answer the client never got).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Served {
+    /// No route scripts this method and path: a 404 `NOT_SCRIPTED`.
+    Unscripted,
+    /// `steps[index]` of route `route`.
+    Step { route: usize, index: usize },
+    /// The route's `then` answer (its steps had run out).
+    Then { route: usize },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -268,6 +302,11 @@ impl Attempt {
     pub fn is_mutating(&self) -> bool {
         is_mutating(&self.method)
     }
+
+    /// True when a route of the script answered (not a 404 `NOT_SCRIPTED`).
+    pub fn is_scripted(&self) -> bool {
+        self.served != Served::Unscripted
+    }
 }
 
 /// Requests counted for an inject pattern, and when the current hold ends.
@@ -283,6 +322,8 @@ struct Inner {
     windows: Mutex<HashMap<(usize, usize), (Instant, u32)>>,
     /// (client, route) -> (requests counted for the inject pattern, hold end).
     injects: Mutex<HashMap<(usize, usize), InjectState>>,
+    /// Clients held at the herd's barrier so far.
+    arrived: tokio::sync::watch::Sender<usize>,
 }
 
 /// A running mock upstream on 127.0.0.1.
@@ -305,6 +346,7 @@ impl Upstream {
             positions: Mutex::new(HashMap::new()),
             windows: Mutex::new(HashMap::new()),
             injects: Mutex::new(HashMap::new()),
+            arrived: tokio::sync::watch::Sender::new(0),
         });
         let app = Router::new()
             .fallback(handle)
@@ -409,20 +451,43 @@ async fn handle(
         .routes
         .iter()
         .position(|r| r.matches(method.as_str(), &path));
-    let mut step = match route {
+    let (mut step, served) = match route {
         Some(ri) => {
             let r = &inner.script.routes[ri];
             let mut pos = lock(&inner.positions);
             let p = pos.entry((client, ri)).or_insert(0);
-            let s = r.steps.get(*p).cloned().unwrap_or_else(|| r.then.clone());
+            let s = match r.steps.get(*p) {
+                Some(s) => (
+                    s.clone(),
+                    Served::Step {
+                        route: ri,
+                        index: *p,
+                    },
+                ),
+                None => (r.then.clone(), Served::Then { route: ri }),
+            };
             *p += 1;
             s
         }
-        None => Step::reply(Reply {
-            body: format!("{{\"error\":{{\"code\":\"NOT_SCRIPTED\",\"message\":\"no script for {method} {path}\"}}}}"),
-            ..Reply::status(404)
-        }),
+        None => (
+            Step::reply(Reply {
+                body: format!("{{\"error\":{{\"code\":\"NOT_SCRIPTED\",\"message\":\"no script for {method} {path}\"}}}}"),
+                ..Reply::status(404)
+            }),
+            Served::Unscripted,
+        ),
     };
+    if let (Some(h), Served::Step { route: 0, index: 0 }) = (inner.script.herd, served) {
+        let mut rx = inner.arrived.subscribe();
+        let mut rank = 0;
+        inner.arrived.send_modify(|n| {
+            rank = *n;
+            *n += 1;
+        });
+        // Bounded: a client that never starts costs the others `cap`, no more.
+        let _ = tokio::time::timeout(h.cap, rx.wait_for(|n| *n >= h.clients)).await;
+        tokio::time::sleep(h.stagger * rank.min(10_000) as u32).await;
+    }
     let mut extra: Vec<(String, String)> = Vec::new();
     if let Some(w) = route.and_then(|ri| inner.script.routes[ri].rate_limit.map(|w| (ri, w))) {
         let (ri, w) = w;
@@ -499,6 +564,7 @@ async fn handle(
         answer: Answer::Closed,
         answer_headers: Vec::new(),
         injected,
+        served,
     };
     let response = match step.action {
         Action::Close => {
@@ -614,6 +680,7 @@ mod tests {
                 inject: None,
             }],
             hang_cap: Some(Duration::from_secs(1)),
+            herd: None,
         };
         let up = Upstream::start(script).await.unwrap();
         let c = reqwest::Client::new();
@@ -638,8 +705,64 @@ mod tests {
         assert_eq!(a.len(), 4);
         assert_eq!(a[0].idempotency_key.as_deref(), Some("k1"));
         assert_eq!(a[0].answer, Answer::Closed);
+        assert_eq!(a[0].served, Served::Step { route: 0, index: 0 });
         assert_eq!(a[1].answer.retry_after(), Some(2.0));
-        assert_eq!(up.attempt_count(1), 3);
+        assert_eq!(a[2].served, Served::Then { route: 0 });
+        let stray = c
+            .post(format!("{}/q", up.client_url(1)))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stray.status(), 404);
+        assert_eq!(up.attempts().last().unwrap().served, Served::Unscripted);
+        assert_eq!(up.attempt_count(1), 4, "with the unscripted one");
+        up.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn a_herd_is_answered_together_in_a_staircase() {
+        let script = Script {
+            routes: vec![RouteScript {
+                method: None,
+                path: None,
+                steps: vec![Step::reply(Reply::status(429))],
+                then: Step::reply(Reply::status(201)),
+                rate_limit: None,
+                inject: None,
+            }],
+            hang_cap: None,
+            herd: Some(Herd {
+                clients: 3,
+                cap: Duration::from_secs(10),
+                stagger: Duration::from_millis(30),
+            }),
+        };
+        let up = Upstream::start(script).await.unwrap();
+        let c = reqwest::Client::new();
+        let mut tasks = Vec::new();
+        for n in 0..3u64 {
+            let (c, url) = (c.clone(), format!("{}/p", up.client_url(n as usize)));
+            tasks.push(tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(150 * n)).await;
+                c.post(url).send().await.unwrap().status()
+            }));
+        }
+        for t in tasks {
+            assert_eq!(t.await.unwrap(), 429);
+        }
+        let a = up.attempts();
+        let answered: Vec<f64> = a.iter().map(|x| x.answered_at.as_secs_f64()).collect();
+        let arrived: Vec<f64> = a.iter().map(|x| x.at.as_secs_f64()).collect();
+        assert!(arrived[2] - arrived[0] > 0.25, "{arrived:?}");
+        // Answered after the last arrival, 30 ms apart in arrival order.
+        assert!(answered[0] >= arrived[2], "{answered:?} {arrived:?}");
+        for (i, t) in answered.iter().enumerate() {
+            let step = t - answered[0];
+            assert!(
+                (step - 0.03 * i as f64).abs() < 0.02,
+                "answer {i} at +{step:.3} s: {answered:?}"
+            );
+        }
         up.shutdown().await;
     }
 

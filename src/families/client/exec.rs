@@ -85,23 +85,19 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
         }
     }
     let out = match &p.judge {
-        Judge::RetryAfter { tolerance } => judge::retry_after(&runs, *tolerance),
+        Judge::RetryAfter { tolerance, samples } => judge::retry_after(&runs, *tolerance, *samples),
         Judge::Exponential {
             growth,
             max_gap,
             min_gaps,
         } => judge::exponential(&runs, *growth, *max_gap, *min_gaps),
-        Judge::Jitter {
-            min_stdev,
-            bucket,
-            max_share,
-        } => judge::jitter(&runs, *min_stdev, *bucket, *max_share),
+        Judge::Jitter { min_spread } => judge::jitter(&runs, *min_spread),
         Judge::Bounded {
             max_attempts,
             max_total,
         } => judge::bounded(&runs, *max_attempts, *max_total),
         Judge::NoRetry4xx { statuses } => judge::no_retry_4xx(&runs, statuses),
-        Judge::Retry503 { policy } => judge::retry_503(&runs, *policy),
+        Judge::Retry503 { policy, scripted } => judge::retry_503(&runs, *policy, *scripted),
         Judge::IdempotencyKeys {
             format,
             min_operations,

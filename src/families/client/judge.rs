@@ -5,10 +5,13 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::exec::{stderr_note, RunRecord};
+use super::process::Ended;
+use super::spec::defaults;
+use super::timing::{densest_half, jitter_rule, retry_after_rule, Wait, WaitRule};
 use crate::families::client::plan::{KeyFormat, Policy503};
 use crate::families::Outcome;
-use crate::outcome::{prop, PropValue};
-use crate::upstream::{Attempt, RetryAfterForm};
+use crate::outcome::{prop, Assertion, PropValue, Verdict};
+use crate::upstream::{Answer, Attempt, RetryAfterForm};
 
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
@@ -59,89 +62,186 @@ fn gap(prev: &Attempt, next: &Attempt) -> f64 {
     secs(next.at) - secs(prev.answered_at)
 }
 
-pub fn retry_after(runs: &[RunRecord], tolerance: Duration) -> Outcome {
-    let mut judged = Vec::new();
-    let mut early = Vec::new();
-    for r in runs {
-        for res in &r.results {
-            let a = r.of(res.client);
-            for w in a.windows(2) {
-                let Some(ra) = w[0].answer.retry_after() else {
-                    continue;
-                };
-                let date = matches!(
-                    &w[0].answer,
-                    crate::upstream::Answer::Status {
-                        form: Some(RetryAfterForm::HttpDate),
-                        ..
-                    }
-                );
-                // An HTTP-date has whole-second precision: allow one second (RETRY-001).
-                let required = ra - if date { 1.0 } else { 0.0 } - secs(tolerance);
-                let g = gap(w[0], w[1]);
-                judged.push(g);
-                if g < required {
-                    early.push((g, ra, required, date, a.clone(), res.clone()));
-                }
-            }
-            if judged.is_empty() {
-                return Outcome::error(format!(
-                    "the client never retried after an answer with Retry-After, so the wait could not be judged (it {}); {}{}",
-                    res.describe(),
-                    timeline(&a),
-                    stderr_note(res)
-                ));
-            }
+/// A kind that judges one property reports it as that property's assertion,
+/// so JUnit, JSON and HTML name it like the properties of any other kind.
+pub fn as_property(property: &'static str, o: Outcome) -> Outcome {
+    let a = match o.verdict {
+        Verdict::Pass => Assertion::pass(property, o.message),
+        Verdict::Fail | Verdict::Warn => Assertion::fail(
+            property,
+            o.message,
+            o.expected.unwrap_or_default(),
+            o.actual.unwrap_or_default(),
+        ),
+        Verdict::Error => Assertion::not_exercised(property, o.message),
+        Verdict::Skipped => Assertion::skipped(property, o.message),
+    };
+    Outcome::judged(vec![a]).with_properties(o.properties)
+}
+
+/// Every property of a check not exercised for one reason.
+fn none_exercised(properties: &[&'static str], why: &str) -> Outcome {
+    Outcome::judged(
+        properties
+            .iter()
+            .map(|p| Assertion::not_exercised(p, why))
+            .collect(),
+    )
+}
+
+/// Why the scripted `what` never reached the client: "the client never
+/// received the scripted 401: it requested POST /v1/customers, not scripted".
+pub fn not_served(what: &str, a: &[&Attempt]) -> String {
+    let mut unscripted: Vec<String> = Vec::new();
+    for x in a.iter().filter(|x| !x.is_scripted()) {
+        let line = format!("{} {}", x.method, x.path);
+        if !unscripted.contains(&line) {
+            unscripted.push(line);
         }
     }
-    if let Some((g, ra, required, date, a, _)) = early.first() {
-        return Outcome::fail(
-            format!(
-                "the client retried {g:.3} s after a Retry-After of {ra:.0} s{}; {}",
-                if *date { " (HTTP-date)" } else { "" },
-                timeline(a)
-            ),
-            format!("next attempt at least {required:.3} s after the answer"),
-            format!("{g:.3} s"),
-        );
+    let mut why = format!("the client never received the scripted {what}");
+    if a.is_empty() {
+        why.push_str(": it sent no request");
+    } else if !unscripted.is_empty() {
+        why.push_str(&format!(
+            ": it requested {}, not scripted",
+            unscripted.join(", ")
+        ));
     }
-    let min = judged.iter().cloned().fold(f64::INFINITY, f64::min);
-    Outcome::pass(format!(
-        "the client waited {min:.3} s or more after Retry-After"
-    ))
-    .with_properties(vec![prop("min_gap_s", PropValue::rounded(min, 3))])
+    format!("{why}; {}", timeline(a))
+}
+
+/// The waits after scripted answers with Retry-After: (wait, Retry-After in
+/// seconds, HTTP-date form).
+fn retry_after_waits(a: &[&Attempt], tolerance: Duration) -> Vec<(Wait, f64, bool)> {
+    a.windows(2)
+        .filter(|w| w[0].is_scripted())
+        .filter_map(|w| {
+            let ra = w[0].answer.retry_after()?;
+            let date = matches!(
+                &w[0].answer,
+                Answer::Status {
+                    form: Some(RetryAfterForm::HttpDate),
+                    ..
+                }
+            );
+            // An HTTP-date has whole-second precision: allow one second (RETRY-001).
+            let required = ra - if date { 1.0 } else { 0.0 } - secs(tolerance);
+            Some((
+                Wait {
+                    gap: gap(w[0], w[1]),
+                    required,
+                },
+                ra,
+                date,
+            ))
+        })
+        .collect()
+}
+
+pub fn retry_after(runs: &[RunRecord], tolerance: Duration, samples: usize) -> Outcome {
+    const P: &str = "waits_retry_after";
+    let r = &runs[0];
+    let res = &r.results[0];
+    let a = r.of(res.client);
+    let waits = retry_after_waits(&a, tolerance);
+    let only: Vec<Wait> = waits.iter().map(|w| w.0).collect();
+    let shown: Vec<String> = only.iter().map(|w| format!("{:.3}", w.gap)).collect();
+    let props = vec![
+        prop("waits_s", shown.join(", ")),
+        prop("samples", only.len()),
+    ];
+    let served = a
+        .iter()
+        .filter(|x| x.is_scripted() && x.answer.retry_after().is_some())
+        .count();
+    let o = match retry_after_rule(&only, samples) {
+        WaitRule::Early(i) => {
+            let (w, ra, date) = waits[i];
+            Outcome::fail(
+                format!(
+                    "the client retried {:.3} s after a Retry-After of {ra:.0} s{}; {}",
+                    w.gap,
+                    if date { " (HTTP-date)" } else { "" },
+                    timeline(&a)
+                ),
+                format!("next attempt at least {:.3} s after the answer", w.required),
+                format!("{:.3} s", w.gap),
+            )
+        }
+        WaitRule::TooFew if served == 0 => {
+            Outcome::error(not_served("answer with Retry-After", &a) + &stderr_note(res))
+        }
+        WaitRule::TooFew => Outcome::error(format!(
+            "the client retried after {} of the {served} scripted answers with Retry-After it received; {samples} waits are needed to judge it (it {}); {}{}",
+            only.len(),
+            res.describe(),
+            timeline(&a),
+            stderr_note(res)
+        )),
+        WaitRule::Held => {
+            let min = only.iter().map(|w| w.gap).fold(f64::INFINITY, f64::min);
+            Outcome::pass(format!(
+                "the client waited out Retry-After {} times, the shortest wait {min:.3} s: [{}] s",
+                only.len(),
+                shown.join(", ")
+            ))
+            .with_properties(vec![prop("min_gap_s", PropValue::rounded(min, 3))])
+        }
+    };
+    as_property(P, o.with_properties(props))
 }
 
 pub fn exponential(runs: &[RunRecord], growth: f64, max_gap: Duration, min_gaps: usize) -> Outcome {
+    const PROPS: [&str; 2] = ["gaps_grow", "gap_capped"];
     let r = &runs[0];
     let res = &r.results[0];
     let a = r.of(res.client);
     let gaps: Vec<f64> = a
         .windows(2)
-        .filter(|w| !w[0].answer.is_success() && w[0].answer.retry_after().is_none())
+        .filter(|w| {
+            w[0].is_scripted() && !w[0].answer.is_success() && w[0].answer.retry_after().is_none()
+        })
         .map(|w| gap(w[0], w[1]))
         .collect();
+    if gaps.is_empty() && !a.iter().any(|x| x.is_scripted()) {
+        return none_exercised(
+            &PROPS,
+            &(not_served("429 without Retry-After", &a) + &stderr_note(res)),
+        );
+    }
     if gaps.len() < min_gaps {
-        return Outcome::error(format!(
-            "the client made {} retries after answers without Retry-After; at least {min_gaps} are needed to judge its backoff (it {}); {}{}",
-            gaps.len(),
-            res.describe(),
-            timeline(&a),
-            stderr_note(res)
-        ));
+        return none_exercised(
+            &PROPS,
+            &format!(
+                "the client made {} retries after scripted answers without Retry-After; at least {min_gaps} are needed to judge its backoff (it {}); {}{}",
+                gaps.len(),
+                res.describe(),
+                timeline(&a),
+                stderr_note(res)
+            ),
+        );
     }
     let shown: Vec<String> = gaps.iter().map(|g| format!("{:.3}", g)).collect();
     let shown = shown.join(", ");
-    if let Some(g) = gaps.iter().find(|g| **g > secs(max_gap)) {
-        return Outcome::fail(
+    let capped = match gaps.iter().find(|g| **g > secs(max_gap)) {
+        Some(g) => Assertion::fail(
+            PROPS[1],
             format!(
                 "a gap of {g:.3} s is above the cap; gaps: [{shown}] s; {}",
                 timeline(&a)
             ),
             format!("every gap at most {:.0} s", secs(max_gap)),
             format!("{g:.3} s"),
-        );
-    }
+        ),
+        None => Assertion::pass(
+            PROPS[1],
+            format!(
+                "every gap at most {}: [{shown}] s",
+                crate::fmt_duration(max_gap)
+            ),
+        ),
+    };
     let half = gaps.len() / 2;
     let early: f64 = gaps[..half].iter().sum();
     let late: f64 = gaps[half..].iter().sum();
@@ -150,42 +250,40 @@ pub fn exponential(runs: &[RunRecord], growth: f64, max_gap: Duration, min_gaps:
     } else {
         f64::INFINITY
     };
-    let props = vec![
+    let grows = Assertion::check(
+        PROPS[0],
+        ratio >= growth,
+        format!("gaps grow {ratio:.1} x from the earlier to the later half: [{shown}] s"),
+        format!(
+            "the gaps between attempts do not grow: later half sums to {late:.3} s, earlier half {early:.3} s; gaps: [{shown}] s; {}",
+            timeline(&a)
+        ),
+        format!("later half of the gaps >= {growth} x the earlier half"),
+        format!("{ratio:.2} x"),
+    );
+    Outcome::judged(vec![grows, capped]).with_properties(vec![
         prop("gaps_s", shown.clone()),
         prop("growth", PropValue::rounded(ratio, 2)),
-    ];
-    if ratio < growth {
-        return Outcome::fail(
-            format!(
-                "the gaps between attempts do not grow: later half sums to {late:.3} s, earlier half {early:.3} s; gaps: [{shown}] s; {}",
-                timeline(&a)
-            ),
-            format!("later half of the gaps >= {growth} x the earlier half"),
-            format!("{ratio:.2} x"),
-        )
-        .with_properties(props);
-    }
-    Outcome::pass(format!(
-        "gaps grow {ratio:.1} x from the earlier to the later half: [{shown}] s"
-    ))
-    .with_properties(props)
+    ])
 }
 
-pub fn jitter(
-    runs: &[RunRecord],
-    min_stdev: Duration,
-    bucket: Duration,
-    max_share: f64,
-) -> Outcome {
+pub fn jitter(runs: &[RunRecord], min_spread: Duration) -> Outcome {
+    const P: &str = "spread";
     let r = &runs[0];
     let mut offsets = Vec::new();
+    let mut received = 0;
     for res in &r.results {
         let a = r.of(res.client);
-        if let Some(i) = a.iter().position(|x| x.answer.retry_after().is_some()) {
-            if let (Some(prev), Some(next)) = (a.get(i), a.get(i + 1)) {
-                let ra = prev.answer.retry_after().unwrap_or(0.0);
-                offsets.push(secs(next.at) - (secs(prev.answered_at) + ra));
-            }
+        let Some(i) = a
+            .iter()
+            .position(|x| x.is_scripted() && x.answer.retry_after().is_some())
+        else {
+            continue;
+        };
+        received += 1;
+        if let (Some(prev), Some(next)) = (a.get(i), a.get(i + 1)) {
+            let ra = prev.answer.retry_after().unwrap_or(0.0);
+            offsets.push(secs(next.at) - (secs(prev.answered_at) + ra));
         }
     }
     let k = r.results.len();
@@ -193,122 +291,188 @@ pub fn jitter(
         let sample = r
             .results
             .iter()
-            .find(|x| r.of(x.client).len() < 2)
+            .find(|x| r.of(x.client).len() < 2 || !r.of(x.client).iter().any(|a| a.is_scripted()))
             .unwrap_or(&r.results[0]);
-        return Outcome::error(format!(
-            "only {} of {k} clients retried after Retry-After; the spread cannot be judged (client {} {}; {}){}",
-            offsets.len(),
-            sample.client,
-            sample.describe(),
-            timeline(&r.of(sample.client)),
-            stderr_note(sample)
-        ));
+        let a = r.of(sample.client);
+        let why = if received == 0 {
+            not_served("429 with Retry-After", &a)
+        } else {
+            format!(
+                "only {} of {k} clients retried after the scripted Retry-After ({received} received it); at least {} are needed to judge the spread (client {} {}; {})",
+                offsets.len(),
+                (k / 2).max(2),
+                sample.client,
+                sample.describe(),
+                timeline(&a)
+            )
+        };
+        return as_property(P, Outcome::error(why + &stderr_note(sample)));
     }
     let n = offsets.len() as f64;
     let mean = offsets.iter().sum::<f64>() / n;
     let stdev = (offsets.iter().map(|o| (o - mean).powi(2)).sum::<f64>() / n).sqrt();
-    let mut buckets: HashMap<i64, usize> = HashMap::new();
-    for o in &offsets {
-        *buckets
-            .entry((o / secs(bucket)).floor() as i64)
-            .or_default() += 1;
-    }
-    let (top_b, top_n) = buckets
-        .iter()
-        .max_by_key(|(b, c)| (**c, -**b))
-        .map(|(b, c)| (*b, *c))
-        .unwrap_or((0, 0));
-    let share = top_n as f64 / n;
     let mut sorted = offsets.clone();
     sorted.sort_by(|a, b| a.total_cmp(b));
+    let (from, to) = densest_half(&sorted).unwrap_or((0.0, 0.0));
+    let width = to - from;
     let min = sorted[0];
     let max = sorted[sorted.len() - 1];
     let props = vec![
+        prop("densest_half_s", PropValue::rounded(width, 3)),
         prop("offset_stdev_s", PropValue::rounded(stdev, 3)),
-        prop("max_bucket_share", PropValue::rounded(share, 2)),
         prop("offset_min_s", PropValue::rounded(min, 3)),
         prop("offset_max_s", PropValue::rounded(max, 3)),
     ];
     let summary = format!(
-        "{} retries, offsets from Retry-After {min:.3} s to {max:.3} s, stdev {stdev:.3} s, {top_n} ({:.0} %) in the {}–{} ms bucket",
+        "{} retries, offsets from Retry-After {min:.3} s to {max:.3} s, the densest half ({}) within {width:.3} s (from {from:.3} s to {to:.3} s), stdev {stdev:.3} s",
         offsets.len(),
-        share * 100.0,
-        top_b * bucket.as_millis() as i64,
-        (top_b + 1) * bucket.as_millis() as i64
+        offsets.len().div_ceil(2),
     );
-    if stdev < secs(min_stdev) || share > max_share {
+    let o = if jitter_rule(&offsets, secs(min_spread)) {
+        Outcome::pass(summary)
+    } else {
         let list: Vec<String> = sorted
             .iter()
             .take(50)
             .map(|o| format!("{:.0}", o * 1000.0))
             .collect();
-        return Outcome::fail(
+        Outcome::fail(
             format!(
                 "the clients retry together (thundering herd): {summary}; offsets (ms): [{}]",
                 list.join(", ")
             ),
             format!(
-                "stdev >= {:.3} s and at most {:.0} % of retries in one {} ms bucket",
-                secs(min_stdev),
-                max_share * 100.0,
-                bucket.as_millis()
+                "half the retries spread over at least {:.3} s",
+                secs(min_spread)
             ),
-            format!("stdev {stdev:.3} s, {:.0} % in one bucket", share * 100.0),
+            format!("half within {width:.3} s"),
         )
-        .with_properties(props);
-    }
-    Outcome::pass(summary).with_properties(props)
+    };
+    as_property(P, o.with_properties(props))
 }
 
 pub fn bounded(runs: &[RunRecord], max_attempts: usize, max_total: Duration) -> Outcome {
+    const PROPS: [&str; 3] = ["gives_up", "fails_visibly", "paced"];
     let r = &runs[0];
     let res = &r.results[0];
     let a = r.of(res.client);
+    if !a.iter().any(|x| x.is_scripted()) {
+        return none_exercised(
+            &PROPS,
+            &(not_served("failure answered to every attempt", &a) + &stderr_note(res)),
+        );
+    }
     let expected = format!(
         "at most {max_attempts} attempts and {}, then a non-zero exit",
         crate::fmt_duration(max_total)
     );
-    let problem = match &res.ended {
+    let ended = matches!(res.ended, Ended::Exited(_));
+    let over = match &res.ended {
         _ if a.len() > max_attempts => Some(format!("{} attempts", a.len())),
-        super::process::Ended::Exited(Some(0)) => {
-            Some("exit status 0 although no attempt succeeded (a silent give-up)".into())
-        }
-        super::process::Ended::Exited(Some(_)) if res.elapsed > max_total => {
+        Ended::Exited(_) if res.elapsed > max_total => {
             Some(format!("exited after {}", crate::fmt_duration(res.elapsed)))
         }
-        super::process::Ended::Exited(Some(_)) => None,
+        Ended::Exited(_) => None,
         _ => Some(format!("the client {}", res.describe())),
     };
-    match problem {
-        Some(p) => Outcome::fail(
-            format!(
-                "the client does not stop retrying in bounds: it {}; {}{}",
-                res.describe(),
-                timeline(&a),
-                stderr_note(res)
-            ),
-            expected,
+    let shown = format!(
+        "it {}; {}{}",
+        res.describe(),
+        timeline(&a),
+        stderr_note(res)
+    );
+    let gives_up = match over {
+        Some(p) => Assertion::fail(
+            PROPS[0],
+            format!("the client does not stop retrying in bounds: {shown}"),
+            expected.clone(),
             p,
         ),
-        None => Outcome::pass(format!(
-            "the client gave up after {} attempt(s) and {} with a non-zero exit",
-            a.len(),
-            crate::fmt_duration(res.elapsed)
-        )),
-    }
+        None => Assertion::pass(
+            PROPS[0],
+            format!(
+                "the client gave up after {} attempt(s) and {}",
+                a.len(),
+                crate::fmt_duration(res.elapsed)
+            ),
+        ),
+    };
+    let visibly = match &res.ended {
+        _ if !ended => Assertion::skipped(
+            PROPS[1],
+            "the client never gave up by itself (see gives_up)",
+        ),
+        Ended::Exited(Some(0)) => Assertion::fail(
+            PROPS[1],
+            format!("exit status 0 although no attempt succeeded (a silent give-up): {shown}"),
+            "a non-zero exit after giving up",
+            "exit status 0",
+        ),
+        Ended::Exited(Some(c)) => {
+            Assertion::pass(PROPS[1], format!("the client exited with status {c}"))
+        }
+        _ => Assertion::fail(
+            PROPS[1],
+            format!("the client was killed by a signal instead of reporting a failure: {shown}"),
+            "a non-zero exit after giving up",
+            "killed by a signal",
+        ),
+    };
+    let waits = retry_after_waits(&a, defaults::TOLERANCE);
+    let only: Vec<Wait> = waits.iter().map(|w| w.0).collect();
+    let paced = if a.len() < 2 {
+        Assertion::skipped(PROPS[2], "one attempt: no retry to pace")
+    } else if only.is_empty() {
+        Assertion::not_exercised(
+            PROPS[2],
+            format!(
+                "no retry followed a scripted answer with Retry-After, so the pacing between attempts could not be judged; {}",
+                timeline(&a)
+            ),
+        )
+    } else {
+        match retry_after_rule(&only, 1) {
+            WaitRule::Early(i) => {
+                let (w, ra, date) = waits[i];
+                Assertion::fail(
+                    PROPS[2],
+                    format!(
+                        "the client retried {:.3} s after a Retry-After of {ra:.0} s{} (attempt {} to {}); {}",
+                        w.gap,
+                        if date { " (HTTP-date)" } else { "" },
+                        i + 1,
+                        i + 2,
+                        timeline(&a)
+                    ),
+                    format!("every retry at least {:.3} s after the answer", w.required),
+                    format!("{:.3} s", w.gap),
+                )
+            }
+            _ => Assertion::pass(
+                PROPS[2],
+                format!(
+                    "{} retries, each after the Retry-After asked for (shortest {:.3} s)",
+                    only.len(),
+                    only.iter().map(|w| w.gap).fold(f64::INFINITY, f64::min)
+                ),
+            ),
+        }
+    };
+    Outcome::judged(vec![gives_up, visibly, paced])
 }
 
-/// The first attempt answered with a status `pick` accepts, and how many
-/// later attempts re-sent the same method and path (the retries of it).
-/// Judged from the answers, not from the script, so a suite's `upstream:`
-/// (other routes first, another path) is judged the same way.
+/// The first attempt answered by the script with a status `pick` accepts,
+/// and how many later attempts re-sent the same method and path (the
+/// retries of it). Judged from what was served, not from the script, so a
+/// suite's `upstream:` (other routes first, another path) is judged the same
+/// way; an unscripted 404 is never taken for a scripted one.
 fn retries_after<'a>(
     a: &[&'a Attempt],
     pick: impl Fn(u16) -> bool,
 ) -> Option<(&'a Attempt, usize)> {
     let i = a
         .iter()
-        .position(|x| x.answer.status().is_some_and(&pick))?;
+        .position(|x| x.is_scripted() && x.answer.status().is_some_and(&pick))?;
     let first = a[i];
     let again = a[i + 1..]
         .iter()
@@ -318,18 +482,23 @@ fn retries_after<'a>(
 }
 
 pub fn no_retry_4xx(runs: &[RunRecord], statuses: &[u16]) -> Outcome {
+    const P: &str = "no_retry";
     let mut bad = Vec::new();
+    let mut unexercised = Vec::new();
+    let mut judged = Vec::new();
     for r in runs {
         let a = r.of(r.results[0].client);
-        let Some((_, again)) = retries_after(&a, |s| statuses.contains(&s)) else {
+        let Some((first, again)) = retries_after(&a, |s| statuses.contains(&s)) else {
             let list: Vec<String> = statuses.iter().map(u16::to_string).collect();
-            return Outcome::error(format!(
-                "{}: no request was answered {}, so there was nothing to not retry ({})",
-                r.label,
-                list.join("/"),
-                timeline(&a)
-            ));
+            let what = if runs.len() > 1 {
+                r.label.clone()
+            } else {
+                list.join("/")
+            };
+            unexercised.push(not_served(&what, &a));
+            continue;
         };
+        judged.push(first.answer.short());
         if again > 0 {
             bad.push(format!(
                 "{}: {} requests ({})",
@@ -339,10 +508,7 @@ pub fn no_retry_4xx(runs: &[RunRecord], statuses: &[u16]) -> Outcome {
             ));
         }
     }
-    let labels: Vec<&str> = runs.iter().map(|r| r.label.as_str()).collect();
-    if bad.is_empty() {
-        Outcome::pass(format!("one request, no retry, for {}", labels.join(", ")))
-    } else {
+    let o = if !bad.is_empty() {
         Outcome::fail(
             format!(
                 "the client retried a request the platform refused for good: {}",
@@ -351,55 +517,83 @@ pub fn no_retry_4xx(runs: &[RunRecord], statuses: &[u16]) -> Outcome {
             "exactly 1 request per 4xx answer",
             format!("retried on {} of {} statuses", bad.len(), runs.len()),
         )
-    }
+    } else if !unexercised.is_empty() {
+        Outcome::error(unexercised.join(" | "))
+    } else {
+        Outcome::pass(format!("one request, no retry, for {}", judged.join(", ")))
+    };
+    as_property(P, o)
 }
 
-pub fn retry_503(runs: &[RunRecord], policy: Policy503) -> Outcome {
-    let mut problems = Vec::new();
+pub fn retry_503(runs: &[RunRecord], policy: Policy503, scripted: bool) -> Outcome {
+    const PROPS: [&str; 2] = ["with_retry_after", "without_retry_after"];
+    // Per case (with Retry-After, without): the run that served it and
+    // whether the client re-sent the request.
+    let mut seen: [Option<(String, bool)>; 2] = [None, None];
+    let mut timelines = Vec::new();
     for r in runs {
         let a = r.of(r.results[0].client);
         let Some((first, again)) = retries_after(&a, |s| s == 503) else {
-            return Outcome::error(format!(
-                "{}: no request was answered 503, so the policy was not exercised ({})",
-                r.label,
-                timeline(&a)
-            ));
+            timelines.push(format!("{}: {}", r.label, not_served("503", &a)));
+            continue;
         };
-        let retried = again > 0;
-        let with_ra = first.answer.retry_after().is_some();
-        let should = match policy {
-            Policy503::RetryAfterOnly => with_ra,
-            Policy503::Always => true,
-            Policy503::Never => false,
+        let case = if first.answer.retry_after().is_some() {
+            0
+        } else {
+            1
         };
-        if retried != should {
-            problems.push(format!(
-                "{}: {} ({}; the client {})",
-                r.label,
-                if retried { "retried" } else { "did not retry" },
-                timeline(&a),
-                r.results[0].describe()
-            ));
-        }
+        seen[case].get_or_insert((
+            format!("{}; the client {}", timeline(&a), r.results[0].describe()),
+            again > 0,
+        ));
     }
-    let expected = match policy {
+    let expected = |with_ra: bool| match policy {
+        Policy503::RetryAfterOnly => with_ra,
+        Policy503::Always => true,
+        Policy503::Never => false,
+    };
+    let policy_text = match policy {
         Policy503::RetryAfterOnly => "retry a 503 only when it carries Retry-After",
         Policy503::Always => "retry every 503",
         Policy503::Never => "never retry a 503",
     };
-    if problems.is_empty() {
-        Outcome::pass(format!("the client follows the 503 policy: {expected}"))
-    } else {
-        Outcome::fail(
-            format!("the client breaks the 503 policy: {}", problems.join(" | ")),
-            expected,
-            problems
-                .iter()
-                .map(|p| p.split(" (").next().unwrap_or(""))
-                .collect::<Vec<_>>()
-                .join("; "),
-        )
-    }
+    let assertions = (0..2)
+        .map(|case| {
+            let label = if case == 0 {
+                "503 with Retry-After"
+            } else {
+                "503 without Retry-After"
+            };
+            let should = expected(case == 0);
+            match &seen[case] {
+                None if scripted => {
+                    Assertion::skipped(PROPS[case], format!("the suite's script served no {label}"))
+                }
+                None => Assertion::not_exercised(
+                    PROPS[case],
+                    format!("{label} not exercised: {}", timelines.join(" | ")),
+                ),
+                Some((shown, retried)) => Assertion::check(
+                    PROPS[case],
+                    *retried == should,
+                    format!(
+                        "{label}: {} as the policy says ({policy_text})",
+                        if *retried { "retried" } else { "not retried" }
+                    ),
+                    format!(
+                        "the client breaks the 503 policy: {label}: {} ({shown})",
+                        if *retried { "retried" } else { "did not retry" }
+                    ),
+                    policy_text,
+                    format!(
+                        "{label}: {}",
+                        if *retried { "retried" } else { "did not retry" }
+                    ),
+                ),
+            }
+        })
+        .collect();
+    Outcome::judged(assertions)
 }
 
 pub fn key_ok(key: &str, f: KeyFormat) -> bool {
@@ -423,14 +617,35 @@ pub fn key_ok(key: &str, f: KeyFormat) -> bool {
     }
 }
 
-pub fn idempotency_keys(runs: &[RunRecord], format: KeyFormat, min_operations: usize) -> Outcome {
+pub fn idempotency_keys(
+    runs: &[RunRecord],
+    format: KeyFormat,
+    min_operations: Option<usize>,
+) -> Outcome {
+    const PROPS: [&str; 5] = [
+        "key_present",
+        "key_reused",
+        "body_unchanged",
+        "key_distinct",
+        "key_format",
+    ];
     let r = &runs[0];
     let res = &r.results[0];
-    let a: Vec<&Attempt> = r
-        .of(res.client)
-        .into_iter()
-        .filter(|x| x.is_mutating())
+    let all = r.of(res.client);
+    // Only what the script answered is evidence: a request to another path
+    // got a 404 NOT_SCRIPTED, no dropped connection, 409 or 503.
+    let a: Vec<&Attempt> = all
+        .iter()
+        .copied()
+        .filter(|x| x.is_mutating() && x.is_scripted())
         .collect();
+    if a.is_empty() {
+        return none_exercised(
+            &PROPS,
+            &(not_served("mutating answers (dropped connection, 409, 503)", &all)
+                + &stderr_note(res)),
+        );
+    }
     // A new logical operation starts after a success; anything else is retried.
     let mut ops: Vec<Vec<&Attempt>> = Vec::new();
     let mut open = false;
@@ -441,56 +656,98 @@ pub fn idempotency_keys(runs: &[RunRecord], format: KeyFormat, min_operations: u
         ops.last_mut().expect("pushed").push(x);
         open = !x.answer.is_success();
     }
-    let mut problems = Vec::new();
-    let missing = a.iter().filter(|x| x.idempotency_key.is_none()).count();
-    if missing > 0 {
-        problems.push(format!(
-            "{missing} of {} mutating requests have no Idempotency-Key",
+    let shown = timeline(&a);
+    let retried = ops.iter().filter(|o| o.len() > 1).count();
+    let no_retry = || {
+        format!(
+            "the client never retried a failed attempt (dropped connection, 409 in progress, 503 + Retry-After), so there was no retry to judge (it {}); {shown}{}",
+            res.describe(),
+            stderr_note(res)
+        )
+    };
+    let keyed = a.iter().filter(|x| x.idempotency_key.is_some()).count();
+    let no_keys = "no request carried an Idempotency-Key (see key_present)";
+
+    let missing = a.len() - keyed;
+    let present = Assertion::check(
+        PROPS[0],
+        missing == 0,
+        format!("all {} mutating requests carry an Idempotency-Key", a.len()),
+        format!(
+            "{missing} of {} mutating requests have no Idempotency-Key; {shown}",
             a.len()
-        ));
-    }
-    if let Some(bad) = a
-        .iter()
-        .filter_map(|x| x.idempotency_key.as_ref())
-        .find(|k| !key_ok(k, format))
-    {
-        // As the suite spells the format.
-        let want = match format {
-            KeyFormat::UuidV4OrUlid => "uuidv4-or-ulid",
-            KeyFormat::UuidV4 => "uuidv4",
-            KeyFormat::Ulid => "ulid",
-            KeyFormat::Any => "any",
-        };
-        problems.push(format!("key `{bad}` is not {want}"));
-    }
+        ),
+        "an Idempotency-Key on every mutating request",
+        format!("{missing} without"),
+    );
+
+    let mut new_key = None;
+    let mut new_body = None;
     for (i, op) in ops.iter().enumerate() {
         let first = op[0];
         for x in &op[1..] {
-            if x.idempotency_key.is_some() && x.idempotency_key != first.idempotency_key {
-                problems.push(format!(
+            if new_key.is_none()
+                && first.idempotency_key.is_some()
+                && x.idempotency_key != first.idempotency_key
+            {
+                new_key = Some(format!(
                     "operation {}: a retry used a new key ({:?} then {:?}), a duplicate-charge risk",
                     i + 1,
                     first.idempotency_key.as_deref().unwrap_or(""),
                     x.idempotency_key.as_deref().unwrap_or("")
                 ));
-                break;
             }
-            if x.body_sha256 != first.body_sha256 {
-                problems.push(format!(
+            if new_body.is_none() && x.body_sha256 != first.body_sha256 {
+                new_body = Some(format!(
                     "operation {}: a retry sent a different body (sha256 {} then {})",
                     i + 1,
-                    &first.body_sha256[..12],
-                    &x.body_sha256[..12]
+                    &first.body_sha256[..12.min(first.body_sha256.len())],
+                    &x.body_sha256[..12.min(x.body_sha256.len())]
                 ));
-                break;
             }
         }
     }
+    let reused = if keyed == 0 {
+        Assertion::skipped(PROPS[1], no_keys)
+    } else if retried == 0 {
+        Assertion::not_exercised(PROPS[1], no_retry())
+    } else {
+        match &new_key {
+            Some(p) => Assertion::fail(
+                PROPS[1],
+                format!("{p}; {shown}"),
+                "the same key on every retry of an operation",
+                p.clone(),
+            ),
+            None => Assertion::pass(
+                PROPS[1],
+                format!("{retried} operation(s) retried, each with the key of its first attempt"),
+            ),
+        }
+    };
+    let body = if retried == 0 {
+        Assertion::not_exercised(PROPS[2], no_retry())
+    } else {
+        match &new_body {
+            Some(p) => Assertion::fail(
+                PROPS[2],
+                format!("{p}; {shown}"),
+                "a byte-identical body on every retry",
+                p.clone(),
+            ),
+            None => Assertion::pass(
+                PROPS[2],
+                format!("{retried} operation(s) retried, each with a byte-identical body"),
+            ),
+        }
+    };
+
+    let mut shared = None;
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for (i, op) in ops.iter().enumerate() {
         if let Some(k) = op[0].idempotency_key.as_deref() {
             if let Some(j) = seen.insert(k, i) {
-                problems.push(format!(
+                shared.get_or_insert(format!(
                     "operations {} and {} share the key {k}",
                     j + 1,
                     i + 1
@@ -498,28 +755,65 @@ pub fn idempotency_keys(runs: &[RunRecord], format: KeyFormat, min_operations: u
             }
         }
     }
-    if !problems.is_empty() {
-        return Outcome::fail(
-            format!("Idempotency-Key problems: {}; {}", problems.join("; "), timeline(&a)),
-            "a UUIDv4/ULID key on every mutating request, the same key and body on every retry, a new key per operation",
-            problems[0].clone(),
-        );
-    }
-    let retried = ops.iter().filter(|o| o.len() > 1).count();
-    if ops.len() < min_operations || retried == 0 {
-        return Outcome::error(format!(
-            "could not judge key reuse: {} operation(s), {retried} with a retry (need {min_operations} operations and a retry; the client {}); {}{}",
-            ops.len(),
-            res.describe(),
-            timeline(&a),
-            stderr_note(res)
-        ));
-    }
-    Outcome::pass(format!(
-        "{} operations, {} mutating requests: one well-formed key per operation, reused with a byte-identical body on every retry",
-        ops.len(),
-        a.len()
-    ))
+    let needed = min_operations.unwrap_or(2);
+    let distinct = if keyed == 0 {
+        Assertion::skipped(PROPS[3], no_keys)
+    } else if let Some(p) = shared {
+        Assertion::fail(
+            PROPS[3],
+            format!("{p}; {shown}"),
+            "a new key per operation",
+            p.clone(),
+        )
+    } else if ops.len() < needed && min_operations.is_none() {
+        Assertion::skipped(
+            PROPS[3],
+            format!(
+                "the client performed {} operation(s): distinct keys need two (run it with several operations; `min_operations: 2` makes this required)",
+                ops.len()
+            ),
+        )
+    } else if ops.len() < needed {
+        Assertion::not_exercised(
+            PROPS[3],
+            format!(
+                "the client performed {} operation(s), `min_operations` is {needed} (it {}); {shown}",
+                ops.len(),
+                res.describe()
+            ),
+        )
+    } else {
+        Assertion::pass(
+            PROPS[3],
+            format!("{} operations, {} distinct keys", ops.len(), ops.len()),
+        )
+    };
+
+    // As the suite spells the format.
+    let want = match format {
+        KeyFormat::UuidV4OrUlid => "uuidv4-or-ulid",
+        KeyFormat::UuidV4 => "uuidv4",
+        KeyFormat::Ulid => "ulid",
+        KeyFormat::Any => "any",
+    };
+    let bad = a
+        .iter()
+        .filter_map(|x| x.idempotency_key.as_ref())
+        .find(|k| !key_ok(k, format));
+    let formed = match bad {
+        _ if keyed == 0 => Assertion::skipped(PROPS[4], no_keys),
+        Some(k) => Assertion::fail(
+            PROPS[4],
+            format!("key `{k}` is not {want}"),
+            format!("every key {want}"),
+            format!("`{k}`"),
+        ),
+        None => Assertion::pass(PROPS[4], format!("all {keyed} keys are {want}")),
+    };
+    Outcome::judged(vec![present, reused, body, distinct, formed]).with_properties(vec![
+        prop("operations", ops.len()),
+        prop("mutating_requests", a.len()),
+    ])
 }
 
 pub fn slows_before_limit(
@@ -528,9 +822,28 @@ pub fn slows_before_limit(
     window: Duration,
     min_requests: usize,
 ) -> Outcome {
+    as_property(
+        "paces_to_remaining",
+        slows_before_limit_outcome(runs, limit, window, min_requests),
+    )
+}
+
+fn slows_before_limit_outcome(
+    runs: &[RunRecord],
+    limit: u32,
+    window: Duration,
+    min_requests: usize,
+) -> Outcome {
     let r = &runs[0];
     let res = &r.results[0];
-    let a = r.of(res.client);
+    let all = r.of(res.client);
+    // Requests to an unscripted path met no rate limit: no evidence.
+    let a: Vec<&Attempt> = all.iter().copied().filter(|x| x.is_scripted()).collect();
+    if a.is_empty() {
+        return Outcome::error(
+            not_served("answers with X-RateLimit-Remaining", &all) + &stderr_note(res),
+        );
+    }
     if a.len() < min_requests {
         return Outcome::error(format!(
             "the client sent {} request(s); at least {min_requests} are needed to see it pace itself (give it more operations; it {}){}",
@@ -579,9 +892,23 @@ pub fn histogram(per_key: &[(String, usize)]) -> String {
 }
 
 pub fn amplification(runs: &[RunRecord], operations: Option<usize>, max: f64) -> Outcome {
+    as_property(
+        "amplification",
+        amplification_outcome(runs, operations, max),
+    )
+}
+
+fn amplification_outcome(runs: &[RunRecord], operations: Option<usize>, max: f64) -> Outcome {
     let r = &runs[0];
     let res = &r.results[0];
-    let a = r.of(res.client);
+    let all = r.of(res.client);
+    // Only scripted answers carry the injected failures.
+    let a: Vec<&Attempt> = all.iter().copied().filter(|x| x.is_scripted()).collect();
+    if a.is_empty() {
+        return Outcome::error(
+            not_served("steady answers with injected failures", &all) + &stderr_note(res),
+        );
+    }
     // Per key, in order of first use.
     let mut per_key: Vec<(String, usize)> = Vec::new();
     for x in &a {
@@ -674,7 +1001,7 @@ pub fn amplification(runs: &[RunRecord], operations: Option<usize>, max: f64) ->
             stderr_note(res)
         ));
     }
-    if res.ended != super::process::Ended::Exited(Some(0)) {
+    if res.ended != Ended::Exited(Some(0)) {
         return Outcome::error(format!(
             "the client did not finish its operations (it {}), so {counts} is not a judgeable amplification; {}{}",
             res.describe(),
@@ -687,6 +1014,13 @@ pub fn amplification(runs: &[RunRecord], operations: Option<usize>, max: f64) ->
 }
 
 pub fn replay(runs: &[RunRecord], header: &str, value: &str, operations: usize) -> Outcome {
+    as_property(
+        "replay_taken",
+        replay_outcome(runs, header, value, operations),
+    )
+}
+
+fn replay_outcome(runs: &[RunRecord], header: &str, value: &str, operations: usize) -> Outcome {
     let r = &runs[0];
     let res = &r.results[0];
     let a: Vec<&Attempt> = r
@@ -698,6 +1032,12 @@ pub fn replay(runs: &[RunRecord], header: &str, value: &str, operations: usize) 
         x.answer.is_success() && x.answer_header(header).is_some_and(|v| v.trim() == value)
     };
     let Some(first_replay) = a.iter().position(|x| is_replay(x)) else {
+        let all = r.of(res.client);
+        if !all.iter().any(|x| x.is_scripted()) {
+            return Outcome::error(
+                not_served("failure and replayed 201", &all) + &stderr_note(res),
+            );
+        }
         return Outcome::error(format!(
             "the client never received the replayed answer (it did not retry after the first failure; it {}); {}{}",
             res.describe(),
@@ -737,7 +1077,7 @@ pub fn replay(runs: &[RunRecord], header: &str, value: &str, operations: usize) 
             "{new_after} new Idempotency-Key(s) after the replay with {operations} operation(s) to perform: the operation was sent again under a new key, a duplicate side effect"
         ));
     }
-    if res.ended != super::process::Ended::Exited(Some(0)) {
+    if res.ended != Ended::Exited(Some(0)) {
         problems.push(format!("the client {}", res.describe()));
     }
     if !problems.is_empty() {
@@ -764,6 +1104,167 @@ pub fn replay(runs: &[RunRecord], header: &str, value: &str, operations: usize) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::families::client::process::ClientRunResult;
+    use crate::upstream::Served;
+
+    /// A client's recorded attempts: (offset s, answer, key, served).
+    fn record(attempts: &[(f64, Answer, Option<&str>, Served)], exit: i32) -> Vec<RunRecord> {
+        let attempts = attempts
+            .iter()
+            .map(|(at, answer, key, served)| Attempt {
+                client: 0,
+                at: Duration::from_secs_f64(*at),
+                answered_at: Duration::from_secs_f64(*at + 0.001),
+                method: "POST".into(),
+                path: "/v1/customers".into(),
+                headers: Vec::new(),
+                body_sha256: "ab".repeat(32),
+                body_len: 2,
+                content_type: None,
+                idempotency_key: key.map(str::to_owned),
+                answer: answer.clone(),
+                answer_headers: Vec::new(),
+                injected: None,
+                served: *served,
+            })
+            .collect();
+        vec![RunRecord {
+            label: "operations".into(),
+            results: vec![ClientRunResult {
+                client: 0,
+                ended: Ended::Exited(Some(exit)),
+                elapsed: Duration::from_secs(1),
+                stderr_tail: String::new(),
+            }],
+            attempts,
+        }]
+    }
+
+    fn status(s: u16, retry_after: Option<f64>) -> Answer {
+        Answer::Status {
+            status: s,
+            retry_after,
+            form: retry_after.map(|_| RetryAfterForm::Seconds),
+        }
+    }
+
+    fn verdicts(o: &Outcome) -> Vec<(&str, Verdict)> {
+        o.assertions
+            .iter()
+            .map(|a| (a.property, a.verdict))
+            .collect()
+    }
+
+    fn step(index: usize) -> Served {
+        Served::Step { route: 0, index }
+    }
+
+    // Issue 12: the official Stripe SDKs reuse their key on every retry, but
+    // the key is not a UUIDv4: reuse passes, only the format is broken (a
+    // SHOULD, so a warning once the runner applies severities).
+    #[test]
+    fn a_reused_key_that_is_not_a_uuid_breaks_only_the_format() {
+        let k = Some("stripe-node-retry-9b1e2d7c5e0f4a5b8c6d");
+        let runs = record(
+            &[
+                (0.0, Answer::Closed, k, step(0)),
+                (0.5, status(409, None), k, step(1)),
+                (1.0, status(503, Some(1.0)), k, step(2)),
+                (2.1, status(201, None), k, Served::Then { route: 0 }),
+            ],
+            0,
+        );
+        let o = idempotency_keys(&runs, KeyFormat::UuidV4OrUlid, None);
+        assert_eq!(
+            verdicts(&o),
+            vec![
+                ("key_present", Verdict::Pass),
+                ("key_reused", Verdict::Pass),
+                ("body_unchanged", Verdict::Pass),
+                ("key_distinct", Verdict::Skipped),
+                ("key_format", Verdict::Fail),
+            ],
+            "{o:#?}"
+        );
+        let distinct = &o.assertions[3].message;
+        assert!(distinct.contains("performed 1 operation"), "{distinct}");
+        // Required by the suite, one operation is not enough evidence.
+        let o = idempotency_keys(&runs, KeyFormat::UuidV4OrUlid, Some(2));
+        assert_eq!(o.assertions[3].verdict, Verdict::Error, "{o:#?}");
+    }
+
+    #[test]
+    fn unscripted_answers_are_no_evidence() {
+        let nf = status(404, None);
+        let runs = record(
+            &[
+                (0.0, nf.clone(), None, Served::Unscripted),
+                (0.1, nf.clone(), None, Served::Unscripted),
+            ],
+            1,
+        );
+        let o = no_retry_4xx(&runs, &[400, 401, 403, 404, 422]);
+        assert_eq!(verdicts(&o), vec![("no_retry", Verdict::Error)]);
+        assert!(
+            o.message
+                .contains("never received the scripted 400/401/403/404/422: it requested POST /v1/customers, not scripted"),
+            "{}",
+            o.message
+        );
+        let o = idempotency_keys(&runs, KeyFormat::Any, None);
+        assert!(o.assertions.iter().all(|a| a.verdict == Verdict::Error));
+        let o = bounded(&runs, 10, Duration::from_secs(15));
+        assert!(o.assertions.iter().all(|a| a.verdict == Verdict::Error));
+        let o = retry_after(&runs, Duration::from_millis(50), 3);
+        assert_eq!(verdicts(&o), vec![("waits_retry_after", Verdict::Error)]);
+    }
+
+    // Issue 12: ten attempts with nothing between them passed `client.bounded`.
+    #[test]
+    fn bounded_judges_the_pacing_between_attempts() {
+        let burst: Vec<_> = (0..10)
+            .map(|i| {
+                (
+                    i as f64 * 0.002,
+                    status(429, Some(1.0)),
+                    None,
+                    Served::Then { route: 0 },
+                )
+            })
+            .collect();
+        let o = bounded(&record(&burst, 1), 10, Duration::from_secs(15));
+        assert_eq!(
+            verdicts(&o),
+            vec![
+                ("gives_up", Verdict::Pass),
+                ("fails_visibly", Verdict::Pass),
+                ("paced", Verdict::Fail)
+            ],
+            "{o:#?}"
+        );
+        let paced: Vec<_> = (0..4)
+            .map(|i| {
+                (
+                    i as f64 * 1.1,
+                    status(429, Some(1.0)),
+                    None,
+                    Served::Then { route: 0 },
+                )
+            })
+            .collect();
+        let o = bounded(&record(&paced, 1), 10, Duration::from_secs(15));
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        let o = bounded(&record(&paced[..1], 0), 10, Duration::from_secs(15));
+        assert_eq!(
+            verdicts(&o),
+            vec![
+                ("gives_up", Verdict::Pass),
+                ("fails_visibly", Verdict::Fail),
+                ("paced", Verdict::Skipped)
+            ],
+            "{o:#?}"
+        );
+    }
 
     #[test]
     fn histogram_groups_keys_by_attempts() {

@@ -5,3 +5,4 @@ pub mod judge;
 pub mod plan;
 pub mod process;
 pub mod spec;
+pub mod timing;

@@ -13,7 +13,7 @@ pub use crate::families::client::spec::{KeyFormat, Policy503};
 use crate::model::template::{Scope, Template, UPSTREAM_PLACEHOLDERS};
 use crate::plan::PlanCtx;
 use crate::upstream::{
-    Action, Inject, RateWindow, Reply, RetryAfterForm, RouteScript, Script, Step,
+    Action, Herd, Inject, RateWindow, Reply, RetryAfterForm, RouteScript, Script, Step,
 };
 
 /// The suite variable holding the path of the running tminus executable.
@@ -73,6 +73,8 @@ pub struct ClientRun {
 pub enum Judge {
     RetryAfter {
         tolerance: Duration,
+        /// Waits needed to pass (one per answer with Retry-After).
+        samples: usize,
     },
     Exponential {
         growth: f64,
@@ -80,9 +82,8 @@ pub enum Judge {
         min_gaps: usize,
     },
     Jitter {
-        min_stdev: Duration,
-        bucket: Duration,
-        max_share: f64,
+        /// Least width of the narrowest window holding half the retry offsets.
+        min_spread: Duration,
     },
     Bounded {
         max_attempts: usize,
@@ -94,10 +95,13 @@ pub enum Judge {
     },
     Retry503 {
         policy: Policy503,
+        /// The suite's `upstream:` script: a case it does not serve is skipped.
+        scripted: bool,
     },
     IdempotencyKeys {
         format: KeyFormat,
-        min_operations: usize,
+        /// `None`: follow the client (distinct keys skipped for one operation).
+        min_operations: Option<usize>,
     },
     SlowsBeforeLimit {
         limit: u32,
@@ -140,6 +144,7 @@ fn route(steps: Vec<Step>, then: Step) -> Script {
             inject: None,
         }],
         hang_cap: None,
+        herd: None,
     }
 }
 
@@ -336,6 +341,7 @@ impl PlanCtx<'_> {
         Script {
             routes,
             hang_cap: u.hang_cap.map(|d| d.0),
+            herd: None,
         }
     }
 
@@ -389,20 +395,31 @@ impl PlanCtx<'_> {
     pub fn client_respects_retry_after(&mut self, s: &RespectsRetryAfterSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
         let form = form(self.keyword_or(s.form.as_ref(), "form", defaults::FORM));
-        let ra = dur(&s.retry_after, defaults::RETRY_AFTER);
-        let default = route(
-            vec![Step::reply(
-                Reply::status(s.status.unwrap_or(defaults::LIMITED_STATUS)).retry_after(ra, form),
-            )],
-            created(),
+        // Long enough that a client's own short backoff cannot meet it by
+        // chance (the rule's error rates, `timing`).
+        let ra = dur(
+            &s.retry_after,
+            match form {
+                RetryAfterForm::Seconds => defaults::RETRY_AFTER_WAIT,
+                RetryAfterForm::HttpDate => defaults::RETRY_AFTER_WAIT_DATE,
+            },
         );
+        let samples = s.samples.unwrap_or(defaults::SAMPLES).clamp(1, 20) as usize;
+        if s.samples == Some(0) {
+            self.error(s.id.referenced, "`samples` must be at least 1");
+        }
+        let limited = Step::reply(
+            Reply::status(s.status.unwrap_or(defaults::LIMITED_STATUS)).retry_after(ra, form),
+        );
+        let default = route(vec![limited; samples], created());
         let script = self.script(&s.upstream, &s.r#match, default);
         let judge = Judge::RetryAfter {
             tolerance: dur(&s.tolerance, defaults::TOLERANCE),
+            samples,
         };
         let mut p = self.client_plan(cmd, one("retry-after", script), judge);
-        // Two attempts decide it.
-        p.stop_after_attempts = Some(2);
+        // One attempt per sample and the one after it decide it.
+        p.stop_after_attempts = Some(samples + 1);
         p
     }
 
@@ -446,23 +463,17 @@ impl PlanCtx<'_> {
             )],
             created(),
         );
-        let script = self.script(&s.upstream, &s.r#match, default);
-        let share = s.max_bucket_share.unwrap_or(defaults::MAX_BUCKET_SHARE);
-        if !(share > 0.0 && share <= 1.0) {
-            self.error(
-                s.id.referenced,
-                "`max_bucket_share` must be above 0 and at most 1",
-            );
+        let mut script = self.script(&s.upstream, &s.r#match, default);
+        script.herd = Some(Herd {
+            clients: k.clamp(2, 500),
+            cap: defaults::HERD_CAP,
+            stagger: defaults::HERD_STAGGER,
+        });
+        let min_spread = dur(&s.min_spread, defaults::MIN_SPREAD);
+        if min_spread.is_zero() {
+            self.error(s.id.referenced, "`min_spread` must be above zero");
         }
-        let bucket = dur(&s.bucket, defaults::BUCKET);
-        if bucket.is_zero() {
-            self.error(s.id.referenced, "`bucket` must be above zero");
-        }
-        let judge = Judge::Jitter {
-            min_stdev: dur(&s.min_stdev, defaults::MIN_STDEV),
-            bucket,
-            max_share: share,
-        };
+        let judge = Judge::Jitter { min_spread };
         let mut p = self.client_plan(
             cmd,
             vec![ClientRun {
@@ -478,10 +489,12 @@ impl PlanCtx<'_> {
 
     pub fn client_bounded(&mut self, s: &BoundedSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let mut reply = Reply::status(s.status.unwrap_or(defaults::LIMITED_STATUS));
-        if let Some(ra) = s.retry_after {
-            reply = reply.retry_after(ra.0, RetryAfterForm::Seconds);
-        }
+        // Retry-After on every answer: the pacing between attempts is judged
+        // against it.
+        let reply = Reply::status(s.status.unwrap_or(defaults::LIMITED_STATUS)).retry_after(
+            dur(&s.retry_after, defaults::BOUNDED_RETRY_AFTER),
+            RetryAfterForm::Seconds,
+        );
         let step = Step::reply(reply);
         let default = route(Vec::new(), step);
         let script = self.script(&s.upstream, &s.r#match, default);
@@ -579,7 +592,7 @@ impl PlanCtx<'_> {
             ],
         };
         let scripted = s.upstream.is_some();
-        let mut p = self.client_plan(cmd, runs, Judge::Retry503 { policy });
+        let mut p = self.client_plan(cmd, runs, Judge::Retry503 { policy, scripted });
         p.stop_after_attempts = (!scripted).then_some(2);
         p
     }
@@ -602,7 +615,7 @@ impl PlanCtx<'_> {
         let script = self.script(&s.upstream, &s.r#match, default);
         let judge = Judge::IdempotencyKeys {
             format,
-            min_operations: s.min_operations.unwrap_or(defaults::MIN_OPERATIONS).max(1) as usize,
+            min_operations: s.min_operations.map(|n| n.max(1) as usize),
         };
         self.client_plan(cmd, one("operations", script), judge)
     }
@@ -798,7 +811,8 @@ mod tests {
         assert!(matches!(
             plans[1].judge,
             Judge::Retry503 {
-                policy: Policy503::Always
+                policy: Policy503::Always,
+                ..
             }
         ));
         assert!(matches!(
@@ -832,7 +846,8 @@ mod tests {
         assert!(matches!(
             plans[0].judge,
             Judge::Retry503 {
-                policy: Policy503::RetryAfterOnly
+                policy: Policy503::RetryAfterOnly,
+                ..
             }
         ));
         assert!(matches!(

@@ -9,7 +9,9 @@ use serde_saphyr::Spanned;
 
 use crate::model::keyword::Keyword;
 use crate::model::scalar::{DurationValue, Scalar};
-use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind, Param};
+use crate::suite::kinds::{
+    check_spec, family_kinds, must, param, should, DefaultValue as D, Kind, Param,
+};
 
 /// A word from a fixed list as written: any case, `-` or `_`
 /// (`model::keyword`); an unknown word is reported by the planner.
@@ -182,6 +184,8 @@ check_spec!(
         pub status: Option<u16>,
         #[serde(default)]
         pub tolerance: Option<DurationValue>,
+        #[serde(default)]
+        pub samples: Option<u32>,
     }
 );
 
@@ -219,11 +223,7 @@ check_spec!(
         #[serde(default)]
         pub retry_after: Option<DurationValue>,
         #[serde(default)]
-        pub min_stdev: Option<DurationValue>,
-        #[serde(default)]
-        pub bucket: Option<DurationValue>,
-        #[serde(default)]
-        pub max_bucket_share: Option<f64>,
+        pub min_spread: Option<DurationValue>,
     }
 );
 
@@ -369,7 +369,16 @@ pub mod defaults {
     pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(20);
     /// Name of the variable carrying the upstream URL.
     pub const URL_ENV: &str = "TMINUS_UPSTREAM_URL";
+    /// Retry-After of `client.jitter`, `client.retry_503_policy`,
+    /// `client.retry_amplification` and `client.replay_is_success`.
     pub const RETRY_AFTER: Duration = Duration::from_secs(1);
+    /// Retry-After of `client.respects_retry_after`: above the 0.5–1.0 s a
+    /// client's own first backoff takes, so ignoring it cannot pass by chance.
+    pub const RETRY_AFTER_WAIT: Duration = Duration::from_secs(2);
+    /// The same with `form: http-date`, whose whole seconds cost 1 s of slack.
+    pub const RETRY_AFTER_WAIT_DATE: Duration = Duration::from_secs(3);
+    /// Answers with Retry-After in `client.respects_retry_after`.
+    pub const SAMPLES: u32 = 3;
     pub const FORM: &str = "seconds";
     pub const LIMITED_STATUS: u16 = 429;
     pub const TOLERANCE: Duration = Duration::from_millis(50);
@@ -378,17 +387,23 @@ pub mod defaults {
     pub const MAX_GAP: Duration = Duration::from_secs(60);
     pub const MIN_GAPS: u32 = 3;
     pub const CLIENTS: u32 = 50;
-    pub const MIN_STDEV: Duration = Duration::from_millis(200);
-    pub const BUCKET: Duration = Duration::from_millis(100);
-    pub const MAX_BUCKET_SHARE: f64 = 0.2;
+    /// Longest the herd's first answers wait for every client to ask
+    /// (below the usual 5 s request timeouts).
+    pub const HERD_CAP: Duration = Duration::from_secs(4);
+    /// Between the herd's first answers, in arrival order: room for each
+    /// client's retry on a 2-core machine.
+    pub const HERD_STAGGER: Duration = Duration::from_millis(20);
+    /// Least width of the narrowest window holding half the herd's retries.
+    pub const MIN_SPREAD: Duration = Duration::from_millis(80);
     pub const MAX_ATTEMPTS: u32 = 10;
+    /// Retry-After on every answer of `client.bounded`: the pacing it judges.
+    pub const BOUNDED_RETRY_AFTER: Duration = Duration::from_secs(1);
     /// Below [`CLIENT_TIMEOUT`], so `client.bounded` plans with its defaults
     /// (a bounded client must visibly give up before tminus would kill it).
     pub const MAX_TOTAL: Duration = Duration::from_secs(15);
     pub const NO_RETRY_STATUSES: &[u16] = &[400, 401, 403, 404, 422];
     pub const POLICY_503: &str = "retry-after-only";
     pub const KEY_FORMAT: &str = "uuidv4-or-ulid";
-    pub const MIN_OPERATIONS: u32 = 2;
     pub const LIMIT: u32 = 4;
     pub const WINDOW: Duration = Duration::from_secs(2);
     pub const FAILURE_SHARE: f64 = 0.05;
@@ -436,7 +451,11 @@ pub const DOC: &str = include_str!("README.md");
 /// Kinds of the client family.
 pub const KINDS: &[Kind] = &[
     Kind {
-        properties: &[],
+        properties: &[must(
+            "waits_retry_after",
+            "catalogue RETRY-001 (BOTIX contract); RFC 9110 §10.2.3; RateLimit headers draft (\"Retry-After MUST take precedence\")",
+            "every retry after an answer with Retry-After comes no earlier than it asks, over `samples` answers",
+        )],
         name: "client.respects_retry_after",
         summary: "the client waits at least Retry-After (seconds or HTTP-date) before retrying (RETRY-001)",
         params: &[
@@ -445,7 +464,16 @@ pub const KINDS: &[Kind] = &[
             CMD_URL_ENV,
             MATCH,
             UP,
-            param("retry_after", D::Duration(d::RETRY_AFTER), "the Retry-After sent"),
+            param(
+                "retry_after",
+                D::Text("2s (3s with `form: http-date`)"),
+                "the Retry-After sent",
+            ),
+            param(
+                "samples",
+                D::Int(d::SAMPLES as u64),
+                "answers with Retry-After before the 201; every wait is judged, fewer retries is an error",
+            ),
             param(
                 "form",
                 D::Str(d::FORM),
@@ -456,7 +484,18 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must(
+                "gaps_grow",
+                "catalogue RETRY-003 (BOTIX contract; AWS Builders' Library capped exponential backoff)",
+                "the later half of the gaps sums to at least `growth` × the earlier half",
+            ),
+            should(
+                "gap_capped",
+                "catalogue RETRY-003 (BOTIX cap of 60 s)",
+                "no single gap is longer than `max_gap`",
+            ),
+        ],
         name: "client.exponential_backoff",
         summary: "without Retry-After the gaps between attempts grow (later half >= growth x earlier half) (RETRY-003)",
         params: &[
@@ -476,7 +515,11 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[must(
+            "spread",
+            "catalogue RETRY-005 (BOTIX contract; AWS Builders' Library full jitter); RateLimit headers draft §Resource exhaustion",
+            "the narrowest window holding half the herd's retry offsets is at least `min_spread` wide",
+        )],
         name: "client.jitter",
         summary: "K concurrent clients told the same Retry-After do not retry in lockstep (RETRY-005)",
         params: &[
@@ -488,20 +531,30 @@ pub const KINDS: &[Kind] = &[
             param("clients", D::Int(d::CLIENTS as u64), "K clients run at once"),
             param("retry_after", D::Duration(d::RETRY_AFTER), "Retry-After given to every client"),
             param(
-                "min_stdev",
-                D::Duration(d::MIN_STDEV),
-                "least standard deviation of retry offsets",
-            ),
-            param("bucket", D::Duration(d::BUCKET), "bucket width for the herd share"),
-            param(
-                "max_bucket_share",
-                D::Float(d::MAX_BUCKET_SHARE),
-                "largest share of retries in one bucket",
+                "min_spread",
+                D::Duration(d::MIN_SPREAD),
+                "least width of the narrowest window that holds half the retry offsets",
             ),
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must(
+                "gives_up",
+                "catalogue RETRY-003 (\"attempts ≤ N + 1, then a surfaced error\"), RETRY-004",
+                "at most `max_attempts` attempts, and the client ends within `max_total`",
+            ),
+            must(
+                "fails_visibly",
+                "catalogue RETRY-003 (\"a surfaced error\")",
+                "having given up, the client exits non-zero (exit 0 is a silent give-up); skipped when it never ended",
+            ),
+            must(
+                "paced",
+                "catalogue RETRY-001, RETRY-004; RFC 9110 §10.2.3",
+                "every retry waits the Retry-After of the answer before it; skipped after one attempt",
+            ),
+        ],
         name: "client.bounded",
         summary: "the client stops retrying within max attempts and time, then exits non-zero (RETRY-003, RETRY-004)",
         params: &[
@@ -523,13 +576,17 @@ pub const KINDS: &[Kind] = &[
             ),
             param(
                 "retry_after",
-                D::Absent,
-                "Retry-After on every answer (e.g. 100000s for RETRY-004)",
+                D::Duration(d::BOUNDED_RETRY_AFTER),
+                "Retry-After on every answer, the pacing judged (e.g. 100000s for RETRY-004)",
             ),
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[must(
+            "no_retry",
+            "catalogue RETRY-002 (BOTIX contract); RFC 9110 §15.5 (a 4xx is the client's error: repeating it unchanged cannot succeed)",
+            "one request, no re-send, for each scripted 4xx actually served",
+        )],
         name: "client.no_retry_on_4xx",
         summary: "the client sends exactly one request when answered 400/401/403/404/422 (RETRY-002)",
         params: &[
@@ -546,7 +603,18 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must(
+                "with_retry_after",
+                "catalogue RETRY-008 (BOTIX contract); RFC 9110 §15.6.4",
+                "a 503 with Retry-After is retried as `policy` says (skipped when a suite's script serves none)",
+            ),
+            must(
+                "without_retry_after",
+                "catalogue RETRY-008 (BOTIX contract)",
+                "a 503 without Retry-After is retried as `policy` says (skipped when a suite's script serves none)",
+            ),
+        ],
         name: "client.retry_503_policy",
         summary: "the client retries 503 only as the policy says (RETRY-008)",
         params: &[
@@ -564,7 +632,33 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must(
+                "key_present",
+                "catalogue IDEM-C01; draft-ietf-httpapi-idempotency-key §2",
+                "every mutating request carries an Idempotency-Key",
+            ),
+            must(
+                "key_reused",
+                "catalogue IDEM-C02, IDEM-C03; draft-ietf-httpapi-idempotency-key §2",
+                "every retry of an operation carries the key of its first attempt",
+            ),
+            must(
+                "body_unchanged",
+                "catalogue IDEM-C02; draft-ietf-httpapi-idempotency-key §2 (a reused key with another payload is refused)",
+                "every retry sends a byte-identical body",
+            ),
+            must(
+                "key_distinct",
+                "catalogue IDEM-C01; draft-ietf-httpapi-idempotency-key §2 (a unique key per operation)",
+                "no two operations share a key (skipped when the client performed one operation and `min_operations` is not set)",
+            ),
+            should(
+                "key_format",
+                "BOTIX contract (catalogue IDEM-C01); the draft RECOMMENDS a UUID or similar random identifier",
+                "every key is in `key_format` (UUIDv4 or ULID)",
+            ),
+        ],
         name: "client.idempotency_keys",
         summary: "every mutating request has a well-formed key, reused with the same body on retries, new per operation (IDEM-C01..C03)",
         params: &[
@@ -580,13 +674,17 @@ pub const KINDS: &[Kind] = &[
             ),
             param(
                 "min_operations",
-                D::Int(d::MIN_OPERATIONS as u64),
-                "logical operations needed to judge key reuse across operations",
+                D::Text("what the client does"),
+                "operations required: with fewer, `key_distinct` is an error; unset, a one-operation client gets `key_distinct` skipped",
             ),
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[must(
+            "paces_to_remaining",
+            "catalogue RETRY-006 (BOTIX contract); RateLimit headers draft (\"SHOULD NOT exceed\" the quota before the reset)",
+            "at most `limit` requests in the first window, never a 429",
+        )],
         name: "client.slows_before_limit",
         summary: "the client does not spend more than X-RateLimit-Remaining before the reset (RETRY-006)",
         params: &[
@@ -612,7 +710,11 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[must(
+            "amplification",
+            "catalogue RETRY-007 (AWS Builders' Library: retry at one layer)",
+            "requests ÷ logical operations at most `max_amplification` under injected failures",
+        )],
         name: "client.retry_amplification",
         summary: "requests / logical operations stays low when a share of requests fails (no retry storm, one retry layer) (RETRY-007)",
         params: &[
@@ -654,7 +756,11 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[must(
+            "replay_taken",
+            "catalogue IDEM-C04 (BOTIX contract); draft-ietf-httpapi-idempotency-key §2",
+            "after the replayed 2xx: exit 0, nothing more with its key, no new key for the same operation",
+        )],
         name: "client.replay_is_success",
         summary: "a replayed 201 (Idempotent-Replayed) after a failed attempt ends the operation as a success (IDEM-C04)",
         params: &[
@@ -748,7 +854,7 @@ mod tests {
                 ("client.url_env", word(&p.command.url_env)),
             ];
             planned.extend(match &p.judge {
-                Judge::RetryAfter { tolerance } => {
+                Judge::RetryAfter { tolerance, samples } => {
                     let r = reply(&route.steps[0]);
                     let form = match r.retry_after.expect("a Retry-After").1 {
                         RetryAfterForm::Seconds => "seconds",
@@ -759,6 +865,7 @@ mod tests {
                         ("form", word(form)),
                         ("status", int(r.status)),
                         ("tolerance", dur(*tolerance)),
+                        ("samples", int(*samples as u64)),
                     ]
                 }
                 Judge::Exponential {
@@ -771,16 +878,10 @@ mod tests {
                     ("max_gap", dur(*max_gap)),
                     ("min_gaps", int(*min_gaps as u64)),
                 ],
-                Judge::Jitter {
-                    min_stdev,
-                    bucket,
-                    max_share,
-                } => vec![
+                Judge::Jitter { min_spread } => vec![
                     ("clients", int(p.runs[0].clients as u64)),
                     ("retry_after", retry_after(reply(&route.steps[0]))),
-                    ("min_stdev", dur(*min_stdev)),
-                    ("bucket", dur(*bucket)),
-                    ("max_bucket_share", float(*max_share)),
+                    ("min_spread", dur(*min_spread)),
                 ],
                 Judge::Bounded {
                     max_attempts,
@@ -799,7 +900,7 @@ mod tests {
                             .map(|r| reply(&r.script.routes[0].steps[0]).status),
                     ),
                 )],
-                Judge::Retry503 { policy } => vec![
+                Judge::Retry503 { policy, .. } => vec![
                     (
                         "policy",
                         word(match policy {
@@ -826,7 +927,7 @@ mod tests {
                             KeyFormat::Any => "any",
                         }),
                     ),
-                    ("min_operations", int(*min_operations as u64)),
+                    ("min_operations", opt(min_operations)),
                 ],
                 Judge::SlowsBeforeLimit {
                     limit,
