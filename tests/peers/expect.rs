@@ -143,3 +143,70 @@ pub fn assert_known_disagreements(
     let report = run(suite, url, &only, envs);
     assert_agrees(peer, &report, &rows);
 }
+
+/// The comparison itself, on a hand-made report: a property row reads its
+/// assertion, a check row the check, and a wrong cause is no agreement.
+#[cfg(test)]
+mod tests {
+    use super::{assert_agrees, Expect, Report};
+
+    fn report() -> Report {
+        Report {
+            json: serde_json::json!({ "suites": [{ "checks": [{
+                "id": "idem-replay",
+                "verdict": "warn",
+                "message": "marker: no replay marker",
+                "assertions": [
+                    { "property": "single_effect", "severity": "must", "verdict": "pass" },
+                    { "property": "marker", "severity": "should", "verdict": "warn" }
+                ]
+            }]}]}),
+            console: String::new(),
+        }
+    }
+
+    fn row(property: Option<&'static str>, verdict: &'static str) -> Expect {
+        Expect {
+            check: "idem-replay",
+            property,
+            verdict,
+            why: "test",
+            message_has: None,
+            tminus_wrong: None,
+        }
+    }
+
+    #[test]
+    fn rows_read_the_property_or_the_check() {
+        let r = report();
+        assert_agrees(
+            "t",
+            &r,
+            &[
+                row(Some("single_effect"), "pass"),
+                row(Some("marker"), "warn"),
+                row(None, "warn"),
+            ],
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "idem-replay.single_effect: expected fail")]
+    fn a_different_verdict_is_reported() {
+        assert_agrees("t", &report(), &[row(Some("single_effect"), "fail")]);
+    }
+
+    #[test]
+    #[should_panic(expected = "idem-replay.body: not in the report")]
+    fn a_missing_property_is_reported() {
+        assert_agrees("t", &report(), &[row(Some("body"), "pass")]);
+    }
+
+    #[test]
+    #[should_panic(expected = "saying `replayed twice`")]
+    fn the_right_verdict_for_another_cause_is_reported() {
+        let mut e = row(None, "warn");
+        e.message_has = Some("replayed twice");
+        assert_agrees("t", &report(), &[e]);
+    }
+}

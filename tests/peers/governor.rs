@@ -103,6 +103,11 @@ checks:
 /// `x-ratelimit-after` and `retry-after` ("number of seconds in which the API
 /// will become available"), plus limit and remaining 0. No reset header: a
 /// GCRA has no window to reset.
+///
+/// rl-recovery's FAIL does not depend on timing luck: its key is fresh, the
+/// burst is spent within milliseconds, so the first 429's true wait is just
+/// under 2 s and the floored value loses almost a whole second, far more than
+/// the 500 ms margin tminus adds before its recovery probe.
 pub const EXPECTED: &[Expect] = &[
     Expect {
         check: "rl-headers",
