@@ -80,6 +80,25 @@ impl RefHandle {
     }
 
     pub fn start_with(config: ReferenceConfig) -> RefHandle {
+        Self::spawn(|url_tx, stop_rx| async move {
+            let server = ReferenceServer::start(config, "127.0.0.1:0".parse().unwrap())
+                .await
+                .expect("start reference");
+            url_tx.send(server.base_url()).unwrap();
+            let _ = stop_rx.await;
+            server.shutdown().await;
+        })
+    }
+
+    /// Runs `serve` on its own thread and runtime: it sends its base URL,
+    /// then serves until the stop signal (sent when the handle drops).
+    pub fn spawn<F, Fut>(serve: F) -> RefHandle
+    where
+        F: FnOnce(std::sync::mpsc::Sender<String>, tokio::sync::oneshot::Receiver<()>) -> Fut
+            + Send
+            + 'static,
+        Fut: std::future::Future<Output = ()>,
+    {
         let (url_tx, url_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -88,14 +107,7 @@ impl RefHandle {
                 .enable_all()
                 .build()
                 .expect("runtime");
-            rt.block_on(async move {
-                let server = ReferenceServer::start(config, "127.0.0.1:0".parse().unwrap())
-                    .await
-                    .expect("start reference");
-                url_tx.send(server.base_url()).unwrap();
-                let _ = stop_rx.await;
-                server.shutdown().await;
-            });
+            rt.block_on(serve(url_tx, stop_rx));
         });
         let url = url_rx
             .recv_timeout(Duration::from_secs(10))
@@ -147,8 +159,21 @@ pub fn run_suite_against(
     extra: &[&str],
 ) -> (Vec<(String, String)>, Output) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("report.json");
-    let suite_path = repo().join(suite);
+    let (json, out) = run_with_json(dir.path(), &repo().join(suite), url, extra, &[]);
+    (verdicts(&json), out)
+}
+
+/// Runs the suite at `suite_path` against `url` with its JSON report and
+/// report folder in `dir`; returns the report's path (asserted to exist)
+/// and the process output.
+pub fn run_with_json(
+    dir: &Path,
+    suite_path: &Path,
+    url: &str,
+    extra: &[&str],
+    envs: &[(&str, &str)],
+) -> (PathBuf, Output) {
+    let json = dir.join("report.json");
     let mut args = vec![
         "run",
         suite_path.to_str().unwrap(),
@@ -157,12 +182,17 @@ pub fn run_suite_against(
         "--json",
         json.to_str().unwrap(),
         "--report-dir",
-        dir.path().to_str().unwrap(),
+        dir.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let out = tminus(dir.path(), &args, &[], Duration::from_secs(120));
-    assert!(json.exists(), "no JSON report; stderr:\n{}", stderr(&out));
-    (verdicts(&json), out)
+    let out = tminus(dir, &args, envs, Duration::from_secs(120));
+    assert!(
+        json.exists(),
+        "no JSON report; stdout:\n{}\nstderr:\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    (json, out)
 }
 
 /// The ids of checks whose verdict is not `pass`.
