@@ -609,6 +609,10 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
                     p.remaining_header, t.with_remaining
                 ),
             ),
+            "retry_after_valid" if t.with_retry_after == 0 => Assertion::skipped(
+                property,
+                format!("no {limited} carried a Retry-After to read"),
+            ),
             "retry_after_present" | "retry_after_valid" => Assertion::pass(
                 property,
                 format!(
