@@ -17,7 +17,7 @@ use crate::families::CheckContext;
 use crate::http::{Exchange, Rendered, Target};
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::StatusSet;
-use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue};
+use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue, Verdict};
 use crate::plan::{CounterPlan, RequestPlan};
 use crate::plan::{Scope, Template};
 
@@ -156,6 +156,17 @@ impl<'a> Run<'a> {
 /// is an error naming what was missing (never a pass without evidence).
 fn needs(exercised: bool, a: Assertion, missing: impl FnOnce() -> String) -> Assertion {
     if exercised {
+        a
+    } else {
+        Assertion::not_exercised(a.property, missing())
+    }
+}
+
+/// A counter assertion that failed stands on its own evidence (the target
+/// executed when it must not); any other verdict of it rests on the missing
+/// evidence and becomes not exercised.
+fn unless_failed(a: Assertion, missing: impl FnOnce() -> String) -> Assertion {
+    if a.verdict == Verdict::Fail {
         a
     } else {
         Assertion::not_exercised(a.property, missing())
@@ -619,11 +630,7 @@ async fn mismatch(
                 .map(|p| Assertion::not_exercised(p, why.clone()))
                 .collect();
             // A second execution is a failure whatever the body's validity.
-            out.push(if not_executed.verdict == crate::outcome::Verdict::Fail {
-                not_executed
-            } else {
-                Assertion::not_exercised("not_executed", why)
-            });
+            out.push(unless_failed(not_executed, || why));
             out
         }
     } else {
@@ -986,11 +993,7 @@ async fn errors(mut r: Run<'_>, invalid: &crate::plan::RequestPlan, cached: bool
             );
             vec![
                 Assertion::not_exercised("retry_answer", why.clone()),
-                if effect.verdict == crate::outcome::Verdict::Fail {
-                    effect
-                } else {
-                    Assertion::not_exercised("retry_effect", why)
-                },
+                unless_failed(effect, || why),
             ]
         }
         _ => vec![answer, effect],
@@ -1175,15 +1178,13 @@ async fn missing_key(
         let why = format!(
             "the same request with a key got {k} and the side-effect counter {counter} went from {mid} to {after}: the target does not serve and count this request even with a key, so the missing key was not what it answered"
         );
-        let keep = |a: Assertion| {
-            if a.verdict == crate::outcome::Verdict::Fail && a.property == "effect" && mid > before
-            {
-                a
-            } else {
-                Assertion::not_exercised(a.property, why.clone())
-            }
+        // Only an execution the keyless request caused is evidence of its own.
+        let effect = if mid > before {
+            unless_failed(effect, || why.clone())
+        } else {
+            Assertion::not_exercised("effect", why.clone())
         };
-        vec![keep(answer), keep(effect)]
+        vec![Assertion::not_exercised("answer", why), effect]
     } else {
         vec![answer, effect]
     };
@@ -1434,10 +1435,10 @@ async fn key_syntax(mut r: Run<'_>, reject: &StatusSet) -> Res {
         0,
         "three malformed keys",
     );
-    let not_executed = if not_executed.verdict == crate::outcome::Verdict::Fail {
+    let not_executed = if served {
         not_executed
     } else {
-        needs(served, not_executed, unserved)
+        unless_failed(not_executed, unserved)
     };
     Ok(r.judged(vec![rejected, not_executed, one_key]))
 }
