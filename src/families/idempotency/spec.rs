@@ -707,7 +707,7 @@ pub const KINDS: &[Kind] = &[
         properties: &[
             must(
                 "no_leak",
-                "draft-ietf-httpapi-idempotency-key §4 (Security); catalogue IDEM-005",
+                "draft-ietf-httpapi-idempotency-key §5 (Security Considerations); catalogue IDEM-005",
                 "API key B never receives A's stored answer (marker or identical body); not exercised when B is not served",
             ),
             must(
