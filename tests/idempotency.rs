@@ -1,6 +1,7 @@
 //! The idempotency family against the reference integration, beyond its defect
 //! table (which is in `tests/defects.rs`): the suite's behaviour without a second
-//! tenant, positioned parameter errors, and the reference's key handling.
+//! tenant, positioned parameter errors, the reference's key handling, and an
+//! in-flight retry that met nothing in flight (not exercised, never judged).
 
 mod common;
 
@@ -128,4 +129,71 @@ async fn reference_key_handling_and_codes() {
         .unwrap();
     assert_eq!(r.status(), 201);
     drop(reference);
+}
+
+/// Without a slow hook the first attempt is done before the "in-flight"
+/// retry leaves: nothing was in flight, so the conflict property is not
+/// exercised (an error naming why), never judged on a replay that came after
+/// completion; the execution count and the replay are still judged.
+#[test]
+fn in_flight_without_a_slow_first_attempt_is_not_exercised() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("inflight.yaml");
+    std::fs::write(
+        &suite,
+        r#"suite: inflight
+target:
+  headers: { Authorization: "Bearer ref_test_key_a" }
+checks:
+  - id: fast
+    kind: idempotency.in_flight
+    request: { method: POST, path: /public/v1/messages, json: { contact_id: 1, text: "f ${uuid}" } }
+    effects: { request: { path: /__tminus/effects/messages.create }, value: $.count }
+    retry_after: 300ms
+"#,
+    )
+    .unwrap();
+    let reference = RefHandle::start(&[]);
+    let json = dir.path().join("report.json");
+    let out = common::tminus(
+        dir.path(),
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--target",
+            &reference.url,
+            "--json",
+            json.to_str().unwrap(),
+            "--report-dir",
+            dir.path().to_str().unwrap(),
+        ],
+        &[],
+        std::time::Duration::from_secs(60),
+    );
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("no report ({e}): {}", common::stderr(&out)));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let check = &v["suites"][0]["checks"][0];
+    assert_eq!(check["verdict"], "error", "{check:#}");
+    let verdict_of = |p: &str| {
+        check["assertions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["property"] == p)
+            .unwrap_or_else(|| panic!("no {p}: {check:#}"))
+            .clone()
+    };
+    let conflict = verdict_of("conflict_while_in_flight");
+    assert_eq!(conflict["verdict"], "error", "{conflict:#}");
+    assert!(
+        conflict["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was in flight"),
+        "{conflict:#}"
+    );
+    assert_eq!(verdict_of("single_effect")["verdict"], "pass");
+    assert_eq!(verdict_of("replay_after_completion")["verdict"], "pass");
+    assert_eq!(out.status.code(), Some(3), "{}", common::stderr(&out));
 }

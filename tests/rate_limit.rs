@@ -1,14 +1,16 @@
 //! The rate-limit family against the reference integration, beyond its defect
 //! table (which is in `tests/defects.rs`): a storm against a limit that is never
 //! reached ends at its bound with a clear failure, a missing second tenant skips,
-//! and bad parameters are positioned.
+//! bad parameters are positioned, and a broken SHOULD property (Retry-After,
+//! header presence) warns alone while the properties it leaves unexercised
+//! are skipped, never passed.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
 use common::{not_passing, run_suite_against, RefHandle};
-use tminus::reference::{RateLimitConfig, ReferenceConfig};
+use tminus::reference::{Defect, RateLimitConfig, ReferenceConfig};
 
 const SUITE: &str = "suites/rate-limit.yaml";
 
@@ -84,4 +86,77 @@ fn bad_parameters_are_suite_errors_with_positions() {
         err.contains("concurrency must be between 1 and 256"),
         "{err}"
     );
+}
+
+/// Runs `--only <id>` of the shipped suite against `url` (not strict) and
+/// returns `(check verdict, property -> verdict)` from the JSON report.
+fn properties_of(url: &str, id: &str) -> (String, std::collections::BTreeMap<String, String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let suite = common::repo().join(SUITE);
+    let out = common::tminus(
+        dir.path(),
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--target",
+            url,
+            "--only",
+            id,
+            "--json",
+            json.to_str().unwrap(),
+            "--report-dir",
+            dir.path().to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(120),
+    );
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}); stderr:\n{}", common::stderr(&out)));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let check = &v["suites"][0]["checks"][0];
+    let props = check["assertions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no assertions: {check:#}"))
+        .iter()
+        .map(|a| {
+            (
+                a["property"].as_str().unwrap().to_owned(),
+                a["verdict"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    (check["verdict"].as_str().unwrap().to_owned(), props)
+}
+
+/// 429s without Retry-After break only the SHOULD `retry_after_present` (a
+/// warning without --strict); the limit, the status and the rest still pass,
+/// and `retry_after_valid` is skipped: there was no Retry-After to read.
+#[test]
+fn storm_without_retry_after_warns_on_that_property_alone() {
+    let r = RefHandle::start(&[Defect::NoRetryAfter]);
+    let (verdict, p) = properties_of(&r.url, "rl-storm");
+    assert_eq!(verdict, "warn", "{p:?}");
+    assert_eq!(p["retry_after_present"], "warn", "{p:?}");
+    assert_eq!(p["retry_after_valid"], "skipped", "{p:?}");
+    for prop in ["limit_reached", "no_5xx", "no_drops", "fast_rejections"] {
+        assert_eq!(p[prop], "pass", "{prop}: {p:?}");
+    }
+}
+
+/// No headers at all: `present` (SHOULD) warns, and the syntax and
+/// consistency of fields never sent are not judged (skipped, never passed).
+#[test]
+fn headers_absent_are_a_presence_warning_and_nothing_else_passes() {
+    let r = RefHandle::start(&[Defect::NoRateLimitHeaders]);
+    let (verdict, p) = properties_of(&r.url, "rl-headers");
+    assert_eq!(verdict, "warn", "{p:?}");
+    assert_eq!(p["present"], "warn", "{p:?}");
+    assert_eq!(p["syntax"], "skipped", "{p:?}");
+    assert_eq!(p["consistency"], "skipped", "{p:?}");
+    // The healthy reference passes all three.
+    let healthy = RefHandle::start(&[]);
+    let (verdict, p) = properties_of(&healthy.url, "rl-headers");
+    assert_eq!(verdict, "pass", "{p:?}");
+    assert!(p.values().all(|v| v == "pass"), "{p:?}");
 }

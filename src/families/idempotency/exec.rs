@@ -17,7 +17,7 @@ use crate::families::CheckContext;
 use crate::http::{Exchange, Rendered, Target};
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::StatusSet;
-use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue};
+use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue, Verdict};
 use crate::plan::{CounterPlan, RequestPlan};
 use crate::plan::{Scope, Template};
 
@@ -35,7 +35,6 @@ struct Run<'a> {
     scope: Scope,
     evidence: Vec<Evidence>,
     props: Vec<(String, PropValue)>,
-    problems: Vec<(String, String, String)>,
 }
 
 impl<'a> Run<'a> {
@@ -46,7 +45,6 @@ impl<'a> Run<'a> {
             scope: Scope::new(),
             evidence: Vec::new(),
             props: Vec::new(),
-            problems: Vec::new(),
         }
     }
 
@@ -76,16 +74,6 @@ impl<'a> Run<'a> {
         Ok(n)
     }
 
-    fn problem(
-        &mut self,
-        msg: impl Into<String>,
-        expected: impl Into<String>,
-        actual: impl Into<String>,
-    ) {
-        self.problems
-            .push((msg.into(), expected.into(), actual.into()));
-    }
-
     fn marked(&self, ex: &Exchange) -> bool {
         self.plan
             .marker
@@ -99,50 +87,54 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// A first execution must not claim to be a replay.
-    fn first_not_marked(&mut self, ex: &Exchange, label: &str) {
-        if self.marked(ex) {
-            let actual = self.marker_text(ex);
-            self.problem(
-                format!(
-                    "{label} {} is marked as a replay ({actual}) although the key was new",
-                    describe(ex)
-                ),
-                format!("no {} on a first execution", self.plan.marker.header),
-                actual,
-            );
-        }
+    /// `first_not_marked`: a first execution must not claim to be a replay.
+    fn first_not_marked(&self, ex: &Exchange, label: &str) -> Assertion {
+        let shown = self.marker_text(ex);
+        Assertion::check(
+            "first_not_marked",
+            !self.marked(ex),
+            format!("the {label} answer carries {shown}"),
+            format!(
+                "the {label} {} is marked as a replay ({shown}) although the key was new",
+                describe(ex)
+            ),
+            format!("no {} on a first execution", self.plan.marker.header),
+            shown,
+        )
     }
 
-    fn delta(&mut self, before: i64, after: i64, want: i64, what: &str) {
-        self.props.push(prop("executions", after - before));
-        if after - before != want {
-            self.problem(
-                format!(
-                    "{what}: the side-effect counter {} went from {before} to {after} ({} execution(s), expected {want})",
-                    self.plan.effects.value,
-                    after - before
-                ),
-                format!("{want} execution(s)"),
-                format!("{} execution(s)", after - before),
-            );
-        }
-    }
-
-    fn finish(self, pass: impl Into<String>) -> Outcome {
-        let out = match self.problems.first() {
-            None => Outcome::pass(pass),
-            Some((_, e, a)) => {
-                let msg = self
-                    .problems
-                    .iter()
-                    .map(|p| p.0.clone())
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                Outcome::fail(msg, e.clone(), a.clone())
-            }
+    /// The side-effect counter's movement judged as `property`: `want`
+    /// executions between `before` and `after`.
+    fn effect(
+        &mut self,
+        property: &'static str,
+        (before, after): (i64, i64),
+        want: i64,
+        what: &str,
+    ) -> Assertion {
+        let n = after - before;
+        let key = if property == "single_effect" {
+            "executions".to_owned()
+        } else {
+            format!("{property}_executions")
         };
-        out.with_evidence(self.evidence).with_properties(self.props)
+        self.props.push(prop(key, n));
+        let counter = &self.plan.effects.value;
+        Assertion::check(
+            property,
+            n == want,
+            format!("{what}: the side-effect counter {counter} went from {before} to {after} ({n} execution(s))"),
+            format!("{what}: the side-effect counter {counter} went from {before} to {after} ({n} execution(s), expected {want})"),
+            format!("{want} execution(s)"),
+            format!("{n} execution(s)"),
+        )
+    }
+
+    /// The check's outcome: one assertion per declared property.
+    fn judged(self, assertions: Vec<Assertion>) -> Outcome {
+        Outcome::judged(assertions)
+            .with_evidence(self.evidence)
+            .with_properties(self.props)
     }
 
     /// The first, keyed request must succeed for anything after it to be judged.
@@ -157,6 +149,27 @@ impl<'a> Run<'a> {
             snippet(&ex.response.text())
         ))
         .with_evidence(self.evidence.clone()))
+    }
+}
+
+/// `a` as judged when its evidence was `exercised`; otherwise the property
+/// is an error naming what was missing (never a pass without evidence).
+fn needs(exercised: bool, a: Assertion, missing: impl FnOnce() -> String) -> Assertion {
+    if exercised {
+        a
+    } else {
+        Assertion::not_exercised(a.property, missing())
+    }
+}
+
+/// A counter assertion that failed stands on its own evidence (the target
+/// executed when it must not); any other verdict of it rests on the missing
+/// evidence and becomes not exercised.
+fn unless_failed(a: Assertion, missing: impl FnOnce() -> String) -> Assertion {
+    if a.verdict == Verdict::Fail {
+        a
+    } else {
+        Assertion::not_exercised(a.property, missing())
     }
 }
 
@@ -299,11 +312,26 @@ async fn replay(mut r: Run<'_>, ignore: &[JsonPath], id_path: Option<&JsonPath>)
         format!("no {} on a first execution", m.header),
         first_shown,
     ));
-    Ok(Outcome::judged(judged)
-        .with_evidence(r.evidence)
-        .with_properties(r.props))
+    // The answers are compared as "a replay of a stored result" only when
+    // something was stored: with no execution at all they prove nothing.
+    let counter = r.plan.effects.value.to_string();
+    let judged = judged
+        .into_iter()
+        .map(|a| {
+            if a.property == "single_effect" {
+                return a;
+            }
+            needs(executions >= 1, a, || {
+                format!(
+                    "the side-effect counter {counter} did not move ({before} to {after}): nothing was executed, so no stored result was replayed"
+                )
+            })
+        })
+        .collect();
+    Ok(r.judged(judged))
 }
 
+/// One body under two keys: two executions, two resources.
 async fn distinct(mut r: Run<'_>, id_path: Option<&JsonPath>) -> Res {
     let (k1, k2) = (r.new_key(), r.new_key());
     if k1 == k2 {
@@ -319,56 +347,199 @@ async fn distinct(mut r: Run<'_>, id_path: Option<&JsonPath>) -> Res {
     r.require_success(&a, "key 1")?;
     let b = r.send(&req2, "key 2").await?;
     let after = r.counter("counter after").await?;
-    if !r.plan.success.matches(b.status()) {
-        r.problem(
+    let executed = after > before;
+    let counter = r.plan.effects.value.to_string();
+    let nothing = || {
+        format!("the side-effect counter {counter} did not move ({before} to {after}): nothing was executed under either key")
+    };
+    let b_ok = r.plan.success.matches(b.status());
+    let mut judged = vec![r.effect(
+        "two_executions",
+        (before, after),
+        2,
+        "one body under two different keys",
+    )];
+    judged.push(needs(
+        executed,
+        Assertion::check(
+            "second_succeeds",
+            b_ok,
+            format!("the second key's answer {} is a success", describe(&b)),
             format!("the same body under a second key answered {}", describe(&b)),
             r.plan.success.to_string(),
             b.status().to_string(),
-        );
-    }
-    r.first_not_marked(&b, "the second key's answer");
-    r.delta(before, after, 2, "one body under two different keys");
-    if let Some(p) = id_path {
-        let (ia, ib) = (select(&a, p), select(&b, p));
-        if ia.is_some() && ia == ib {
-            r.problem(
-                format!(
-                    "both keys returned the same resource {p} = {} (deduplicated by body)",
-                    ia.unwrap_or_default()
-                ),
+        ),
+        nothing,
+    ));
+    judged.push(match id_path {
+        None => Assertion::skipped("distinct_resources", "no `id_path` to compare resource ids"),
+        Some(p) => match (select(&a, p), select(&b, p)) {
+            (Some(ia), Some(ib)) => Assertion::check(
+                "distinct_resources",
+                ia != ib,
+                format!("two resources: {p} = {ia} and {ib}"),
+                format!("both keys returned the same resource {p} = {ia} (deduplicated by body)"),
                 "two resource ids",
                 "one shared id",
-            );
-        }
-    }
-    Ok(r.finish(format!(
-        "two keys, two executions: {} and {}",
-        describe(&a),
-        describe(&b)
-    )))
+            ),
+            (ia, ib) => Assertion::not_exercised(
+                "distinct_resources",
+                format!(
+                    "no resource id at {p} in both answers (key 1 {}, key 2 {})",
+                    ia.unwrap_or_else(|| "missing".into()),
+                    ib.unwrap_or_else(|| "missing".into())
+                ),
+            ),
+        },
+    });
+    let status = describe(&b);
+    judged.push(needs(
+        executed && b_ok,
+        r.first_not_marked(&b, "second key's"),
+        || format!("the second key's answer {status} is not a first execution to judge"),
+    ));
+    Ok(r.judged(judged))
 }
 
-/// The default "changed" request: the first string field of a JSON object body
-/// altered, or a field added when there is none.
-fn mutate_body(body: &[u8]) -> Option<Vec<u8>> {
+/// Field names of free text an API accepts any value in: the default change
+/// goes there, so the changed body stays valid (IDEM-003 tests the key, not
+/// the body's validation).
+const FREE_TEXT_FIELDS: &[&str] = &[
+    "description",
+    "memo",
+    "note",
+    "notes",
+    "text",
+    "message",
+    "comment",
+    "comments",
+    "title",
+    "name",
+    "subject",
+    "content",
+    "body",
+    "summary",
+    "details",
+    "reason",
+    "label",
+    "statement_descriptor",
+];
+/// Numeric fields where one more is still a valid request (a different amount
+/// is the classic mismatch).
+const QUANTITY_FIELDS: &[&str] = &["amount", "quantity", "qty", "count", "total", "price"];
+/// Field names of codes, ids and formatted values: changing them makes a
+/// validation error (`currency: "usd (changed)"` is a 422 about the currency).
+const CODE_FIELDS: &[&str] = &[
+    "id",
+    "uuid",
+    "currency",
+    "type",
+    "kind",
+    "status",
+    "state",
+    "method",
+    "mode",
+    "country",
+    "locale",
+    "language",
+    "lang",
+    "unit",
+    "category",
+    "channel",
+    "role",
+    "scope",
+    "intent",
+    "format",
+    "version",
+    "email",
+    "url",
+    "uri",
+    "phone",
+    "date",
+    "time",
+    "timezone",
+    "token",
+    "key",
+    "code",
+    "sku",
+    "iban",
+    "bic",
+    "hash",
+    "source",
+    "destination",
+    "customer",
+];
+
+/// `name` is one of `words` or ends with one (`payment_description`,
+/// `payment-description`, `paymentDescription`).
+fn named(name: &str, words: &[&str]) -> bool {
+    let lower = name.to_ascii_lowercase();
+    words.iter().any(|w| {
+        let camel = format!("{}{}", w[..1].to_ascii_uppercase(), &w[1..]);
+        lower == *w
+            || lower.ends_with(&format!("_{w}"))
+            || lower.ends_with(&format!("-{w}"))
+            || name.ends_with(&camel)
+    })
+}
+
+/// A string value that reads as prose rather than a code, an id or a format.
+fn looks_like_prose(v: &str) -> bool {
+    let hexish = v.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+    v.contains(' ') || (v.chars().count() > 16 && !hexish && !v.contains('@') && !v.contains("://"))
+}
+
+/// The default "changed" request body and what was changed: appended to a
+/// free-text field, else one more of a quantity, else appended to a string
+/// that reads as prose (never a code-like field such as `currency`), else a
+/// field added. `None` when the body is not a JSON object.
+fn mutate_body(body: &[u8]) -> Option<(Vec<u8>, String)> {
     let mut v: Value = serde_json::from_slice(body).ok()?;
     let obj = v.as_object_mut()?;
-    let field = obj
+    let text = |pred: &dyn Fn(&str, &str) -> bool| {
+        obj.iter()
+            .find(|(k, x)| x.as_str().is_some_and(|s| pred(k, s)))
+            .map(|(k, _)| k.clone())
+    };
+    let free_text = text(&|k, _| named(k, FREE_TEXT_FIELDS));
+    let prose = text(&|k, s| !named(k, CODE_FIELDS) && looks_like_prose(s));
+    let quantity = obj
         .iter()
-        .find(|(_, x)| x.is_string())
+        .find(|(k, x)| x.is_number() && named(k, QUANTITY_FIELDS))
         .map(|(k, _)| k.clone());
-    match field {
-        Some(k) => {
-            let old = obj[&k].as_str().unwrap_or_default().to_owned();
-            obj.insert(k, Value::String(format!("{old} (changed by tminus)")));
-        }
-        None => {
-            obj.insert("tminus_mismatch".into(), Value::Bool(true));
-        }
-    }
-    serde_json::to_vec(&v).ok()
+    let append = |obj: &mut serde_json::Map<String, Value>, k: &str| {
+        let old = obj[k].as_str().unwrap_or_default().to_owned();
+        obj.insert(
+            k.to_owned(),
+            Value::String(format!("{old} (changed by tminus)")),
+        );
+    };
+    let what = if let Some(k) = free_text {
+        append(obj, &k);
+        format!("appended to the free-text field $.{k}")
+    } else if let Some(k) = quantity {
+        let old = obj[&k].clone();
+        let more = match (old.as_i64(), old.as_f64()) {
+            (Some(i), _) => Value::from(i.saturating_add(1)),
+            (None, Some(f)) => Value::from(f + 1.0),
+            _ => old,
+        };
+        obj.insert(k.clone(), more);
+        format!("added one to $.{k}")
+    } else if let Some(k) = prose {
+        append(obj, &k);
+        format!("appended to $.{k}")
+    } else {
+        obj.insert("tminus_mismatch".into(), Value::Bool(true));
+        "added the field $.tminus_mismatch".to_owned()
+    };
+    Some((serde_json::to_vec(&v).ok()?, what))
 }
 
+/// IDEM-003: the same key with a changed body is rejected, not executed and
+/// not answered with the first result. A 4xx counts as a mismatch rejection
+/// only when the changed body is accepted on its own (sent under a new key
+/// afterwards): otherwise it may be the changed body's validation error.
 async fn mismatch(
     mut r: Run<'_>,
     changed: Option<&crate::plan::RequestPlan>,
@@ -376,20 +547,26 @@ async fn mismatch(
 ) -> Res {
     let key = r.new_key();
     let req = r.render(&r.ctx.target, Some(&key));
-    let req2 = match changed {
+    let (req2, how) = match changed {
         Some(c) => {
             let mut x = r.ctx.target.render(c, &r.scope);
             x.set_header(&r.plan.key_header, key.clone());
-            x
+            if x.method == req.method && x.url == req.url && x.body == req.body {
+                return Err(Outcome::error(
+                    "`changed:` sends the same method, URL and body as `request:`: nothing differs, so a mismatch cannot be judged",
+                ));
+            }
+            (x, "the `changed:` request".to_owned())
         }
         None => {
             let mut x = req.clone();
-            x.body = mutate_body(&req.body).ok_or_else(|| {
+            let (body, what) = mutate_body(&req.body).ok_or_else(|| {
                 Outcome::error(
                     "the request body is not a JSON object, so tminus cannot change a field: give `changed:` (the second request)",
                 )
             })?;
-            x
+            x.body = body;
+            (x, format!("the request with one change ({what})"))
         }
     };
     let before = r.counter("counter before").await?;
@@ -397,31 +574,90 @@ async fn mismatch(
     r.require_success(&first, "first")?;
     let second = r.send(&req2, "changed body, same key").await?;
     let after = r.counter("counter after").await?;
-    if !reject.matches(second.status()) {
-        let how = if r.plan.success.matches(second.status())
-            && (r.marked(&second) || second.response.body == first.response.body)
-        {
+    let (f, s) = (describe(&first), describe(&second));
+    let success = r.plan.success.matches(second.status());
+    let replayed = r.marked(&second)
+        || (!second.response.body.is_empty() && second.response.body == first.response.body);
+    let not_executed = r.effect(
+        "not_executed",
+        (before, after),
+        1,
+        "a key reused with a different body",
+    );
+    let not_replayed = Assertion::check(
+        "not_replayed",
+        !replayed,
+        format!("the changed body got its own answer {s}, not the first result {f}"),
+        format!(
+            "the same key with a different body silently replayed the first result: {s} ({}, first {f})",
+            r.marker_text(&second)
+        ),
+        "not the first request's answer",
+        "the first request's answer",
+    );
+    let judged = if (400..500).contains(&second.status()) {
+        // Is the changed body valid on its own? Ask under a new key.
+        let mut probe = req2.clone();
+        probe.set_header(&r.plan.key_header, r.new_key());
+        let alone = r.send(&probe, "changed body, new key").await?;
+        if r.plan.success.matches(alone.status()) {
+            vec![
+                Assertion::pass(
+                    "rejected",
+                    format!(
+                        "rejected with {s}; {how} under a new key was accepted ({}), so the rejection is about the reused key",
+                        describe(&alone)
+                    ),
+                ),
+                Assertion::check(
+                    "reject_status",
+                    reject.matches(second.status()),
+                    format!("{s} is one of {reject}"),
+                    format!("the mismatch was rejected with {s}, not {reject}"),
+                    format!("status {reject}"),
+                    format!("status {}", second.status()),
+                ),
+                not_executed,
+                not_replayed,
+            ]
+        } else {
+            let why = format!(
+                "{how} is itself rejected under a new key ({}): the {s} may be a validation error of the changed body, so mismatch handling was not exercised; give `changed:` a second request the API accepts on its own",
+                describe(&alone)
+            );
+            let mut out: Vec<Assertion> = ["rejected", "reject_status", "not_replayed"]
+                .into_iter()
+                .map(|p| Assertion::not_exercised(p, why.clone()))
+                .collect();
+            // A second execution is a failure whatever the body's validity.
+            out.push(unless_failed(not_executed, || why));
+            out
+        }
+    } else {
+        let what = if success && replayed {
             "silently replayed the first result"
-        } else if r.plan.success.matches(second.status()) {
+        } else if success {
             "executed it"
         } else {
             "answered with an unexpected status"
         };
-        r.problem(
-            format!(
-                "the same key with a different body {how}: {} (first {})",
-                describe(&second),
-                describe(&first)
+        let counter = r.plan.effects.value.to_string();
+        vec![
+            Assertion::fail(
+                "rejected",
+                format!("the same key with a different body {what}: {s} (first {f})"),
+                format!("a 4xx ({reject})"),
+                format!("status {}", second.status()),
             ),
-            format!("status {reject}"),
-            format!("status {}", second.status()),
-        );
-    }
-    r.delta(before, after, 1, "a key reused with a different body");
-    Ok(r.finish(format!(
-        "rejected the changed body with {} and did not execute it",
-        describe(&second)
-    )))
+            Assertion::skipped("reject_status", "not judged: the mismatch was not rejected"),
+            not_executed,
+            // A fresh answer means something only if the target executes at all.
+            needs(after > before, not_replayed, || {
+                format!("the side-effect counter {counter} did not move ({before} to {after}): nothing was executed")
+            }),
+        ]
+    };
+    Ok(r.judged(judged))
 }
 
 async fn concurrent(
@@ -442,11 +678,12 @@ async fn concurrent(
     let sends = (0..n).map(|_| r.ctx.client.send(&req));
     let results = futures::future::join_all(sends).await;
     let after = r.counter("counter after").await?;
-    let mut statuses = Vec::new();
+    let (mut statuses, mut codes) = (Vec::new(), Vec::new());
     let (mut ok, mut conflicts, mut other) = (0, 0, Vec::new());
     for (i, res) in results.into_iter().enumerate() {
         let ex = res.map_err(|e| Outcome::transport(&format!("parallel #{}", i + 1), &e))?;
         statuses.push(describe(&ex));
+        codes.push(ex.status());
         if r.plan.success.matches(ex.status()) {
             ok += 1;
         } else if conflict.matches(ex.status()) {
@@ -461,14 +698,65 @@ async fn concurrent(
     }
     r.props.push(prop("successes", ok));
     r.props.push(prop("conflicts", conflicts));
-    r.delta(
-        before,
-        after,
+    let single = r.effect(
+        "single_effect",
+        (before, after),
         1,
         &format!("{n} parallel requests with one key"),
     );
-    if !other.is_empty() {
-        r.problem(
+    let fives: Vec<&String> = statuses
+        .iter()
+        .zip(&codes)
+        .filter(|(_, c)| **c >= 500)
+        .map(|(d, _)| d)
+        .collect();
+    let counter = r.plan.effects.value.to_string();
+    let nothing = || {
+        format!("the side-effect counter {counter} did not move ({before} to {after}): nothing was executed, so the key was never contended")
+    };
+    let no_5xx = if fives.is_empty() {
+        needs(
+            after > before,
+            Assertion::pass(
+                "no_5xx",
+                format!("no 5xx among the {n} answers: {}", statuses.join(", ")),
+            ),
+            nothing,
+        )
+    } else {
+        Assertion::fail(
+            "no_5xx",
+            format!(
+                "{} of {n} parallel requests with one key got a 5xx: {}",
+                fives.len(),
+                fives
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "no 5xx",
+            format!("{} × 5xx", fives.len()),
+        )
+    };
+    let one_success = needs(
+        after > before,
+        Assertion::check(
+            "one_success",
+            ok >= 1,
+            format!("{ok} of {n} requests got {}", r.plan.success),
+            format!(
+                "none of the {n} parallel requests succeeded: {}",
+                statuses.join(", ")
+            ),
+            "one success",
+            "none",
+        ),
+        nothing,
+    );
+    let others = if !other.is_empty() {
+        Assertion::fail(
+            "others_conflict_or_replay",
             format!(
                 "{} parallel request(s) got neither {} nor {conflict}: {}",
                 other.len(),
@@ -477,27 +765,27 @@ async fn concurrent(
             ),
             format!("{} or {conflict}", r.plan.success),
             other.join(", "),
-        );
-    }
-    if ok == 0 {
-        r.problem(
-            format!(
-                "none of the {n} parallel requests succeeded: {}",
-                statuses.join(", ")
-            ),
-            "one success",
-            "none",
-        );
+        )
     } else if ok > 1 && !allow_replay {
-        r.problem(
+        Assertion::fail(
+            "others_conflict_or_replay",
             format!("{ok} parallel requests succeeded and replays are not allowed by this suite"),
             "exactly one success, the others 409",
             format!("{ok} successes"),
-        );
-    }
-    Ok(r.finish(format!(
-        "{n} parallel requests: {ok} success(es), {conflicts} conflict(s), one execution"
-    )))
+        )
+    } else {
+        needs(
+            after > before && ok >= 1,
+            Assertion::pass(
+                "others_conflict_or_replay",
+                format!("{ok} success(es), {conflicts} conflict(s) ({conflict})"),
+            ),
+            || {
+                format!("no request of the {n} executed and succeeded, so there were no \"others\" to judge")
+            },
+        )
+    };
+    Ok(r.judged(vec![single, no_5xx, one_success, others]))
 }
 
 /// Splits `http://host:port/path?q` into (`host:port`, `host`, `/path?q`).
@@ -608,8 +896,22 @@ async fn lost_response(
         tokio::time::sleep(settle).await;
     }
     let after = r.counter("counter after").await?;
-    if !r.plan.success.matches(retry.status()) {
-        r.problem(
+    let single = r.effect(
+        "single_effect",
+        (before, after),
+        1,
+        "a lost response and its retry",
+    );
+    let counter = r.plan.effects.value.to_string();
+    let retry_succeeds = needs(
+        after > before,
+        Assertion::check(
+            "retry_succeeds",
+            r.plan.success.matches(retry.status()),
+            format!(
+                "the retry got {} after {attempts} attempt(s)",
+                describe(&retry)
+            ),
             format!(
                 "after the lost response, the retry with the same key got {} after {attempts} attempt(s) in {:.1} s",
                 describe(&retry),
@@ -617,15 +919,17 @@ async fn lost_response(
             ),
             r.plan.success.to_string(),
             retry.status().to_string(),
-        );
-    }
-    r.delta(before, after, 1, "a lost response and its retry");
-    Ok(r.finish(format!(
-        "lost response recovered: retry got {} after {attempts} attempt(s), one execution",
-        describe(&retry)
-    )))
+        ),
+        || {
+            format!("the side-effect counter {counter} did not move ({before} to {after}): neither the dropped request nor its retry executed")
+        },
+    );
+    Ok(r.judged(vec![single, retry_succeeds]))
 }
 
+/// IDEM-008: a rejected first attempt, then the valid request with the same
+/// key. When the valid request is not served, it is sent once more under a
+/// new key: a target that rejects it there too never exercised the policy.
 async fn errors(mut r: Run<'_>, invalid: &crate::plan::RequestPlan, cached: bool) -> Res {
     let key = r.new_key();
     let mut bad = r.ctx.target.render(invalid, &r.scope);
@@ -642,44 +946,59 @@ async fn errors(mut r: Run<'_>, invalid: &crate::plan::RequestPlan, cached: bool
     }
     let second = r.send(&good, "valid body, same key").await?;
     let after = r.counter("counter after").await?;
-    if cached {
-        if second.status() != first.status() {
-            r.problem(
-                format!(
-                    "policy `cached`: the valid retry with the same key got {} instead of the stored error {}",
-                    describe(&second),
-                    describe(&first)
-                ),
-                format!("status {} (the stored error)", first.status()),
-                format!("status {}", second.status()),
-            );
-        }
-        r.delta(before, after, 0, "policy `cached`: an error then a retry");
+    let served = r.plan.success.matches(second.status());
+    // A valid request the target never serves proves nothing about its key.
+    let probe = if served {
+        None
     } else {
-        if !r.plan.success.matches(second.status()) {
-            r.problem(
-                format!(
-                    "the valid retry with the key of a rejected request got {} (first {}): the error was cached",
-                    describe(&second),
-                    describe(&first)
-                ),
-                r.plan.success.to_string(),
-                second.status().to_string(),
+        let alone = r.render(&r.ctx.target, Some(&r.new_key()));
+        Some(r.send(&alone, "valid body, new key").await?)
+    };
+    let (f, s) = (describe(&first), describe(&second));
+    let policy = if cached { "cached" } else { "not_cached" };
+    let answer = if cached {
+        Assertion::check(
+            "retry_answer",
+            second.status() == first.status(),
+            format!("policy `cached`: the valid retry got the stored error {s}"),
+            format!(
+                "policy `cached`: the valid retry with the same key got {s} instead of the stored error {f}"
+            ),
+            format!("status {} (the stored error)", first.status()),
+            format!("status {}", second.status()),
+        )
+    } else {
+        Assertion::check(
+            "retry_answer",
+            served,
+            format!("policy `not_cached`: the valid retry executed ({s}) after the error {f}"),
+            format!(
+                "the valid retry with the key of a rejected request got {s} (first {f}): the error was cached"
+            ),
+            r.plan.success.to_string(),
+            second.status().to_string(),
+        )
+    };
+    let effect = r.effect(
+        "retry_effect",
+        (before, after),
+        i64::from(served),
+        &format!("an error then a valid retry with the same key ({s})"),
+    );
+    let judged = match &probe {
+        Some(p) if !r.plan.success.matches(p.status()) => {
+            let why = format!(
+                "the valid request is not served even under a new key ({}): the target never accepts it, so policy `{policy}` was not exercised",
+                describe(p)
             );
+            vec![
+                Assertion::not_exercised("retry_answer", why.clone()),
+                unless_failed(effect, || why),
+            ]
         }
-        r.delta(
-            before,
-            after,
-            1,
-            "an error then a valid retry with the same key",
-        );
-    }
-    Ok(r.finish(format!(
-        "error {} then {} as policy `{}` says",
-        describe(&first),
-        describe(&second),
-        if cached { "cached" } else { "not_cached" }
-    )))
+        _ => vec![answer, effect],
+    };
+    Ok(r.judged(judged))
 }
 
 /// Rounds of the in-flight check: a round is redone (new key, doubled wait)
@@ -704,8 +1023,10 @@ async fn in_flight(
         slow_req.timeout = slow_req.timeout.max(retry_within);
         let before = r.counter("counter before").await?;
         let client = r.ctx.client.clone();
+        let started = Instant::now();
         let first_task = tokio::spawn(async move { client.send(&slow_req).await });
         tokio::time::sleep(wait).await;
+        let during_sent = started.elapsed();
         let during = r.send(&req, "retry while in flight").await?;
         let first =
             match tokio::time::timeout(retry_within + Duration::from_secs(1), first_task).await {
@@ -738,52 +1059,73 @@ async fn in_flight(
             continue;
         }
         r.require_success(&first, "first (slow)")?;
-        if !conflict.matches(during.status()) {
-            let how = if r.plan.success.matches(during.status()) {
-                "was answered as if executed"
-            } else {
-                "got an unexpected status"
-            };
-            r.problem(
+        let after_done = r.send(&req, "retry after completion").await?;
+        let after = r.counter("counter after").await?;
+        let single = r.effect(
+            "single_effect",
+            (before, after),
+            1,
+            "a slow request, a retry during it and one after",
+        );
+        let (d, f, a) = (describe(&during), describe(&first), describe(&after_done));
+        let how = if r.plan.success.matches(during.status()) {
+            "was answered as if executed"
+        } else {
+            "got an unexpected status"
+        };
+        // The retry met a request in flight only if the first was still
+        // running when the retry left (the hook really slowed the target).
+        let in_flight = first.elapsed > during_sent;
+        let conflict_seen = needs(
+            in_flight && after > before,
+            Assertion::check(
+                "conflict_while_in_flight",
+                conflict.matches(during.status()),
+                format!("the retry while the first attempt was running got {d}"),
                 format!(
-                    "a retry while the first attempt was still running {how}: {} (first {} after {:.1} s)",
-                    describe(&during),
-                    describe(&first),
+                    "a retry while the first attempt was still running {how}: {d} (first {f} after {:.1} s)",
                     first.elapsed.as_secs_f64()
                 ),
                 format!("status {conflict}"),
                 format!("status {}", during.status()),
-            );
-        }
-        let after_done = r.send(&req, "retry after completion").await?;
-        let after = r.counter("counter after").await?;
-        if after_done.status() != first.status() {
-            r.problem(
+            ),
+            || {
                 format!(
-                    "the retry after completion got {}, not the first result {}",
-                    describe(&after_done),
-                    describe(&first)
-                ),
-                format!("status {}", first.status()),
-                format!("status {}", after_done.status()),
-            );
-        }
-        r.delta(
-            before,
-            after,
-            1,
-            "a slow request, a retry during it and one after",
+                    "the first attempt finished in {:.2} s, before the retry left at {:.2} s (or nothing executed): nothing was in flight; make `slow_headers` slow the target down",
+                    first.elapsed.as_secs_f64(),
+                    during_sent.as_secs_f64()
+                )
+            },
         );
-        return Ok(r.finish(format!(
-            "in flight: {}, after completion: {}, one execution",
-            describe(&during),
-            describe(&after_done)
-        )));
+        let replayed = after_done.status() == first.status()
+            && (r.marked(&after_done) || after_done.response.body == first.response.body);
+        let counter = r.plan.effects.value.to_string();
+        let replay = needs(
+            after > before,
+            Assertion::check(
+                "replay_after_completion",
+                replayed,
+                format!("the retry after completion got the first result {a}"),
+                format!(
+                    "the retry after completion got {a} ({}), not the first result {f}",
+                    r.marker_text(&after_done)
+                ),
+                format!("status {} (the first result)", first.status()),
+                format!("status {}", after_done.status()),
+            ),
+            || {
+                format!("the side-effect counter {counter} did not move ({before} to {after}): nothing was executed, so nothing was stored to replay")
+            },
+        );
+        return Ok(r.judged(vec![single, conflict_seen, replay]));
     }
     // Not reached: the last round returns either way.
     Err(Outcome::error("the in-flight check ran out of rounds"))
 }
 
+/// IDEM-001. A keyless request's rejection (or its +0 on the counter) is
+/// judged only against a keyed twin that the target serves and counts: a
+/// target that rejects or ignores every request exercised nothing.
 async fn missing_key(
     mut r: Run<'_>,
     required: bool,
@@ -792,35 +1134,61 @@ async fn missing_key(
     let req = r.render(&r.ctx.target, None);
     let before = r.counter("counter before").await?;
     let ex = r.send(&req, "no key").await?;
-    let after = r.counter("counter after").await?;
-    if required {
-        if !reject.matches(ex.status()) {
-            r.problem(
-                format!(
-                    "a mutating request without {} got {} (policy `required`)",
-                    r.plan.key_header,
-                    describe(&ex)
-                ),
+    let mid = r.counter("counter after").await?;
+    let x = describe(&ex);
+    let header = r.plan.key_header.clone();
+    let served = r.plan.success.matches(ex.status());
+    let (answer, effect) = if required {
+        (
+            Assertion::check(
+                "answer",
+                reject.matches(ex.status()),
+                format!("without {header}: {x}"),
+                format!("a mutating request without {header} got {x} (policy `required`)"),
                 format!("status {reject}"),
                 format!("status {}", ex.status()),
-            );
-        }
-        r.delta(before, after, 0, "a request without a key");
+            ),
+            r.effect("effect", (before, mid), 0, "a request without a key"),
+        )
     } else {
-        if !r.plan.success.matches(ex.status()) {
-            r.problem(
-                format!(
-                    "policy `optional`: a request without {} got {}",
-                    r.plan.key_header,
-                    describe(&ex)
-                ),
+        (
+            Assertion::check(
+                "answer",
+                served,
+                format!("policy `optional`: without {header}: {x}"),
+                format!("policy `optional`: a request without {header} got {x}"),
                 r.plan.success.to_string(),
                 ex.status().to_string(),
-            );
-        }
-        r.delta(before, after, 1, "a request without a key");
+            ),
+            r.effect("effect", (before, mid), 1, "a request without a key"),
+        )
+    };
+    // Positive evidence (it executed) needs no twin; a rejection or a quiet
+    // counter does.
+    if served && mid > before {
+        return Ok(r.judged(vec![answer, effect]));
     }
-    Ok(r.finish(format!("without a key: {}", describe(&ex))))
+    let twin = r.render(&r.ctx.target, Some(&r.new_key()));
+    let keyed = r.send(&twin, "the same request with a key").await?;
+    let after = r.counter("counter after the keyed request").await?;
+    let k = describe(&keyed);
+    let counter = r.plan.effects.value.to_string();
+    let accepted = r.plan.success.matches(keyed.status());
+    let judged = if !accepted || after == mid {
+        let why = format!(
+            "the same request with a key got {k} and the side-effect counter {counter} went from {mid} to {after}: the target does not serve and count this request even with a key, so the missing key was not what it answered"
+        );
+        // Only an execution the keyless request caused is evidence of its own.
+        let effect = if mid > before {
+            unless_failed(effect, || why.clone())
+        } else {
+            Assertion::not_exercised("effect", why.clone())
+        };
+        vec![Assertion::not_exercised("answer", why), effect]
+    } else {
+        vec![answer, effect]
+    };
+    Ok(r.judged(judged))
 }
 
 async fn key_scope(mut r: Run<'_>, id_path: Option<&JsonPath>) -> Res {
@@ -839,43 +1207,75 @@ async fn key_scope(mut r: Run<'_>, id_path: Option<&JsonPath>) -> Res {
     r.require_success(&a, "API key A")?;
     let b = r.send(&req_b, "API key B, same key and body").await?;
     let after = r.counter("counter after").await?;
-    if r.marked(&b) || (b.response.body == a.response.body && !b.response.body.is_empty()) {
-        let why = r.marker_text(&b);
-        r.problem(
+    let (da, db) = (describe(&a), describe(&b));
+    let leaked =
+        r.marked(&b) || (b.response.body == a.response.body && !b.response.body.is_empty());
+    let b_ok = r.plan.success.matches(b.status());
+    let no_leak = if leaked {
+        Assertion::fail(
+            "no_leak",
             format!(
-                "API key B received API key A's stored response for the same Idempotency-Key ({why}, B {}, A {}): a cross-tenant leak",
-                describe(&b),
-                describe(&a)
+                "API key B received API key A's stored response for the same Idempotency-Key ({}, B {db}, A {da}): a cross-tenant leak",
+                r.marker_text(&b)
             ),
             "an independent execution for B",
             "A's stored response",
-        );
-    } else if !r.plan.success.matches(b.status()) {
-        r.problem(
-            format!("API key B's request got {}", describe(&b)),
+        )
+    } else {
+        // Only an answer B was served says its stored responses are its own.
+        needs(
+            b_ok,
+            Assertion::pass(
+                "no_leak",
+                format!("B got its own answer {db}, not A's {da}"),
+            ),
+            || {
+                format!(
+                    "API key B's request was not served ({db}): check target.second_tenant_headers; a rejection says nothing about key scope"
+                )
+            },
+        )
+    };
+    let b_executes = if leaked {
+        Assertion::skipped("b_executes", "not judged: B received A's stored response")
+    } else {
+        Assertion::check(
+            "b_executes",
+            b_ok,
+            format!("API key B's request executed: {db}"),
+            format!("API key B's request got {db}"),
             r.plan.success.to_string(),
             b.status().to_string(),
-        );
-    }
-    if let Some(p) = id_path {
-        let (ia, ib) = (select(&a, p), select(&b, p));
-        if ia.is_some() && ia == ib {
-            r.problem(
-                format!(
-                    "A and B got the same resource {p} = {}",
-                    ia.unwrap_or_default()
-                ),
+        )
+    };
+    let distinct = match id_path {
+        None => Assertion::skipped("distinct_resources", "no `id_path` to compare resource ids"),
+        Some(p) => match (select(&a, p), select(&b, p)) {
+            (Some(ia), Some(ib)) => Assertion::check(
+                "distinct_resources",
+                ia != ib,
+                format!("A and B got different resources: {p} = {ia} and {ib}"),
+                format!("A and B got the same resource {p} = {ia}"),
                 "different resources",
                 "the same resource",
-            );
-        }
-    }
-    r.delta(before, after, 2, "one key under two API keys");
-    Ok(r.finish(format!(
-        "the key is scoped per API key: A {}, B {}",
-        describe(&a),
-        describe(&b)
-    )))
+            ),
+            (ia, ib) => Assertion::not_exercised(
+                "distinct_resources",
+                format!(
+                    "no resource id at {p} in both answers (A {}, B {})",
+                    ia.unwrap_or_else(|| "missing".into()),
+                    ib.unwrap_or_else(|| "missing".into())
+                ),
+            ),
+        },
+    };
+    let single = r.effect(
+        "two_executions",
+        (before, after),
+        2,
+        "one key under two API keys",
+    );
+    Ok(r.judged(vec![no_leak, b_executes, distinct, single]))
 }
 
 /// The malformed variants of a key (IDEM-006): empty, one character over
@@ -910,34 +1310,33 @@ pub fn malformed_keys(key: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// IDEM-006: malformed keys rejected and not executed; the quoted SF string
+/// "K" and the bare K one key, or one form always rejected. The malformed
+/// keys' rejections count only because a well-formed key is then served and
+/// moves the counter.
 async fn key_syntax(mut r: Run<'_>, reject: &StatusSet) -> Res {
     let base = r.new_key();
-    // Malformed keys: rejected, never executed.
+    let header = r.plan.key_header.clone();
     let before = r.counter("counter before").await?;
+    let mut not_rejected = Vec::new();
     for (what, bad) in malformed_keys(&base) {
         let req = r.render(&r.ctx.target, Some(&bad));
         let label = format!("malformed key: {what}");
         let ex = r.send(&req, &label).await?;
         if !reject.matches(ex.status()) {
-            r.problem(
-                format!(
-                    "a malformed {} ({what}) got {}",
-                    r.plan.key_header,
-                    describe(&ex)
-                ),
-                format!("status {reject}"),
-                format!("status {}", ex.status()),
-            );
+            not_rejected.push((
+                format!("a malformed {header} ({what}) got {}", describe(&ex)),
+                ex.status(),
+            ));
         }
     }
     let mid = r.counter("counter after malformed").await?;
-    r.delta(before, mid, 0, "three malformed keys");
 
     // The same key as a structured-field string and as a bare token.
     let key = r.new_key();
     let quoted_req = r.render(&r.ctx.target, Some(&format!("\"{key}\"")));
     let mut bare_req = quoted_req.clone();
-    bare_req.set_header(&r.plan.key_header, key.clone());
+    bare_req.set_header(&header, key.clone());
     let quoted = r.send(&quoted_req, "quoted key \"K\"").await?;
     let bare = r.send(&bare_req, "bare key K").await?;
     let after = r.counter("counter after").await?;
@@ -945,82 +1344,103 @@ async fn key_syntax(mut r: Run<'_>, reject: &StatusSet) -> Res {
         r.plan.success.matches(quoted.status()),
         r.plan.success.matches(bare.status()),
     );
-    let summary;
-    match (q_ok, b_ok) {
-        (true, true) => {
-            // Both accepted: they must be one key, so the bare one replays.
-            if after - mid >= 2 {
-                r.props.push(prop("executions", after - mid));
-                r.problem(
-                    format!(
-                        "the quoted key \"K\" and the bare key K are two different keys: both executed (quoted {}, bare {}; the side-effect counter {} went from {mid} to {after})",
-                        describe(&quoted),
-                        describe(&bare),
-                        r.plan.effects.value
-                    ),
-                    "the bare K replays the quoted \"K\" (1 execution)",
-                    format!("{} execution(s)", after - mid),
-                );
-            } else {
-                r.delta(mid, after, 1, "one key sent quoted then bare");
-            }
-            summary = format!(
-                "quoted and bare are one key: {} then {}",
-                describe(&quoted),
-                describe(&bare)
-            );
-        }
-        (false, true) => {
-            if !(400..500).contains(&quoted.status()) {
-                r.problem(
-                    format!("the quoted key \"K\" got {}", describe(&quoted)),
-                    "a success or a 4xx",
-                    format!("status {}", quoted.status()),
-                );
-            }
-            r.delta(mid, after, 1, "a rejected quoted key then the bare key");
-            summary = format!(
-                "the quoted form is rejected ({}), the bare form executes ({})",
-                describe(&quoted),
-                describe(&bare)
-            );
-        }
-        (true, false) => {
-            r.delta(mid, after, 1, "a quoted key then the bare key");
-            // The bare form must then be rejected always, not only after the
-            // quoted one: probe it alone with a new key.
-            let probe_key = r.new_key();
-            let probe_req = r.render(&r.ctx.target, Some(&probe_key));
-            let probe = r.send(&probe_req, "bare key alone").await?;
-            if r.plan.success.matches(probe.status()) {
-                r.problem(
-                    format!(
-                        "the bare key K got {} after the quoted \"K\" {}, yet a bare key alone is accepted ({}): the two forms are neither one key nor one of them always rejected",
-                        describe(&bare),
-                        describe(&quoted),
-                        describe(&probe)
-                    ),
-                    "the bare K replays \"K\", or bare keys are always rejected",
-                    format!("status {}", bare.status()),
-                );
-            }
-            summary = format!(
-                "the bare form is rejected ({}), the quoted form executes ({})",
-                describe(&bare),
-                describe(&quoted)
-            );
-        }
+    let (q, b) = (describe(&quoted), describe(&bare));
+    let counter = r.plan.effects.value.to_string();
+    let n = after - mid;
+    r.props.push(prop("well_formed_executions", n));
+    let twice = || {
+        format!(
+            "the quoted key \"K\" and the bare key K are two different keys: both executed (quoted {q}, bare {b}; the side-effect counter {counter} went from {mid} to {after})"
+        )
+    };
+    let one_key = match (q_ok, b_ok) {
         (false, false) => {
             return Err(Outcome::error(format!(
-                "neither the quoted key ({}) nor the bare key ({}) was accepted: the request itself does not fit the target (body: {})",
-                describe(&quoted),
-                describe(&bare),
+                "neither the quoted key ({q}) nor the bare key ({b}) was accepted: the request itself does not fit the target (body: {})",
                 snippet(&bare.response.text())
             ))
             .with_evidence(r.evidence));
         }
-    }
-    Ok(r.finish(format!("malformed keys rejected ({reject}); {summary}")))
+        _ if n >= 2 => Assertion::fail(
+            "quoted_bare_one_key",
+            twice(),
+            "the bare K replays the quoted \"K\" (1 execution)",
+            format!("{n} execution(s)"),
+        ),
+        _ if n == 0 => Assertion::not_exercised(
+            "quoted_bare_one_key",
+            format!(
+                "the side-effect counter {counter} did not move ({mid} to {after}) for the accepted form (quoted {q}, bare {b}): nothing was executed"
+            ),
+        ),
+        (true, true) => Assertion::pass(
+            "quoted_bare_one_key",
+            format!("quoted and bare are one key: {q} then {b}, one execution"),
+        ),
+        (false, true) => Assertion::check(
+            "quoted_bare_one_key",
+            (400..500).contains(&quoted.status()),
+            format!("the quoted form is rejected ({q}), the bare form executes ({b})"),
+            format!("the quoted key \"K\" got {q}"),
+            "a success or a 4xx",
+            format!("status {}", quoted.status()),
+        ),
+        (true, false) => {
+            // The bare form must then be rejected always, not only after the
+            // quoted one: probe it alone with a new key.
+            let probe_req = r.render(&r.ctx.target, Some(&r.new_key()));
+            let probe = r.send(&probe_req, "bare key alone").await?;
+            Assertion::check(
+                "quoted_bare_one_key",
+                !r.plan.success.matches(probe.status()),
+                format!("the bare form is rejected ({b}, alone {}), the quoted form executes ({q})", describe(&probe)),
+                format!(
+                    "the bare key K got {b} after the quoted \"K\" {q}, yet a bare key alone is accepted ({}): the two forms are neither one key nor one of them always rejected",
+                    describe(&probe)
+                ),
+                "the bare K replays \"K\", or bare keys are always rejected",
+                format!("status {}", bare.status()),
+            )
+        }
+    };
+    // The malformed keys' answers mean something only because a well-formed
+    // key is served and counted on the same request.
+    let served = n >= 1;
+    let unserved = || {
+        format!(
+            "no well-formed key moved the side-effect counter {counter} ({mid} to {after}; quoted {q}, bare {b}), so the malformed keys' answers were not compared with a served request"
+        )
+    };
+    let rejected = if let Some((_, status)) = not_rejected.first() {
+        let all: Vec<&str> = not_rejected.iter().map(|(m, _)| m.as_str()).collect();
+        Assertion::fail(
+            "malformed_rejected",
+            all.join("; "),
+            format!("status {reject}"),
+            format!("status {status}"),
+        )
+    } else {
+        needs(
+            served,
+            Assertion::pass(
+                "malformed_rejected",
+                format!("empty, 256-character and tab-carrying keys all got {reject}"),
+            ),
+            unserved,
+        )
+    };
+    let not_executed = r.effect(
+        "malformed_not_executed",
+        (before, mid),
+        0,
+        "three malformed keys",
+    );
+    let not_executed = if served {
+        not_executed
+    } else {
+        unless_failed(not_executed, unserved)
+    };
+    Ok(r.judged(vec![rejected, not_executed, one_key]))
 }
 
 async fn endpoint_scope(
@@ -1066,71 +1486,125 @@ async fn endpoint_scope(
     r.require_success(&a, "endpoint A")?;
     let b = r.send(&req_b, "endpoint B, same key").await?;
     let after = r.counter("counter after").await?;
+    let other_after = match other_effects {
+        Some(c) => Some(read_counter(r.ctx, c, &r.scope, "B counter after").await?.0),
+        None => None,
+    };
+    let (da, db) = (describe(&a), describe(&b));
     let b_ok = r.plan.success.matches(b.status());
     let leaked = r.marked(&b)
         || (b.status() == a.status()
             && !b.response.body.is_empty()
             && b.response.body == a.response.body);
-    if leaked {
-        let why = r.marker_text(&b);
-        r.problem(
+    // When B does not execute, the same request under a fresh key tells
+    // whether the reused key changed B's answer at all.
+    let b_fresh = if !leaked && !b_ok {
+        let mut probe = req_b.clone();
+        probe.set_header(&r.plan.key_header, r.new_key());
+        Some(r.send(&probe, "endpoint B, new key").await?)
+    } else {
+        None
+    };
+    let fresh_status = b_fresh.as_ref().map(|p| p.status());
+    let like_fresh = fresh_status == Some(b.status());
+    let fresh = b_fresh.as_ref().map(describe).unwrap_or_default();
+    let no_leak = if leaked {
+        Assertion::fail(
+            "no_leak",
             format!(
-                "endpoint B {} {} received endpoint A's stored response for the same {} ({why}, B {}, A {} {} {})",
+                "endpoint B {} {} received endpoint A's stored response for the same {} ({}, B {db}, A {} {} {da})",
                 other.method,
                 req_path(&req_b.url),
                 r.plan.key_header,
-                describe(&b),
+                r.marker_text(&b),
                 req_a.method,
                 req_path(&req_a.url),
-                describe(&a)
             ),
             "a 4xx or an independent execution",
             "A's stored response",
-        );
+        )
+    } else if b_ok {
+        Assertion::pass("no_leak", format!("B executed on its own: {db}, A {da}"))
+    } else if like_fresh {
+        Assertion::pass(
+            "no_leak",
+            format!("B answered the reused key as it answers a fresh one ({db}, fresh {fresh}): A's use of the key did not reach B"),
+        )
     } else {
-        let (ok, want) = match policy {
-            EndpointPolicy::Either => (
-                b_ok || reject.matches(b.status()),
-                format!("{} or {reject}", r.plan.success),
+        Assertion::pass(
+            "no_leak",
+            format!("B rejected the reused key ({db}) and serves the request under a fresh key ({fresh}): not A's answer"),
+        )
+    };
+    let (ok, want) = match policy {
+        EndpointPolicy::Either => (
+            b_ok || reject.matches(b.status()),
+            format!("{} or {reject}", r.plan.success),
+        ),
+        EndpointPolicy::Reject => (reject.matches(b.status()), reject.to_string()),
+        EndpointPolicy::Execute => (b_ok, r.plan.success.to_string()),
+    };
+    let b_answer = if leaked {
+        Assertion::skipped("b_answer", "not judged: B received A's stored response")
+    } else if policy == EndpointPolicy::Reject && like_fresh {
+        Assertion::not_exercised(
+            "b_answer",
+            format!(
+                "endpoint B answers this request {fresh} under a fresh key too: its {db} is not a rejection of the reused key (policy `reject`); give `other_request` a body endpoint B accepts"
             ),
-            EndpointPolicy::Reject => (reject.matches(b.status()), reject.to_string()),
-            EndpointPolicy::Execute => (b_ok, r.plan.success.to_string()),
-        };
-        if !ok {
-            r.problem(
-                format!(
-                    "endpoint B got {} for a key first used on endpoint A (A {})",
-                    describe(&b),
-                    describe(&a)
-                ),
-                format!("status {want}"),
-                format!("status {}", b.status()),
-            );
+        )
+    } else {
+        Assertion::check(
+            "b_answer",
+            ok,
+            format!("endpoint B got {db} (policy wants {want})"),
+            format!("endpoint B got {db} for a key first used on endpoint A (A {da})"),
+            format!("status {want}"),
+            format!("status {}", b.status()),
+        )
+    };
+    let a_effect = r.effect(
+        "single_effect",
+        (before, after),
+        1,
+        "A's counter, one key on two endpoints",
+    );
+    let b_effect = match (other_effects, other_before, other_after) {
+        (Some(_), _, _) if leaked => {
+            Assertion::skipped("b_effect", "not judged: B received A's stored response")
         }
-    }
-    r.delta(before, after, 1, "A's counter, one key on two endpoints");
-    if let (Some(c), Some(ob)) = (other_effects, other_before) {
-        let (oa, _) = read_counter(r.ctx, c, &r.scope, "B counter after").await?;
-        let want = i64::from(b_ok && !leaked);
-        r.props.push(prop("other_executions", oa - ob));
-        if oa - ob != want {
-            r.problem(
-                format!(
-                    "endpoint B's side-effect counter {} went from {ob} to {oa} ({} execution(s), expected {want} for B {})",
-                    c.value,
-                    oa - ob,
-                    describe(&b)
-                ),
-                format!("{want} execution(s) of B"),
-                format!("{} execution(s) of B", oa - ob),
+        (Some(c), Some(ob), Some(oa)) => {
+            r.props.push(prop("other_executions", oa - ob));
+            let n = oa - ob;
+            let wrong = format!(
+                "endpoint B's side-effect counter {} went from {ob} to {oa} ({n} execution(s), expected {} for B {db})",
+                c.value,
+                i64::from(b_ok)
             );
+            if b_ok || n != 0 {
+                Assertion::check(
+                    "b_effect",
+                    n == i64::from(b_ok),
+                    format!("endpoint B's side-effect counter {} went from {ob} to {oa}, as its answer {db} says", c.value),
+                    wrong,
+                    format!("{} execution(s) of B", i64::from(b_ok)),
+                    format!("{n} execution(s) of B"),
+                )
+            } else {
+                // +0 after a rejection agrees with it only if B's counter is
+                // known to move: nothing here showed it (B never executed).
+                Assertion::skipped(
+                    "b_effect",
+                    format!(
+                        "B's counter {} stayed at {ob} after B's {db}, but B never executed in this check, so the counter was not shown to count",
+                        c.value
+                    ),
+                )
+            }
         }
-    }
-    Ok(r.finish(format!(
-        "the key is scoped per endpoint: A {}, B {}",
-        describe(&a),
-        describe(&b)
-    )))
+        _ => Assertion::skipped("b_effect", "no `other_effects` counter for endpoint B"),
+    };
+    Ok(r.judged(vec![no_leak, b_answer, a_effect, b_effect]))
 }
 
 /// The path of a URL, for messages.
@@ -1140,6 +1614,7 @@ fn req_path(url: &str) -> &str {
         .unwrap_or(url)
 }
 
+/// IDEM-007: a replay before the TTL, a fresh execution after it.
 async fn expiry(mut r: Run<'_>, ttl: Duration, margin: Duration) -> Res {
     let key = r.new_key();
     let req = r.render(&r.ctx.target, Some(&key));
@@ -1149,30 +1624,45 @@ async fn expiry(mut r: Run<'_>, ttl: Duration, margin: Duration) -> Res {
     // the answer arrives here.
     let stored_at = Instant::now();
     r.require_success(&first, "first")?;
-    r.first_not_marked(&first, "first");
     let second = r.send(&req, "before expiry").await?;
     let second_at = stored_at.elapsed();
     let mid = r.counter("counter before expiry").await?;
-    if mid - before != 1 || second.status() != first.status() {
-        if second_at >= ttl {
-            return Err(Outcome::error(format!(
-                "the replay before expiry was answered {:.2} s after the first, not within ttl {ttl:?}: the TTL is too short to judge on this target",
-                second_at.as_secs_f64()
-            ))
-            .with_evidence(r.evidence));
-        }
-        r.problem(
+    let replayed = mid - before == 1 && second.status() == first.status();
+    if !replayed && second_at >= ttl {
+        return Err(Outcome::error(format!(
+            "the replay before expiry was answered {:.2} s after the first, not within ttl {ttl:?}: the TTL is too short to judge on this target",
+            second_at.as_secs_f64()
+        ))
+        .with_evidence(r.evidence));
+    }
+    let counter = r.plan.effects.value.to_string();
+    let (f, s) = (describe(&first), describe(&second));
+    let nothing = |from: i64, to: i64| {
+        format!(
+            "the side-effect counter {counter} did not move ({from} to {to}): nothing was executed"
+        )
+    };
+    let replays = needs(
+        mid > before,
+        Assertion::check(
+            "replays_before_ttl",
+            replayed,
             format!(
-                "before expiry ({:.2} s after the first, ttl {ttl:?}) the key did not replay: {} (first {}); the side-effect counter {} went from {before} to {mid}",
-                second_at.as_secs_f64(),
-                describe(&second),
-                describe(&first),
-                r.plan.effects.value
+                "{:.2} s after the first (ttl {ttl:?}) the key replayed: {s}, one execution",
+                second_at.as_secs_f64()
+            ),
+            format!(
+                "before expiry ({:.2} s after the first, ttl {ttl:?}) the key did not replay: {s} (first {f}); the side-effect counter {counter} went from {before} to {mid}",
+                second_at.as_secs_f64()
             ),
             format!("a replay (status {}, 1 execution)", first.status()),
             format!("status {}, {} execution(s)", second.status(), mid - before),
-        );
-    }
+        ),
+        || nothing(before, mid),
+    );
+    let first_unmarked = needs(mid > before, r.first_not_marked(&first, "first"), || {
+        nothing(before, mid)
+    });
     let wait = (ttl + margin).saturating_sub(stored_at.elapsed());
     r.ctx.note(format!(
         "waiting {:.1} s for the key to expire (ttl {ttl:?} + margin {margin:?})",
@@ -1182,40 +1672,50 @@ async fn expiry(mut r: Run<'_>, ttl: Duration, margin: Duration) -> Res {
     let third = r.send(&req, "after expiry").await?;
     let third_at = stored_at.elapsed();
     let after = r.counter("counter after").await?;
-    if !r.plan.success.matches(third.status()) {
-        r.problem(
+    r.props.push(prop("executions_after_expiry", after - mid));
+    let t = describe(&third);
+    let fresh = if after - mid != 1 {
+        Assertion::fail(
+            "fresh_after_ttl",
             format!(
-                "after expiry ({:.2} s after the first) the key got {}",
+                "the key did not expire: {:.2} s after the first (ttl {ttl:?}) it got {t} ({}) and the side-effect counter {counter} went from {mid} to {after} ({} execution(s), expected 1)",
                 third_at.as_secs_f64(),
-                describe(&third)
-            ),
-            r.plan.success.to_string(),
-            third.status().to_string(),
-        );
-    }
-    if after - mid != 1 {
-        let marker = r.marker_text(&third);
-        r.props.push(prop("executions_after_expiry", after - mid));
-        r.problem(
-            format!(
-                "the key did not expire: {:.2} s after the first (ttl {ttl:?}) it got {} ({marker}) and the side-effect counter {} went from {mid} to {after} ({} execution(s), expected 1)",
-                third_at.as_secs_f64(),
-                describe(&third),
-                r.plan.effects.value,
+                r.marker_text(&third),
                 after - mid
             ),
             "a fresh execution after the TTL",
             format!("{} execution(s)", after - mid),
-        );
+        )
+    } else if !r.plan.success.matches(third.status()) {
+        Assertion::fail(
+            "fresh_after_ttl",
+            format!(
+                "after expiry ({:.2} s after the first) the key got {t}",
+                third_at.as_secs_f64()
+            ),
+            r.plan.success.to_string(),
+            third.status().to_string(),
+        )
+    } else if r.marked(&third) {
+        Assertion::fail(
+            "fresh_after_ttl",
+            format!(
+                "the request after expiry {t} executed but is marked as a replay ({})",
+                r.marker_text(&third)
+            ),
+            format!("no {} on a fresh execution", r.plan.marker.header),
+            r.marker_text(&third),
+        )
     } else {
-        r.first_not_marked(&third, "the request after expiry");
-    }
-    Ok(r.finish(format!(
-        "replayed before expiry ({}), executed fresh {:.1} s after the first ({})",
-        describe(&second),
-        third_at.as_secs_f64(),
-        describe(&third)
-    )))
+        Assertion::pass(
+            "fresh_after_ttl",
+            format!(
+                "{:.1} s after the first the key executed fresh: {t}",
+                third_at.as_secs_f64()
+            ),
+        )
+    };
+    Ok(r.judged(vec![replays, first_unmarked, fresh]))
 }
 
 fn select(ex: &Exchange, p: &JsonPath) -> Option<String> {
@@ -1318,13 +1818,45 @@ mod tests {
         assert!(json_diff(&a, &a).is_empty());
     }
 
+    fn mutated(body: serde_json::Value) -> (Value, String) {
+        let (out, what) = mutate_body(body.to_string().as_bytes()).unwrap();
+        (serde_json::from_slice(&out).unwrap(), what)
+    }
+
+    /// The default change stays valid: free text first, never a code.
     #[test]
-    fn mutates_first_string_field() {
-        let out = mutate_body(br#"{"contact_id":1,"text":"hi"}"#).unwrap();
-        let v: Value = serde_json::from_slice(&out).unwrap();
+    fn mutates_a_field_that_stays_valid() {
+        let (v, what) =
+            mutated(json!({"currency": "usd", "amount": 1000, "description": "Order 7"}));
+        assert_eq!(v["description"], "Order 7 (changed by tminus)");
+        assert_eq!(
+            (v["currency"].clone(), v["amount"].clone()),
+            (json!("usd"), json!(1000))
+        );
+        assert!(what.contains("$.description"), "{what}");
+        // A payments body without free text: the amount, never the currency.
+        let (v, what) = mutated(json!({"currency": "usd", "amount": 1000}));
+        assert_eq!(
+            (v["currency"].clone(), v["amount"].clone()),
+            (json!("usd"), json!(1001))
+        );
+        assert!(what.contains("$.amount"), "{what}");
+        let (v, _) = mutated(json!({"contact_id": 1, "text": "hi"}));
         assert_eq!(v["text"], "hi (changed by tminus)");
-        let out = mutate_body(br#"{"n":1}"#).unwrap();
-        assert!(String::from_utf8(out).unwrap().contains("tminus_mismatch"));
+        let (v, _) = mutated(json!({"paymentMemo": "rent", "kind": "card"}));
+        assert_eq!(v["paymentMemo"], "rent (changed by tminus)");
+        // Prose in a field of no known name; codes and ids left alone.
+        let (v, _) =
+            mutated(json!({"country": "FR", "customer_id": "cus 1", "remark": "for the flat"}));
+        assert_eq!(v["remark"], "for the flat (changed by tminus)");
+        assert_eq!(
+            (v["country"].clone(), v["customer_id"].clone()),
+            (json!("FR"), json!("cus 1"))
+        );
+        let (v, what) = mutated(json!({"currency": "eur", "source": "tok_visa"}));
+        assert_eq!(v["tminus_mismatch"], true);
+        assert_eq!(v["currency"], "eur");
+        assert!(what.contains("added"), "{what}");
         assert!(mutate_body(b"[1]").is_none());
     }
 

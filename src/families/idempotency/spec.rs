@@ -473,7 +473,28 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must(
+                "two_executions",
+                "draft-ietf-httpapi-idempotency-key §2 (a key identifies one request)",
+                "one body under two keys executes twice (side-effect counter +2)",
+            ),
+            must(
+                "second_succeeds",
+                "draft-ietf-httpapi-idempotency-key §2",
+                "the second key's request is served like the first; not exercised when nothing executed",
+            ),
+            must(
+                "distinct_resources",
+                "draft-ietf-httpapi-idempotency-key §2",
+                "the two answers name different resources at `id_path` (skipped without `id_path`; not exercised when an id is missing)",
+            ),
+            should(
+                "first_not_marked",
+                "BOTIX contract (catalogue IDEM-002)",
+                "the second key's answer, a first execution, carries no replay marker",
+            ),
+        ],
         name: "idempotency.distinct_keys",
         summary: "same body under two keys: two executions (no dedupe by body)",
         params: &[
@@ -489,9 +510,30 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must(
+                "rejected",
+                "catalogue IDEM-003; draft-ietf-httpapi-idempotency-key §2.7; Stripe",
+                "the same key with a changed body gets a 4xx, and the changed body alone (under a new key) is accepted, so the 4xx is about the key; not exercised when the changed body is itself rejected",
+            ),
+            should(
+                "reject_status",
+                "draft-ietf-httpapi-idempotency-key §2.7 (SHOULD reply 422)",
+                "the rejection's status is one of `reject_status`",
+            ),
+            must(
+                "not_executed",
+                "catalogue IDEM-003",
+                "the changed body is not executed (side-effect counter +1 for both requests)",
+            ),
+            must(
+                "not_replayed",
+                "catalogue IDEM-003",
+                "the changed body does not get the first request's stored answer (marker or identical body)",
+            ),
+        ],
         name: "idempotency.mismatch",
-        summary: "same key, different body: rejected, not executed, not replayed (IDEM-003)",
+        summary: "same key, different body: rejected, not executed, not replayed; a 4xx counts only if the changed body alone is accepted (IDEM-003)",
         params: &[
             REQ,
             EFFECTS,
@@ -503,14 +545,35 @@ pub const KINDS: &[Kind] = &[
             MARKER_POLICY,
             param(
                 "changed",
-                D::Text("the first with its first string field altered"),
-                "the second request (same key)",
+                D::Text("the first with one change that stays valid: appended to a free-text field (description, memo, text, ...), else one added to an amount or quantity, else appended to a prose string (never a code such as currency), else a field added"),
+                "the second request (same key); after a 4xx it is sent once more under a new key to prove the rejection is about the key",
             ),
             param("reject_status", D::Statuses(d::MISMATCH_REJECT), "accepted rejection statuses"),
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must(
+                "single_effect",
+                "catalogue IDEM-004; draft-ietf-httpapi-idempotency-key §2",
+                "N parallel requests with one key execute once (side-effect counter +1)",
+            ),
+            must(
+                "no_5xx",
+                "catalogue IDEM-004 (no 5xx from a unique-index violation)",
+                "no parallel request gets a 5xx",
+            ),
+            must(
+                "one_success",
+                "draft-ietf-httpapi-idempotency-key §2",
+                "at least one request gets the result",
+            ),
+            should(
+                "others_conflict_or_replay",
+                "draft-ietf-httpapi-idempotency-key §2.7 (SHOULD reply 409)",
+                "every other request gets `conflict_status` or a replayed success (`allow_replay`)",
+            ),
+        ],
         name: "idempotency.concurrent",
         summary: "N parallel requests with one new key: exactly one execution, others 409 or replay, no 5xx (IDEM-004)",
         params: &[
@@ -533,7 +596,18 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must(
+                "single_effect",
+                "draft-ietf-httpapi-idempotency-key §1 (retry after a lost response)",
+                "the dropped request and its retry execute once",
+            ),
+            must(
+                "retry_succeeds",
+                "draft-ietf-httpapi-idempotency-key §2",
+                "the retry gets the result (after in-progress answers, within `retry_within`)",
+            ),
+        ],
         name: "idempotency.lost_response",
         summary: "request sent, connection dropped before the answer, retried with the key: one execution, result returned (http:// only)",
         params: &[
@@ -564,7 +638,18 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            should(
+                "retry_answer",
+                "catalogue IDEM-008 (BOTIX, Stripe); the draft leaves error caching to the server",
+                "the valid retry executes (`not_cached`) or gets the stored error (`cached`); not exercised when the valid request is not served even under a new key",
+            ),
+            must(
+                "retry_effect",
+                "draft-ietf-httpapi-idempotency-key §2",
+                "the side-effect counter agrees with the retry's answer: +1 after a success, +0 after an error",
+            ),
+        ],
         name: "idempotency.errors_not_cached",
         summary: "invalid body with K (4xx), then a valid body with K: executes (not_cached) or replays the error (cached) (IDEM-008)",
         params: &[
@@ -578,7 +663,23 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must(
+                "single_effect",
+                "catalogue IDEM-009 (never two executions)",
+                "a slow request, a retry during it and one after execute once",
+            ),
+            should(
+                "conflict_while_in_flight",
+                "draft-ietf-httpapi-idempotency-key §2.7 (SHOULD reply 409)",
+                "the retry during the first attempt gets `conflict_status`; not exercised when the first attempt had already finished",
+            ),
+            must(
+                "replay_after_completion",
+                "draft-ietf-httpapi-idempotency-key §2",
+                "the retry after completion gets the first result (same status, and the marker or the same body)",
+            ),
+        ],
         name: "idempotency.in_flight",
         summary: "a retry while the first attempt still runs gets 409, never a second execution; after completion, a replay (IDEM-009)",
         params: &[
@@ -605,7 +706,18 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            should(
+                "answer",
+                "draft-ietf-httpapi-idempotency-key §2.7 (SHOULD reply 400)",
+                "`required`: a keyless request gets `reject_status`; `optional`: a success. Judged only when the same request with a key is served and counted",
+            ),
+            must(
+                "effect",
+                "catalogue IDEM-001 (FAIL if it executes)",
+                "`required`: a keyless request is not executed; `optional`: executed once",
+            ),
+        ],
         name: "idempotency.missing_key",
         summary: "a mutating request without a key: rejected (required) or executed once (optional) (IDEM-001)",
         params: &[
@@ -622,7 +734,28 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must(
+                "no_leak",
+                "draft-ietf-httpapi-idempotency-key §5 (Security Considerations); catalogue IDEM-005",
+                "API key B never receives A's stored answer (marker or identical body); not exercised when B is not served",
+            ),
+            must(
+                "b_executes",
+                "catalogue IDEM-005",
+                "B's request executes independently (a success)",
+            ),
+            must(
+                "distinct_resources",
+                "catalogue IDEM-005",
+                "A and B got different resources at `id_path` (skipped without it)",
+            ),
+            must(
+                "two_executions",
+                "catalogue IDEM-005",
+                "one key under two API keys executes twice",
+            ),
+        ],
         name: "idempotency.key_scope",
         summary: "a key used by API key A, then by API key B: B executes independently, never gets A's stored answer (IDEM-005)",
         params: &[
@@ -638,7 +771,23 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            should(
+                "malformed_rejected",
+                "catalogue IDEM-006; draft-ietf-httpapi-idempotency-key §2.1 (an SF String); Stripe (≤ 255 characters)",
+                "empty, 256-character and tab-carrying keys get `reject_status`; not exercised unless a well-formed key is then served and counted",
+            ),
+            should(
+                "malformed_not_executed",
+                "catalogue IDEM-006",
+                "no malformed key executes (side-effect counter +0)",
+            ),
+            must(
+                "quoted_bare_one_key",
+                "draft-ietf-httpapi-idempotency-key §2.1; catalogue IDEM-006 (FAIL if the two forms execute twice)",
+                "the quoted SF string \"K\" and the bare K are one key, or one form is always rejected",
+            ),
+        ],
         name: "idempotency.key_syntax",
         summary: "malformed keys (empty, 256 characters, control characters) get 400 and do not execute; the quoted SF string \"K\" and bare K are one key, or one form is always rejected (IDEM-006)",
         params: &[
@@ -655,7 +804,28 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must(
+                "no_leak",
+                "catalogue IDEM-010; Stripe (an endpoint mismatch is an idempotency error)",
+                "endpoint B never receives endpoint A's stored answer (marker or identical body); a B that does not execute is compared with its answer to the same request under a fresh key",
+            ),
+            must(
+                "b_answer",
+                "catalogue IDEM-010",
+                "B gets what `policy` says: a success or `reject_status`; under `reject`, not exercised when B answers a fresh key the same way",
+            ),
+            must(
+                "single_effect",
+                "draft-ietf-httpapi-idempotency-key §2",
+                "A's side-effect counter +1",
+            ),
+            must(
+                "b_effect",
+                "catalogue IDEM-010",
+                "B's own counter (`other_effects`) agrees with B's answer; skipped without it",
+            ),
+        ],
         name: "idempotency.endpoint_scope",
         summary: "a key used on endpoint A, then on endpoint B: B never gets A's stored answer (4xx or an independent execution) (IDEM-010)",
         params: &[
@@ -690,7 +860,23 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must(
+                "replays_before_ttl",
+                "draft-ietf-httpapi-idempotency-key §2.3 (validity); catalogue IDEM-007",
+                "a second request within the TTL is a replay (same status, one execution)",
+            ),
+            should(
+                "first_not_marked",
+                "BOTIX contract (catalogue IDEM-002)",
+                "the first execution does not claim to be a replay",
+            ),
+            should(
+                "fresh_after_ttl",
+                "draft-ietf-httpapi-idempotency-key §2.3 (MAY expire keys); BOTIX 24 h (catalogue IDEM-007)",
+                "after the TTL the key executes fresh, answered as a success without the marker",
+            ),
+        ],
         name: "idempotency.expiry",
         summary: "a key replays before its TTL and executes fresh after it (needs a short test TTL) (IDEM-007)",
         params: &[

@@ -20,7 +20,7 @@ use crate::families::rate_limit::plan::{
 use crate::families::CheckContext;
 use crate::fmt_duration;
 use crate::http::{Exchange, Rendered};
-use crate::outcome::{prop, Evidence, Outcome, PropValue};
+use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue};
 use crate::plan::Scope;
 use fields::{date_of, observe};
 
@@ -40,6 +40,8 @@ struct Limited {
     ex: Exchange,
     at: Instant,
     sent: u32,
+    /// The status of the first answer that was served (not limited), if any.
+    served: Option<u16>,
 }
 
 /// Sends `r` with `x.concurrency` requests in flight until the first limited
@@ -55,6 +57,7 @@ async fn exhaust(
     let done = AtomicBool::new(false);
     let first: Mutex<Option<(Exchange, Instant, u32)>> = Mutex::new(None);
     let broken: Mutex<Option<Outcome>> = Mutex::new(None);
+    let served: Mutex<Option<u16>> = Mutex::new(None);
     let started = Instant::now();
     let worker = || async {
         loop {
@@ -73,7 +76,12 @@ async fn exhaust(
                         *f = Some((ex, Instant::now(), n));
                     }
                 }
-                Ok(_) => {}
+                Ok(ex) => {
+                    served
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get_or_insert(ex.status());
+                }
                 Err(e) => {
                     done.store(true, Ordering::Relaxed);
                     let mut b = broken.lock().unwrap_or_else(|p| p.into_inner());
@@ -86,7 +94,13 @@ async fn exhaust(
     };
     futures::future::join_all((0..x.concurrency).map(|_| worker())).await;
     if let Some((ex, at, sent)) = first.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Ok(Limited { ex, at, sent });
+        let served = served.into_inner().unwrap_or_else(|p| p.into_inner());
+        return Ok(Limited {
+            ex,
+            at,
+            sent,
+            served,
+        });
     }
     if let Some(o) = broken.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(o);
@@ -139,7 +153,10 @@ fn with_warning(o: Outcome, w: Option<String>) -> Outcome {
     }
 }
 
-/// `rate_limit.headers` (RL-001, RL-005).
+/// `rate_limit.headers` (RL-001, RL-005): `present` on every sampled
+/// response, `syntax` of every field sent, `consistency` of the values
+/// (remaining within the limit, reset inside the window, remaining never
+/// rising within a window). Each keeps its first problem, with evidence.
 pub async fn headers(p: &HeadersPlan, ctx: &CheckContext) -> Outcome {
     let scope = Scope::new();
     let rendered: Vec<Rendered> = p
@@ -155,6 +172,11 @@ pub async fn headers(p: &HeadersPlan, ctx: &CheckContext) -> Outcome {
     let mut statuses: BTreeMap<u16, u32> = BTreeMap::new();
     let mut dialects: Vec<&str> = Vec::new();
     let mut evidence = Vec::new();
+    // First problem per property: (message, expected, actual, evidence).
+    let mut problems: BTreeMap<&'static str, (String, String, String, Evidence)> = BTreeMap::new();
+    // Evidence counts: responses whose fields were parsed, and whose values
+    // could be checked against each other.
+    let (mut parsed, mut compared) = (0u32, 0u32);
     for i in 0..p.samples as usize {
         let k = i % rendered.len();
         let label = format!("sample {}", i + 1);
@@ -166,30 +188,45 @@ pub async fn headers(p: &HeadersPlan, ctx: &CheckContext) -> Outcome {
         if evidence.len() < 3 {
             evidence.push(Evidence::from_exchange(&label, &ex));
         }
-        let fail = |msg: String, expected: &str, actual: String| {
-            Outcome::fail(
-                format!("{label} ({} {}): {msg}", ex.request.method, describe(&ex)),
-                expected,
-                actual,
-            )
-            .with_evidence(vec![Evidence::from_exchange(&label, &ex)])
-        };
+        let mut problem =
+            |property: &'static str, msg: String, expected: String, actual: String| {
+                problems.entry(property).or_insert_with(|| {
+                    (
+                        format!("{label} ({} {}): {msg}", ex.request.method, describe(&ex)),
+                        expected,
+                        actual,
+                        Evidence::from_exchange(&label, &ex),
+                    )
+                });
+            };
         let obs = match observe(&ex.response, &p.dialects) {
             Ok(o) => o,
-            Err(msg) => {
-                return fail(msg.clone(), "well-formed rate-limit headers", msg);
+            Err(e) => {
+                let expected = match e.property {
+                    "present" => "every field of the dialect on every response",
+                    "consistency" => "rate-limit values that agree",
+                    _ => "well-formed rate-limit headers",
+                };
+                problem(e.property, e.message.clone(), expected.into(), e.message);
+                continue;
             }
         };
         if obs.dialects.is_empty() {
             let n = &p.dialects.names;
-            return fail(
+            problem(
+                "present",
                 format!(
                     "no rate-limit headers (looked for {}, {}, {}, RateLimit, RateLimit-Policy)",
                     n.limit, n.remaining, n.reset
                 ),
-                "rate-limit headers on every response",
+                "rate-limit headers on every response".into(),
                 "none".into(),
             );
+            continue;
+        }
+        parsed += 1;
+        if obs.reset_in.is_some() || (obs.limit.is_some() && obs.remaining.is_some()) {
+            compared += 1;
         }
         for d in &obs.dialects {
             if !dialects.contains(d) {
@@ -204,11 +241,12 @@ pub async fn headers(p: &HeadersPlan, ctx: &CheckContext) -> Outcome {
         if let Some(reset_in) = obs.reset_in {
             // Date has one-second resolution: allow one second either side.
             if reset_in < -1.0 || reset_in > window + 1.0 {
-                return fail(
+                problem(
+                    "consistency",
                     format!(
                         "the reset is {reset_in:.1} s after the response's Date, outside [0, {window:.0}] s"
                     ),
-                    &format!("reset within {window:.0} s after Date"),
+                    format!("reset within {window:.0} s after Date"),
                     format!("{reset_in:.1} s"),
                 );
             }
@@ -222,9 +260,10 @@ pub async fn headers(p: &HeadersPlan, ctx: &CheckContext) -> Outcome {
                 + reset_in;
             if let Some((prem, pabs)) = prev[k] {
                 if (abs - pabs).abs() < 0.5 && rem > prem {
-                    return fail(
+                    problem(
+                        "consistency",
                         format!("remaining went up from {prem} to {rem} inside the same window"),
-                        "remaining does not increase within a window",
+                        "remaining does not increase within a window".into(),
                         format!("{prem} -> {rem}"),
                     );
                 }
@@ -233,14 +272,49 @@ pub async fn headers(p: &HeadersPlan, ctx: &CheckContext) -> Outcome {
         }
     }
     let seen: Vec<String> = statuses.iter().map(|(s, n)| format!("{s}×{n}")).collect();
-    Outcome::pass(format!(
-        "{} responses ({}) all carried sane rate-limit headers ({})",
-        p.samples,
-        seen.join(", "),
-        dialects.join(" + ")
-    ))
-    .with_evidence(evidence)
-    .with_properties(vec![prop("dialects", dialects.join(","))])
+    let seen = seen.join(", ");
+    let mut judge = |property: &'static str, pass: String, unexercised: Option<String>| {
+        if let Some((msg, expected, actual, ev)) = problems.remove(property) {
+            evidence.push(ev);
+            return Assertion::fail(property, msg, expected, actual);
+        }
+        match unexercised {
+            Some(why) => Assertion::skipped(property, why),
+            None => Assertion::pass(property, pass),
+        }
+    };
+    let none_parsed = (parsed == 0)
+        .then(|| "not judged: no response carried rate-limit fields that could be read".to_owned());
+    let judged = vec![
+        judge(
+            "present",
+            format!(
+                "{} responses ({seen}) all carried rate-limit headers ({})",
+                p.samples,
+                dialects.join(" + ")
+            ),
+            None,
+        ),
+        judge(
+            "syntax",
+            format!(
+                "the fields of {parsed} responses parsed ({})",
+                dialects.join(" + ")
+            ),
+            none_parsed.clone(),
+        ),
+        judge(
+            "consistency",
+            format!("{compared} responses carried values that agree (remaining, limit, reset)"),
+            none_parsed.or((compared == 0).then(|| {
+                "not judged: no response carried a reset or both a limit and a remaining count"
+                    .to_owned()
+            })),
+        ),
+    ];
+    Outcome::judged(judged)
+        .with_evidence(evidence)
+        .with_properties(vec![prop("dialects", dialects.join(","))])
 }
 
 #[derive(Default)]
@@ -252,6 +326,9 @@ struct StormTally {
     problems: BTreeMap<&'static str, (String, Evidence)>,
     first_limited: Option<Evidence>,
     last_limited: Option<(Instant, Option<Duration>)>,
+    /// Limited answers with a valid Retry-After, and with the Remaining header.
+    with_retry_after: u32,
+    with_remaining: u32,
 }
 
 /// `rate_limit.storm` (RL-002, RL-006, RL-007).
@@ -281,7 +358,9 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
             }
             let label = format!("storm request {n}");
             let res = ctx.client.send(&r).await;
-            let mut t = tally.lock().unwrap_or_else(|e| e.into_inner());
+            let mut guard = tally.lock().unwrap_or_else(|e| e.into_inner());
+            // A plain borrow, so the problem closure below takes only `problems`.
+            let t = &mut *guard;
             let ex = match res {
                 Ok(ex) => ex,
                 Err(e) => {
@@ -317,8 +396,12 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
                     .entry(k)
                     .or_insert_with(|| (msg, Evidence::from_exchange(&label, &ex)));
             };
-            if let Err(e) = ra {
-                problem("retry-after", format!("{}: {e}", describe(&ex)));
+            match ra {
+                Ok(_) => t.with_retry_after += 1,
+                Err(e) if ex.response.header("retry-after").is_none() => {
+                    problem("retry-after-missing", format!("{}: {e}", describe(&ex)))
+                }
+                Err(e) => problem("retry-after", format!("{}: {e}", describe(&ex))),
             }
             if let Some(code) = &p.error_code {
                 let got = ex
@@ -340,6 +423,7 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
                 }
             }
             if let Some(rem) = ex.response.header(&p.remaining_header) {
+                t.with_remaining += 1;
                 if rem.trim() != "0" {
                     problem(
                         "remaining",
@@ -408,97 +492,161 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
     } else {
         None
     };
+    let limited = x.limited_status;
     let mut evidence: Vec<Evidence> = Vec::new();
-    let checks: [(&str, &str, &str); 6] = [
+    if let Some(ev) = &t.first_limited {
+        evidence.push(ev.clone());
+    }
+    // (property, problem key, expected, what went wrong)
+    let rows: [(&'static str, &str, String, &str); 8] = [
         (
+            "no_drops",
             "drop",
-            "no dropped connections or timeouts",
+            "no dropped connections or timeouts".into(),
             "dropped connection",
         ),
         (
+            "no_5xx",
             "5xx",
-            &*format!("{} under the storm, never 5xx", x.limited_status),
+            format!("{limited} under the storm, never 5xx"),
             "5xx under the storm",
         ),
         (
+            "retry_after_present",
+            "retry-after-missing",
+            format!("Retry-After on every {limited}"),
+            "no Retry-After",
+        ),
+        (
+            "retry_after_valid",
             "retry-after",
-            "Retry-After as delay-seconds or an HTTP-date",
+            "Retry-After as delay-seconds or an HTTP-date".into(),
             "invalid Retry-After",
         ),
         (
+            "error_code",
             "code",
-            "the configured error code in the body",
+            "the configured error code in the body".into(),
             "wrong error code",
         ),
         (
+            "remaining_zero",
             "remaining",
-            "Remaining: 0 on limited answers",
+            "Remaining: 0 on limited answers".into(),
             "Remaining not 0",
         ),
         (
+            "not_cacheable",
             "cache",
-            "no explicit freshness on limited answers",
+            "no explicit freshness on limited answers".into(),
             "cacheable limited answer",
         ),
+        ("fast_rejections", "", String::new(), ""),
     ];
-    for (k, expected, what) in checks {
-        if let Some((msg, ev)) = t.problems.get(k) {
-            evidence.push(ev.clone());
-            let o = Outcome::fail(
-                format!("{what} after {total} requests ({seen}): {msg}"),
-                expected,
-                msg.clone(),
-            )
-            .with_evidence(evidence)
-            .with_properties(props);
-            return with_warning(o, warn);
-        }
-    }
-    if t.limited == 0 {
+    let reached = t.limited > 0;
+    let no_limit = format!("not judged: no {limited} was received, the limit was never reached");
+    let mut judged = vec![if reached {
+        Assertion::pass(
+            "limit_reached",
+            format!("{} × {limited} after {total} requests ({seen})", t.limited),
+        )
+    } else {
         let bound = if elapsed > p.max_duration {
             format!("max_duration {}", secs(p.max_duration))
         } else {
             format!("max_requests {}", x.max_requests)
         };
-        return Outcome::fail(
+        Assertion::fail(
+            "limit_reached",
             format!(
-                "the limit was never reached: {total} requests ({} in flight) over {} got no {} ({seen}); stopped at {bound}",
+                "the limit was never reached: {total} requests ({} in flight) over {} got no {limited} ({seen}); stopped at {bound}",
                 x.concurrency,
                 secs(elapsed),
-                x.limited_status
             ),
-            format!("{} within {} requests", x.limited_status, x.max_requests),
-            seen,
+            format!("{limited} within {} requests", x.max_requests),
+            seen.clone(),
         )
-        .with_properties(props);
-    }
-    if let Some(ev) = t.first_limited {
-        evidence.push(ev);
-    }
-    if p95 > p.p95_under {
-        let o = Outcome::fail(
-            format!(
-                "limited answers are slow: p95 {} over {} × {} (threshold {})",
+    }];
+    for (property, key, expected, what) in rows {
+        if let Some((msg, ev)) = t.problems.get(key) {
+            evidence.push(ev.clone());
+            judged.push(Assertion::fail(
+                property,
+                format!("{what} after {total} requests ({seen}): {msg}"),
+                expected,
+                msg.clone(),
+            ));
+            continue;
+        }
+        // Every property below is about answers over the limit: without a
+        // limited answer there is nothing to judge.
+        if !reached {
+            judged.push(Assertion::skipped(property, no_limit.clone()));
+            continue;
+        }
+        judged.push(match property {
+            "error_code" if p.error_code.is_none() => Assertion::skipped(
+                property,
+                "`error_code: \"\"`: the body's code is not checked",
+            ),
+            "error_code" => Assertion::pass(
+                property,
+                format!(
+                    "{} carried `{}` in all {} limited answers",
+                    p.error_code_path,
+                    p.error_code.as_deref().unwrap_or_default(),
+                    t.limited
+                ),
+            ),
+            "remaining_zero" if t.with_remaining == 0 => Assertion::skipped(
+                property,
+                format!("no limited answer carried {}", p.remaining_header),
+            ),
+            "remaining_zero" => Assertion::pass(
+                property,
+                format!(
+                    "{} was 0 on the {} limited answers that carried it",
+                    p.remaining_header, t.with_remaining
+                ),
+            ),
+            "retry_after_valid" if t.with_retry_after == 0 => Assertion::skipped(
+                property,
+                format!("no {limited} carried a Retry-After to read"),
+            ),
+            "retry_after_present" | "retry_after_valid" => Assertion::pass(
+                property,
+                format!(
+                    "{} of {} limited answers carried a valid Retry-After",
+                    t.with_retry_after, t.limited
+                ),
+            ),
+            "fast_rejections" => Assertion::check(
+                property,
+                p95 <= p.p95_under,
+                format!(
+                    "p95 {} over {} × {limited} (threshold {})",
+                    secs(p95),
+                    t.limited,
+                    secs(p.p95_under)
+                ),
+                format!(
+                    "limited answers are slow: p95 {} over {} × {limited} (threshold {})",
+                    secs(p95),
+                    t.limited,
+                    secs(p.p95_under)
+                ),
+                format!("p95 under {}", secs(p.p95_under)),
                 secs(p95),
-                t.limited,
-                x.limited_status,
-                secs(p.p95_under)
             ),
-            format!("p95 under {}", secs(p.p95_under)),
-            secs(p95),
-        )
+            _ => Assertion::pass(
+                property,
+                format!("none among {total} requests over the limit ({seen})"),
+            ),
+        });
+    }
+    let o = Outcome::judged(judged)
         .with_evidence(evidence)
         .with_properties(props);
-        return with_warning(o, warn);
-    }
-    let o = Outcome::pass(format!(
-        "{} × {} with valid Retry-After after {total} requests ({seen}); p95 {}",
-        t.limited,
-        x.limited_status,
-        secs(p95)
-    ))
-    .with_evidence(evidence)
-    .with_properties(props);
     with_warning(o, warn)
 }
 
@@ -564,31 +712,30 @@ pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
             );
         }
         // RL-003: Retry-After must not be earlier than the advertised reset.
-        if let (Some(reset), "Retry-After") = (reset, source) {
-            if wait.as_secs_f64() + 1.0 < reset {
-                let warn = cool_down(
-                    ctx,
-                    &r,
-                    x.limited_status,
-                    Some(Duration::from_secs_f64(reset)),
-                    x.cooldown_max,
-                )
-                .await;
-                return with_warning(
-                    Outcome::fail(
-                        format!(
-                            "{}: Retry-After {} is earlier than the reset {reset:.0} s after Date",
-                            describe(&lim.ex),
-                            secs(wait)
-                        ),
-                        "Retry-After not earlier than the reset",
-                        format!("Retry-After {} < reset {reset:.0} s", secs(wait)),
-                    )
-                    .with_evidence(evidence),
-                    warn,
-                );
-            }
-        }
+        let honest_hint = match (reset, source) {
+            (Some(reset), "Retry-After") => Assertion::check(
+                "retry_after_not_before_reset",
+                wait.as_secs_f64() + 1.0 >= reset,
+                format!(
+                    "Retry-After {} is not earlier than the reset {reset:.0} s after Date",
+                    secs(wait)
+                ),
+                format!(
+                    "{}: Retry-After {} is earlier than the reset {reset:.0} s after Date",
+                    describe(&lim.ex),
+                    secs(wait)
+                ),
+                "Retry-After not earlier than the reset",
+                format!("Retry-After {} < reset {reset:.0} s", secs(wait)),
+            ),
+            _ => Assertion::skipped(
+                "retry_after_not_before_reset",
+                format!(
+                    "the {} gives only {source}, nothing to compare it with",
+                    x.limited_status
+                ),
+            ),
+        };
         // Early probe at Retry-After − 1 s (catalogue RL-003), at once for short waits.
         let early = wait.saturating_sub(Duration::from_secs(1));
         if !early.is_zero() {
@@ -604,26 +751,32 @@ pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
         };
         let before_elapsed = lim.at.elapsed();
         evidence.push(Evidence::from_exchange("early probe", &before));
-        if before.status() != x.limited_status {
-            if attempt == 1 {
-                ctx.note("the early probe was served (the window may have just rolled over); trying once more");
-                evidence.clear();
-                continue;
-            }
-            return Outcome::fail(
-                format!(
-                    "the limit is not real: {} after the {} ({} said {}), a probe got {}",
-                    secs(before_elapsed),
-                    x.limited_status,
-                    source,
-                    secs(wait),
-                    describe(&before)
-                ),
-                format!("{} before {source} elapses", x.limited_status),
-                describe(&before),
-            )
-            .with_evidence(evidence);
+        if before.status() != x.limited_status && attempt == 1 {
+            ctx.note("the early probe was served (the window may have just rolled over); trying once more");
+            evidence.clear();
+            continue;
         }
+        let still_limited = Assertion::check(
+            "limited_until_retry_after",
+            before.status() == x.limited_status,
+            format!(
+                "{} after the {} ({source} {}), a probe was still limited: {}",
+                secs(before_elapsed),
+                x.limited_status,
+                secs(wait),
+                describe(&before)
+            ),
+            format!(
+                "the limit is not real: {} after the {} ({} said {}), a probe got {}",
+                secs(before_elapsed),
+                x.limited_status,
+                source,
+                secs(wait),
+                describe(&before)
+            ),
+            format!("{} before {source} elapses", x.limited_status),
+            describe(&before),
+        );
         let after_at = lim.at + wait + p.margin;
         ctx.note(format!(
             "waiting {} ({source} {} + margin {}) before the recovery probe",
@@ -641,35 +794,36 @@ pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
             prop("requests_to_limit", lim.sent),
             prop("wait_ms", wait.as_millis()),
         ];
-        if after.status() == x.limited_status || after.status() >= 500 {
-            let warn = cool_down(ctx, &r, x.limited_status, None, x.cooldown_max).await;
-            return with_warning(
-                Outcome::fail(
-                    format!(
-                        "still limited after {source}: {} after the {} ({source} {}), the retry got {}",
-                        secs(wait + p.margin),
-                        x.limited_status,
-                        secs(wait),
-                        describe(&after)
-                    ),
-                    format!("success after {source} elapses"),
-                    describe(&after),
-                )
-                .with_evidence(evidence)
-                .with_properties(props),
-                warn,
-            );
-        }
-        return Outcome::pass(format!(
-            "limited at {} ({} early probe), served {} after the {} ({source} {})",
-            describe(&lim.ex),
-            describe(&before),
-            secs(wait + p.margin),
-            x.limited_status,
-            secs(wait)
-        ))
-        .with_evidence(evidence)
-        .with_properties(props);
+        let recovered = after.status() != x.limited_status && after.status() < 500;
+        let served = Assertion::check(
+            "served_after_retry_after",
+            recovered,
+            format!(
+                "served {} after the {} ({source} {}): {}",
+                secs(wait + p.margin),
+                x.limited_status,
+                secs(wait),
+                describe(&after)
+            ),
+            format!(
+                "still limited after {source}: {} after the {} ({source} {}), the retry got {}",
+                secs(wait + p.margin),
+                x.limited_status,
+                secs(wait),
+                describe(&after)
+            ),
+            format!("success after {source} elapses"),
+            describe(&after),
+        );
+        let warn = if recovered {
+            None
+        } else {
+            cool_down(ctx, &r, x.limited_status, None, x.cooldown_max).await
+        };
+        let o = Outcome::judged(vec![honest_hint, still_limited, served])
+            .with_evidence(evidence)
+            .with_properties(props);
+        return with_warning(o, warn);
     }
     unreachable!("the loop returns on its second attempt")
 }
@@ -702,7 +856,8 @@ pub async fn partition(p: &PartitionPlan, ctx: &CheckContext) -> Outcome {
             let w1 = cool_down(ctx, &a, x.limited_status, hint, x.cooldown_max).await;
             let w2 = cool_down(ctx, &b, x.limited_status, None, x.cooldown_max).await;
             return with_warning(
-                Outcome::fail(
+                Outcome::judged(vec![Assertion::fail(
+                    "isolated",
                     format!(
                         "tenant B is limited because tenant A was: A got {} after {} requests, then B got {}",
                         describe(&lim.ex),
@@ -711,7 +866,7 @@ pub async fn partition(p: &PartitionPlan, ctx: &CheckContext) -> Outcome {
                     ),
                     "tenant B unaffected by tenant A's quota",
                     describe(&bex),
-                )
+                )])
                 .with_evidence(evidence),
                 w1.or(w2),
             );
@@ -737,12 +892,34 @@ pub async fn partition(p: &PartitionPlan, ctx: &CheckContext) -> Outcome {
                 warn,
             );
         }
+        // B's answer shows isolation only if it is what A got while under
+        // its limit: a 401 for B's credentials is not "served".
+        let served_class = lim.served.map(|s| s / 100).unwrap_or(2);
+        if bex.status() / 100 != served_class {
+            return with_warning(
+                Outcome::judged(vec![Assertion::not_exercised(
+                    "isolated",
+                    format!(
+                        "tenant B got {}, not the {}xx tenant A was served before its limit{}: B's request is not served, so partitioning was not exercised (check target.second_tenant_headers)",
+                        describe(&bex),
+                        served_class,
+                        lim.served.map(|s| format!(" ({s})")).unwrap_or_default()
+                    ),
+                )])
+                .with_evidence(evidence),
+                warn,
+            );
+        }
         return with_warning(
-            Outcome::pass(format!(
-                "tenant A limited ({}) while tenant B was served ({})",
-                describe(&lim.ex),
-                describe(&bex)
-            ))
+            Outcome::judged(vec![Assertion::pass(
+                "isolated",
+                format!(
+                    "tenant A limited ({}, still at {}) while tenant B was served ({})",
+                    describe(&lim.ex),
+                    describe(&again),
+                    describe(&bex)
+                ),
+            )])
             .with_evidence(evidence),
             warn,
         );

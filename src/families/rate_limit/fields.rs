@@ -127,6 +127,47 @@ fn uint(header: &str, v: &str) -> Result<u64, String> {
         .map_err(|_| format!("{header}: `{v}` is not a non-negative integer"))
 }
 
+/// A problem with one response's rate-limit fields, and the property of
+/// `rate_limit.headers` it breaks: `present` (a dialect's field missing),
+/// `syntax` (a field does not parse) or `consistency` (fields disagree).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldError {
+    pub property: &'static str,
+    pub message: String,
+}
+
+impl FieldError {
+    fn inconsistent(message: String) -> Self {
+        FieldError {
+            property: "consistency",
+            message,
+        }
+    }
+}
+
+/// Every parse error of a field is a syntax problem.
+impl From<String> for FieldError {
+    fn from(message: String) -> Self {
+        FieldError {
+            property: "syntax",
+            message,
+        }
+    }
+}
+
+impl std::ops::Deref for FieldError {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.message
+    }
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// `1*DIGIT [ "." 1*DIGIT ]`: integer or fractional seconds.
 fn seconds(header: &str, v: &str) -> Result<f64, String> {
     let t = v.trim();
@@ -144,7 +185,7 @@ fn seconds(header: &str, v: &str) -> Result<f64, String> {
 /// Reads every rate-limit header the dialect asks for and checks each one's
 /// own syntax and consistency. An empty `dialects` list means none was found
 /// (only possible in `Auto`, the caller decides whether that fails).
-pub fn observe(resp: &RecordedResponse, d: &Dialects) -> Result<Observation, String> {
+pub fn observe(resp: &RecordedResponse, d: &Dialects) -> Result<Observation, FieldError> {
     let mut obs = Observation::default();
     let date = date_of(resp);
     let has_legacy = [&d.names.limit, &d.names.remaining, &d.names.reset]
@@ -158,6 +199,13 @@ pub fn observe(resp: &RecordedResponse, d: &Dialects) -> Result<Observation, Str
         _ => false,
     };
     if want_legacy {
+        let names = [&d.names.limit, &d.names.remaining, &d.names.reset];
+        if let Some(name) = names.iter().find(|n| resp.header(n).is_none()) {
+            return Err(FieldError {
+                property: "present",
+                message: format!("{name} is missing (legacy dialect)"),
+            });
+        }
         let (limit, remaining, reset_in) = legacy(resp, d, date)?;
         obs.dialects.push("legacy");
         obs.limit = Some(limit);
@@ -182,18 +230,18 @@ pub fn observe(resp: &RecordedResponse, d: &Dialects) -> Result<Observation, Str
     if let Some((name, limit, remaining, reset_in, window)) = ietf {
         if let (Some(a), Some(b)) = (obs.remaining, remaining) {
             if a != b {
-                return Err(format!(
+                return Err(FieldError::inconsistent(format!(
                     "{} is {a} but RateLimit says {b} remain",
                     d.names.remaining
-                ));
+                )));
             }
         }
         if let (Some(a), Some(b)) = (obs.reset_in, reset_in) {
             if (a - b as f64).abs() > 1.0 {
-                return Err(format!(
+                return Err(FieldError::inconsistent(format!(
                     "{} is {a:.1} s after Date but RateLimit t={b} (they must agree within 1 s)",
                     d.names.reset
-                ));
+                )));
             }
         }
         obs.dialects.push(name);
@@ -204,7 +252,9 @@ pub fn observe(resp: &RecordedResponse, d: &Dialects) -> Result<Observation, Str
     }
     if let (Some(l), Some(r)) = (obs.limit, obs.remaining) {
         if r > l {
-            return Err(format!("remaining {r} is above the limit {l}"));
+            return Err(FieldError::inconsistent(format!(
+                "remaining {r} is above the limit {l}"
+            )));
         }
     }
     Ok(obs)

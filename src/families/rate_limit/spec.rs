@@ -7,7 +7,9 @@
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::DurationValue;
-use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind, Param};
+use crate::suite::kinds::{
+    check_spec, family_kinds, must, param, should, DefaultValue as D, Kind, Param,
+};
 use crate::suite::request::RequestSpec;
 
 /// Every default of the family: the plan applies these, `KINDS` prints them.
@@ -72,7 +74,23 @@ pub const DOC: &str = include_str!("README.md");
 /// Kinds of the rate-limit family.
 pub const KINDS: &[Kind] = &[
     Kind {
-        properties: &[],
+        properties: &[
+            should(
+                "present",
+                "draft-ietf-httpapi-ratelimit-headers (the fields are optional); BOTIX contract, catalogue RL-001",
+                "every sampled response (4xx included) carries rate-limit headers, every field of its dialect",
+            ),
+            must(
+                "syntax",
+                "draft-ietf-httpapi-ratelimit-headers §3-4 (RFC 9651 structured fields); catalogue RL-001, RL-005",
+                "every field sent parses (non-negative integers, SF lists with `q`/`w`, `r`/`t`); skipped when none was sent",
+            ),
+            must(
+                "consistency",
+                "draft-ietf-httpapi-ratelimit-headers §4; catalogue RL-001, RL-005",
+                "remaining within the limit, reset inside [Date, Date + window], remaining never rising within a window, dialects agreeing; skipped when no reset or limit was sent",
+            ),
+        ],
         name: "rate_limit.headers",
         summary: "every response of a sample (4xx included) carries sane rate-limit headers (RL-001, RL-005)",
         params: &[
@@ -99,7 +117,53 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must(
+                "limit_reached",
+                "RFC 6585 §4; catalogue RL-002",
+                "the bounded burst gets `limited_status`",
+            ),
+            must(
+                "no_drops",
+                "catalogue RL-007; draft-ietf-httpapi-ratelimit-headers (FAQ: reject, do not drop)",
+                "no dropped connection or timeout while over the limit",
+            ),
+            must(
+                "no_5xx",
+                "catalogue RL-002, RL-007",
+                "over the limit the answer is `limited_status`, never a 5xx",
+            ),
+            should(
+                "retry_after_present",
+                "RFC 6585 §4 (MAY include Retry-After); BOTIX contract, catalogue RL-002",
+                "every limited answer carries Retry-After",
+            ),
+            must(
+                "retry_after_valid",
+                "RFC 9110 §10.2.3",
+                "a Retry-After sent is delay-seconds or an HTTP-date",
+            ),
+            should(
+                "error_code",
+                "BOTIX contract, catalogue RL-002",
+                "the limited body carries `error_code` at `error_code_path` (skipped with `error_code: \"\"`)",
+            ),
+            should(
+                "remaining_zero",
+                "BOTIX contract, catalogue RL-002",
+                "`remaining_header` is 0 on a limited answer (skipped when never sent)",
+            ),
+            should(
+                "not_cacheable",
+                "RFC 6585 §4 (a 429 MUST NOT be stored by a cache); catalogue RL-006",
+                "no explicit freshness (`public`, `max-age` > 0) on a limited answer",
+            ),
+            should(
+                "fast_rejections",
+                "catalogue RL-007 (proposed p95 < 100 ms)",
+                "p95 latency of the limited answers under `p95_under`",
+            ),
+        ],
         name: "rate_limit.storm",
         summary: "a bounded burst over the limit gets fast 429s with Retry-After and the error code, no 5xx, no drops (RL-002, RL-006, RL-007)",
         params: &[
@@ -137,7 +201,23 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            should(
+                "retry_after_not_before_reset",
+                "draft-ietf-httpapi-ratelimit-headers (Server Behavior); catalogue RL-003",
+                "when both are sent, Retry-After is not earlier than the limit headers' reset (skipped otherwise)",
+            ),
+            should(
+                "limited_until_retry_after",
+                "catalogue RL-003",
+                "a probe at Retry-After − 1 s is still limited (the limit is real)",
+            ),
+            must(
+                "served_after_retry_after",
+                "RFC 9110 §10.2.3; RFC 6585 §4; catalogue RL-003",
+                "a request after Retry-After (+ margin) is served",
+            ),
+        ],
         name: "rate_limit.recovery",
         summary: "after a 429, a request before Retry-After is still limited and one after it succeeds (RL-003)",
         params: &[
@@ -160,7 +240,11 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[must(
+            "isolated",
+            "draft-ietf-httpapi-ratelimit-headers (partition key `pk`); catalogue RL-004",
+            "tenant B is served while tenant A is limited; not exercised when B's request is not served like A's was",
+        )],
         name: "rate_limit.partition",
         summary: "exhausting the first tenant's limit does not limit the second tenant (RL-004); needs target.second_tenant_headers",
         params: &[REQUEST, LIMITED_STATUS, MAX_REQUESTS, CONCURRENCY, COOLDOWN_MAX],
