@@ -12,60 +12,11 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use axum::Router;
 
-use common::tminus;
+use common::{tminus, AppHandle};
 
-/// An axum app on 127.0.0.1:0 on its own thread and runtime, answering
-/// every request with `status` and nothing else.
-struct Useless {
-    url: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Useless {
-    fn start(status: StatusCode) -> Useless {
-        let (url_tx, url_rx) = std::sync::mpsc::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let app = Router::new().fallback(move || async move { status });
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind");
-                let addr = listener.local_addr().expect("addr");
-                url_tx.send(format!("http://{addr}")).unwrap();
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = stop_rx.await;
-                    })
-                    .await
-                    .expect("serve");
-            });
-        });
-        let url = url_rx
-            .recv_timeout(Duration::from_secs(10))
-            .expect("server started");
-        Useless {
-            url,
-            stop: Some(stop_tx),
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Useless {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+/// A target answering every request with `status` and nothing else.
+fn useless(status: StatusCode) -> AppHandle {
+    AppHandle::start(Router::new().fallback(move || async move { status }))
 }
 
 const SECRET: &str = "whsec_dG1pbnVzLXVzZWxlc3MtdGFyZ2V0LWtleQ==";
@@ -208,7 +159,7 @@ fn assert_nothing_passes(checks: &[serde_json::Value], target: &str) {
 
 #[test]
 fn a_target_answering_404_everywhere_passes_nothing() {
-    let server = Useless::start(StatusCode::NOT_FOUND);
+    let server = useless(StatusCode::NOT_FOUND);
     let checks = run(&server.url, false);
     assert_nothing_passes(&checks, "a 404-everywhere target");
     // The rejection kinds say why: the valid control was refused as well.
@@ -228,7 +179,7 @@ fn a_target_answering_404_everywhere_passes_nothing() {
 
 #[test]
 fn a_target_answering_200_with_nothing_passes_nothing() {
-    let server = Useless::start(StatusCode::OK);
+    let server = useless(StatusCode::OK);
     // With a side-effect counter on every sender check, as a suite that
     // means to prove processing has: a 2xx alone proves only an answer.
     let checks = run(&server.url, true);

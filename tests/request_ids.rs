@@ -13,7 +13,7 @@ use std::time::Duration;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::Router;
 
-use common::tminus;
+use common::{tminus, AppHandle};
 
 /// How the test server answers `X-Request-Id`.
 #[derive(Clone, Copy)]
@@ -24,72 +24,27 @@ enum Policy {
     AlwaysOwn,
 }
 
-struct Server {
-    url: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Server {
-    fn start(policy: Policy) -> Server {
-        let (url_tx, url_rx) = std::sync::mpsc::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let app = Router::new().fallback(move |headers: HeaderMap| async move {
-                    let given = headers
-                        .get("x-request-id")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| uuid::Uuid::parse_str(v).ok())
-                        .filter(|u| u.get_version_num() == 4);
-                    let id = match (policy, given) {
-                        (Policy::KeepUuidV4, Some(u)) => u,
-                        _ => uuid::Uuid::new_v4(),
-                    };
-                    let mut out = HeaderMap::new();
-                    out.insert(
-                        "x-request-id",
-                        HeaderValue::from_str(&id.to_string()).expect("uuid header"),
-                    );
-                    (StatusCode::OK, out, "{}")
-                });
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind");
-                let addr = listener.local_addr().expect("addr");
-                url_tx.send(format!("http://{addr}")).unwrap();
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = stop_rx.await;
-                    })
-                    .await
-                    .expect("serve");
-            });
-        });
-        let url = url_rx
-            .recv_timeout(Duration::from_secs(10))
-            .expect("server started");
-        Server {
-            url,
-            stop: Some(stop_tx),
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+/// A server answering every request with an `X-Request-Id` chosen by `policy`.
+fn server(policy: Policy) -> AppHandle {
+    AppHandle::start(
+        Router::new().fallback(move |headers: HeaderMap| async move {
+            let given = headers
+                .get("x-request-id")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| uuid::Uuid::parse_str(v).ok())
+                .filter(|u| u.get_version_num() == 4);
+            let id = match (policy, given) {
+                (Policy::KeepUuidV4, Some(u)) => u,
+                _ => uuid::Uuid::new_v4(),
+            };
+            let mut out = HeaderMap::new();
+            out.insert(
+                "x-request-id",
+                HeaderValue::from_str(&id.to_string()).expect("uuid header"),
+            );
+            (StatusCode::OK, out, "{}")
+        }),
+    )
 }
 
 /// Runs one `trace.request_id_hygiene` check; returns the check's JSON and
@@ -137,7 +92,7 @@ fn verdict_of<'a>(check: &'a serde_json::Value, property: &str) -> &'a str {
 /// every property holds.
 #[test]
 fn a_uuid_validating_server_echoes_tminus_ids_and_passes() {
-    let server = Server::start(Policy::KeepUuidV4);
+    let server = server(Policy::KeepUuidV4);
     let (check, code) = hygiene(&server.url, &["--strict"]);
     assert_eq!(check["verdict"], "pass", "{check}");
     for p in ["not_reflected", "well_formed_reply", "echoed"] {
@@ -150,7 +105,7 @@ fn a_uuid_validating_server_echoes_tminus_ids_and_passes() {
 /// properties; not echoing is a warning (a failure only under --strict).
 #[test]
 fn replacing_the_callers_id_with_a_well_formed_one_is_only_a_warning() {
-    let server = Server::start(Policy::AlwaysOwn);
+    let server = server(Policy::AlwaysOwn);
     let (check, code) = hygiene(&server.url, &[]);
     assert_eq!(verdict_of(&check, "not_reflected"), "pass", "{check}");
     assert_eq!(verdict_of(&check, "well_formed_reply"), "pass", "{check}");
