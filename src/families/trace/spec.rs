@@ -502,7 +502,13 @@ pub const KINDS: &[Kind] = &[
         params: &[REQUEST, STATUS, RETURN_HEADERS],
     },
     Kind {
-        properties: &[must("tracestate", "W3C Trace Context §3.3.1 (mutating the tracestate field)", "member order kept, new keys leftmost, at most 32 whole members; skipped when no tracestate comes back (unless required)")],
+        properties: &[
+            must("at_most_32", "W3C Trace Context §3.3.1.1 (at most 32 list-members)", "a returned tracestate has at most 32 members; every rule is skipped when no tracestate comes back (unless `required`)"),
+            must("whole_members", "W3C Trace Context §3.3.1.3 (entries are removed whole, keys are unique)", "every returned member is a whole key=value entry, no key twice, no cut-off copy of a sent value"),
+            must("order_kept", "W3C Trace Context §3.3.1.3 (unmodified members keep their order)", "members forwarded unchanged keep the order they were sent in"),
+            must("new_keys_leftmost", "W3C Trace Context §3.3.1.3 (a new or updated key goes to the left)", "new and updated keys come before every forwarded member"),
+            should("members_kept", "W3C Trace Context §3.3.1.3 (a vendor removes members only to fit the limits)", "under the 32-member limit no sent member is dropped"),
+        ],
         name: "trace.tracestate",
         summary: "a returned tracestate keeps member order, new keys leftmost, at most 32 whole members (TRC-006)",
         params: &[
