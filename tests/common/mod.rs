@@ -202,3 +202,57 @@ pub fn not_passing(v: &[(String, String)]) -> Vec<String> {
         .map(|(id, verdict)| format!("{id}={verdict}"))
         .collect()
 }
+
+/// An axum app served on 127.0.0.1:0 from its own thread and runtime, so a
+/// test can drive the blocking binary against a server of its own making
+/// (a third-party behaviour, a target that does nothing useful).
+pub struct AppHandle {
+    pub url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl AppHandle {
+    pub fn start(app: axum::Router) -> AppHandle {
+        let (url_tx, url_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind");
+                let addr = listener.local_addr().expect("addr");
+                url_tx.send(format!("http://{addr}")).unwrap();
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = stop_rx.await;
+                    })
+                    .await
+                    .expect("serve");
+            });
+        });
+        let url = url_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("app started");
+        AppHandle {
+            url,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for AppHandle {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -5,7 +5,16 @@ use super::expect::evaluate;
 use super::plan::StepsPlan;
 use crate::families::CheckContext;
 use crate::outcome::{prop, Evidence, Outcome, PropValue};
-use crate::plan::{CaptureSource, Scope};
+use crate::plan::{CaptureSource, ExpectPlan, Scope};
+
+/// How many things `e` checks.
+fn expectations(e: &ExpectPlan) -> usize {
+    usize::from(e.status.is_some())
+        + e.headers.len()
+        + e.json.len()
+        + usize::from(e.body_contains.is_some())
+        + usize::from(e.latency_under.is_some())
+}
 
 pub async fn run(plan: &StepsPlan, ctx: &CheckContext) -> Outcome {
     let mut scope = Scope::new();
@@ -71,7 +80,25 @@ pub async fn run(plan: &StepsPlan, ctx: &CheckContext) -> Outcome {
             }
         }
     }
-    Outcome::pass(format!("{} step(s) passed", plan.steps.len()))
+    // Only what an `expect:` (or a capture) checked is evidence: a check whose
+    // steps expect nothing would pass against any server that answers.
+    let judged: usize = plan
+        .steps
+        .iter()
+        .map(|s| expectations(&s.expect) + s.captures.len())
+        .sum();
+    if judged == 0 {
+        return Outcome::error(format!(
+            "no step has an `expect:` or a `capture:`, so nothing was judged: {} request(s) were only sent",
+            plan.steps.len()
+        ))
         .with_evidence(evidence)
-        .with_properties(props)
+        .with_properties(props);
+    }
+    Outcome::pass(format!(
+        "{} step(s) passed, {judged} expectation(s) met",
+        plan.steps.len()
+    ))
+    .with_evidence(evidence)
+    .with_properties(props)
 }

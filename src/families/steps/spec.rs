@@ -1,6 +1,6 @@
 //! `kind: steps` as written: requests in order with expectations and captures.
 
-use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind};
+use crate::suite::kinds::{check_spec, family_kinds, must, param, DefaultValue as D, Kind};
 use crate::suite::request::StepSpec;
 
 check_spec!(
@@ -29,7 +29,11 @@ pub const KINDS: &[Kind] = &[Kind {
         D::Required,
         "list of `{name, request, expect, capture}`, run in order",
     )],
-    properties: &[],
+    properties: &[must(
+        "steps",
+        "the suite's own `expect:` blocks (its author states the contract)",
+        "every step's expectations and captures hold; an error when no step expects or captures anything",
+    )],
 }];
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::families::trace::plan::{
 };
 use crate::families::{CheckContext, Evidence, Outcome};
 use crate::http::{Exchange, Rendered};
-use crate::outcome::prop;
+use crate::outcome::{prop, Assertion};
 use crate::plan::{BodyPlan, RequestPlan, Scope, Template, UrlPlan};
 
 fn render(ctx: &CheckContext, req: &RequestPlan) -> Rendered {
@@ -113,6 +113,212 @@ async fn send_judgeable(
     Ok((ex, ev))
 }
 
+/// What came back for a sent trace `t` (parent `parent`): per response
+/// header, whether it continues the trace, with which version and parent-id.
+struct Returned {
+    /// Headers of `return_headers` present on the response.
+    listed: Vec<String>,
+    /// `header: value carries trace-id X` for headers that started a new trace.
+    new_trace: Vec<String>,
+    /// Continued traceparent-shaped headers whose version is not `00`.
+    bad_version: Vec<String>,
+    /// Continued traceparent-shaped headers, and whether the parent-id is new.
+    parents: Vec<(String, bool)>,
+    /// Continued headers (listed ones only).
+    carried: Vec<String>,
+}
+
+/// Reads the trace headers of `ex`: the listed `return_headers`, and with
+/// `w3c_too` also `traceparent`/`traceresponse` (judged for their version
+/// even when not listed).
+fn returned(
+    ex: &Exchange,
+    return_headers: &[String],
+    w3c_too: bool,
+    t: &str,
+    parent: &str,
+) -> Returned {
+    let mut headers: Vec<String> = return_headers.to_vec();
+    if w3c_too {
+        for w3c in ["traceparent", "traceresponse"] {
+            if !headers.iter().any(|h| h.eq_ignore_ascii_case(w3c)) {
+                headers.push(w3c.into());
+            }
+        }
+    }
+    let mut out = Returned {
+        listed: Vec::new(),
+        new_trace: Vec::new(),
+        bad_version: Vec::new(),
+        parents: Vec::new(),
+        carried: Vec::new(),
+    };
+    for h in &headers {
+        let Some(v) = ex.response.header(h) else {
+            continue;
+        };
+        let listed = return_headers.iter().any(|r| r.eq_ignore_ascii_case(h));
+        if listed {
+            out.listed.push(h.clone());
+        }
+        match traceparent::fields(v) {
+            Some((rt, rp)) => {
+                if rt != t {
+                    out.new_trace.push(format!(
+                        "{h}: {} carries trace-id {rt} (a new trace)",
+                        clip(v)
+                    ));
+                    continue;
+                }
+                let version = v.trim_matches([' ', '\t']).get(..2).unwrap_or_default();
+                if version != "00" {
+                    out.bad_version.push(format!(
+                        "{h}: {} has version {version} instead of 00",
+                        clip(v)
+                    ));
+                }
+                let fresh = rp != parent && !rp.bytes().all(|b| b == b'0');
+                out.parents.push((
+                    if fresh {
+                        format!("{h}: parent-id {rp}")
+                    } else {
+                        format!("{h}: {} keeps parent-id {rp} instead of a new one", clip(v))
+                    },
+                    fresh,
+                ));
+                if listed {
+                    out.carried.push(h.clone());
+                }
+            }
+            None if v.trim() == t => {
+                if listed {
+                    out.carried.push(h.clone());
+                }
+            }
+            None if listed => out
+                .new_trace
+                .push(format!("{h}: {} (a new trace)", clip(v))),
+            None => out
+                .bad_version
+                .push(format!("{h}: {} is not traceparent-shaped", clip(v))),
+        }
+    }
+    out
+}
+
+impl Returned {
+    /// `id_returned`, `trace_id_continued` and `new_parent_id` (and with
+    /// `versions`, `version_00`): continuation and the parent-id are only
+    /// judged on a header that came back.
+    fn judge(
+        &self,
+        return_headers: &[String],
+        sent: &str,
+        t: &str,
+        resp: &str,
+        versions: bool,
+    ) -> Vec<Assertion> {
+        let names = return_headers.join(", ");
+        let none = self.listed.is_empty() && self.new_trace.is_empty();
+        let mut out = vec![Assertion::check(
+            "id_returned",
+            !self.listed.is_empty(),
+            format!("{} on the response", self.listed.join(", ")),
+            format!("sent traceparent {sent}, response {resp}: none of {names} in the response"),
+            format!("one of {names}"),
+            "none",
+        )];
+        let unexercised = |what: &str| {
+            format!("none of {names} came back (response {resp}), so {what} could not be observed")
+        };
+        if none {
+            out.push(Assertion::not_exercised(
+                "trace_id_continued",
+                unexercised("whether the trace-id is kept"),
+            ));
+        } else {
+            out.push(Assertion::check(
+                "trace_id_continued",
+                self.new_trace.is_empty() && !self.carried.is_empty(),
+                format!(
+                    "trace-id {t} came back in {} ({resp})",
+                    self.carried.join(", ")
+                ),
+                format!(
+                    "sent traceparent {sent}, response {resp}: {}",
+                    self.new_trace.join("; ")
+                ),
+                format!("trace-id {t} in {}", return_headers.join(" / ")),
+                self.new_trace.join("; "),
+            ));
+        }
+        if versions {
+            out.push(if none {
+                Assertion::not_exercised("version_00", unexercised("its version"))
+            } else if self.parents.is_empty() && self.bad_version.is_empty() {
+                // The trace was not continued (that fails above): no version to judge.
+                Assertion::skipped(
+                    "version_00",
+                    "not judged: no continued traceparent-shaped header came back",
+                )
+            } else {
+                Assertion::check(
+                    "version_00",
+                    self.bad_version.is_empty(),
+                    "every continued traceparent-shaped header has version 00",
+                    format!(
+                        "sent higher-version traceparent {sent}, response {resp}: {}",
+                        self.bad_version.join("; ")
+                    ),
+                    "version 00",
+                    self.bad_version.join("; "),
+                )
+            });
+        }
+        let stale: Vec<&str> = self
+            .parents
+            .iter()
+            .filter(|(_, fresh)| !fresh)
+            .map(|(m, _)| m.as_str())
+            .collect();
+        out.push(if none {
+            Assertion::not_exercised("new_parent_id", unexercised("a continued parent-id"))
+        } else if self.carried.is_empty() && self.parents.is_empty() {
+            // A property that rests on one that failed is not judged: the
+            // check already fails on evidence.
+            Assertion::skipped("new_parent_id", "not judged: the trace was not continued")
+        } else if self.parents.is_empty() {
+            Assertion::skipped(
+                "new_parent_id",
+                format!(
+                    "not applicable: {} carries no parent-id",
+                    self.carried.join(", ")
+                ),
+            )
+        } else {
+            Assertion::check(
+                "new_parent_id",
+                stale.is_empty(),
+                format!(
+                    "new parent-id: {}",
+                    self.parents
+                        .iter()
+                        .map(|(m, _)| m.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                format!(
+                    "sent traceparent {sent}, response {resp}: {}",
+                    stale.join("; ")
+                ),
+                "a new parent-id",
+                stale.join("; "),
+            )
+        });
+        out
+    }
+}
+
 /// TRC-001: a fresh traceparent's trace-id comes back with a new parent id.
 pub async fn propagated(p: &PropagatedPlan, ctx: &CheckContext) -> Outcome {
     let (t, parent) = (random_trace_id(), random_parent_id());
@@ -123,54 +329,9 @@ pub async fn propagated(p: &PropagatedPlan, ctx: &CheckContext) -> Outcome {
         Ok(x) => x,
         Err(o) => return o,
     };
-    let mut problems = Vec::new();
-    let mut carried = Vec::new();
-    for h in &p.return_headers {
-        let Some(v) = ex.response.header(h) else {
-            continue;
-        };
-        match traceparent::fields(v) {
-            Some((rt, rp)) => {
-                if rt != t {
-                    problems.push(format!("{h}: {} carries trace-id {rt}", clip(v)));
-                } else if rp == parent || rp.bytes().all(|b| b == b'0') {
-                    problems.push(format!(
-                        "{h}: {} keeps parent-id {rp} instead of a new one",
-                        clip(v)
-                    ));
-                } else {
-                    carried.push(h.clone());
-                }
-            }
-            None if v.trim() == t => carried.push(h.clone()),
-            None => problems.push(format!("{h}: {}", clip(v))),
-        }
-    }
-    if !problems.is_empty() || carried.is_empty() {
-        let actual = if problems.is_empty() {
-            format!("none of {} in the response", p.return_headers.join(", "))
-        } else {
-            problems.join("; ")
-        };
-        return Outcome::fail(
-            format!(
-                "sent traceparent {sent}, response {}: {actual}",
-                describe(&ex)
-            ),
-            format!(
-                "trace-id {t} in {} (with a new parent-id where the header has one)",
-                p.return_headers.join(" / ")
-            ),
-            actual,
-        )
-        .with_evidence(ev);
-    }
-    Outcome::pass(format!(
-        "trace-id {t} came back in {} ({})",
-        carried.join(", "),
-        describe(&ex)
-    ))
-    .with_evidence(ev)
+    let back = returned(&ex, &p.return_headers, false, &t, &parent);
+    Outcome::judged(back.judge(&p.return_headers, &sent, &t, &describe(&ex), false))
+        .with_evidence(ev)
 }
 
 /// TRC-004: a higher-version traceparent with an extra field is continued (same
@@ -188,81 +349,24 @@ pub async fn version_downgrade(p: &PropagatedPlan, ctx: &CheckContext) -> Outcom
     };
     // The W3C headers are judged for their version even when not listed in
     // `return_headers`: a response traceparent/traceresponse must be version 00.
-    let mut judged: Vec<String> = p.return_headers.clone();
-    for w3c in ["traceparent", "traceresponse"] {
-        if !judged.iter().any(|h| h.eq_ignore_ascii_case(w3c)) {
-            judged.push(w3c.into());
-        }
-    }
-    let mut problems = Vec::new();
-    let mut carried = Vec::new();
-    for h in &judged {
-        let Some(v) = ex.response.header(h) else {
-            continue;
-        };
-        let listed = p.return_headers.iter().any(|r| r.eq_ignore_ascii_case(h));
-        match traceparent::fields(v) {
-            Some((rt, rp)) => {
-                let version = v.trim_matches([' ', '\t']).get(..2).unwrap_or_default();
-                if rt != t {
-                    problems.push(format!(
-                        "{h}: {} carries trace-id {rt} (a new trace)",
-                        clip(v)
-                    ));
-                } else if version != "00" {
-                    problems.push(format!(
-                        "{h}: {} has version {version} instead of 00",
-                        clip(v)
-                    ));
-                } else if rp == parent || rp.bytes().all(|b| b == b'0') {
-                    problems.push(format!(
-                        "{h}: {} keeps parent-id {rp} instead of a new one",
-                        clip(v)
-                    ));
-                } else if listed {
-                    carried.push(h.clone());
-                }
-            }
-            None if v.trim() == t => {
-                if listed {
-                    carried.push(h.clone());
-                }
-            }
-            None if listed => problems.push(format!("{h}: {} (a new trace)", clip(v))),
-            None => problems.push(format!("{h}: {} is not traceparent-shaped", clip(v))),
-        }
-    }
-    if !problems.is_empty() || carried.is_empty() {
-        let actual = if problems.is_empty() {
-            format!("none of {} in the response", p.return_headers.join(", "))
-        } else {
-            problems.join("; ")
-        };
-        return Outcome::fail(
-            format!(
-                "sent higher-version traceparent {sent}, response {}: {actual}",
-                describe(&ex)
-            ),
-            format!(
-                "trace-id {t} continued in {} (version 00, a new parent-id where the header has one)",
-                p.return_headers.join(" / ")
-            ),
-            actual,
-        )
-        .with_evidence(ev);
-    }
-    Outcome::pass(format!(
-        "version-01 trace {t} continued in {} ({})",
-        carried.join(", "),
-        describe(&ex)
-    ))
-    .with_evidence(ev)
+    let back = returned(&ex, &p.return_headers, true, &t, &parent);
+    Outcome::judged(back.judge(&p.return_headers, &sent, &t, &describe(&ex), true))
+        .with_evidence(ev)
 }
 
-/// TRC-003: every invalid traceparent restarts the trace, without a 4xx.
+/// TRC-003: every invalid traceparent is ignored: answered as usual
+/// (`answered`), the trace restarted with a new well-formed id
+/// (`restarted`, judged only on cases whose response carried the id) and
+/// the invalid value not echoed (`not_echoed`).
 pub async fn invalid_ignored(p: &InvalidIgnoredPlan, ctx: &CheckContext) -> Outcome {
     let mut evidence = Vec::new();
-    let mut problems = Vec::new();
+    let mut refused = Vec::new();
+    let mut continued = Vec::new();
+    let mut unjudged = Vec::new();
+    let mut echoes = Vec::new();
+    // Responses that carried a trace id: without any, the target shows no
+    // tracing at all, and "ignored" is indistinguishable from "never read".
+    let mut with_id = 0usize;
     for case in &p.cases {
         let (t, parent) = (random_trace_id(), random_parent_id());
         let (tp, ts) = case.headers(&t, &parent);
@@ -282,24 +386,40 @@ pub async fn invalid_ignored(p: &InvalidIgnoredPlan, ctx: &CheckContext) -> Outc
         };
         evidence.push(ev_of(label, &ex));
         let sent = tp.clone().or(ts.clone()).unwrap_or_default();
+        let echoed: Vec<&str> = ex
+            .response
+            .headers
+            .iter()
+            .filter(|(_, v)| !sent.is_empty() && v.contains(sent.as_str()))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        if !echoed.is_empty() {
+            echoes.push(format!(
+                "{label}: the invalid value {sent} is echoed in {} ({})",
+                echoed.join(", "),
+                describe(&ex)
+            ));
+        }
         if !p.status.matches(ex.status()) {
-            problems.push(format!(
+            refused.push(format!(
                 "{label} ({sent}): answered {} instead of {}",
                 describe(&ex),
                 p.status
             ));
+            // `answered` fails on it; whether it restarted is not judged.
             continue;
         }
         let Some(id) = trace_id(&ex, &p.trace_header) else {
-            problems.push(format!(
-                "{label} ({sent}): no {} on {}",
+            unjudged.push(format!(
+                "{label} (no {} on {})",
                 p.trace_header,
                 describe(&ex)
             ));
             continue;
         };
+        with_id += 1;
         if let Some(why) = format_problem(&id, p.id_format) {
-            problems.push(format!("{label} ({sent}): {} {why}", p.trace_header));
+            continued.push(format!("{label} ({sent}): {} {why}", p.trace_header));
             continue;
         }
         // The trace-id the invalid value carried, in any case: reusing it in
@@ -311,59 +431,102 @@ pub async fn invalid_ignored(p: &InvalidIgnoredPlan, ctx: &CheckContext) -> Outc
             _ => t.clone(),
         };
         if !invalid_id.is_empty() && id.eq_ignore_ascii_case(&invalid_id) {
-            problems.push(format!(
+            continued.push(format!(
                 "{label} ({sent}): the trace continued with {} {id} instead of a new trace ({})",
                 p.trace_header,
                 describe(&ex)
             ));
-            continue;
-        }
-        let echoed: Vec<&str> = ex
-            .response
-            .headers
-            .iter()
-            .filter(|(_, v)| !sent.is_empty() && v.contains(sent.as_str()))
-            .map(|(k, _)| k.as_str())
-            .collect();
-        if !echoed.is_empty() {
-            problems.push(format!(
-                "{label}: the invalid value {sent} is echoed in {} ({})",
-                echoed.join(", "),
-                describe(&ex)
-            ));
         }
     }
-    let props = vec![prop("cases", p.cases.len())];
-    if problems.is_empty() {
-        Outcome::pass(format!(
-            "{} invalid traceparents each started a new trace without a 4xx",
-            p.cases.len()
-        ))
-        .with_evidence(evidence)
-        .with_properties(props)
-    } else {
-        Outcome::fail(
-            format!(
-                "{} of {} invalid traceparents were not ignored: {}",
-                problems.len(),
-                p.cases.len(),
-                problems.join("; ")
-            ),
-            format!(
-                "{} and a new, well-formed {} for every invalid traceparent",
-                p.status, p.trace_header
-            ),
-            problems[0].clone(),
+    let n = p.cases.len();
+    let no_tracing = (with_id == 0).then(|| {
+        format!(
+            "no response carried {}, so whether the target reads traceparent at all (let alone ignores invalid ones) was not exercised",
+            p.trace_header
         )
+    });
+    let answered = match &no_tracing {
+        Some(why) if refused.is_empty() => Assertion::not_exercised("answered", why.clone()),
+        _ => Assertion::check(
+            "answered",
+            refused.is_empty(),
+            format!("{n} invalid traceparents answered {}", p.status),
+            format!(
+                "{} of {n} invalid traceparents were not ignored: {}",
+                refused.len(),
+                refused.join("; ")
+            ),
+            p.status.to_string(),
+            refused.first().cloned().unwrap_or_default(),
+        ),
+    };
+    let restarted = if !continued.is_empty() {
+        Assertion::fail(
+            "restarted",
+            format!(
+                "{} of {n} invalid traceparents were not ignored: {}",
+                continued.len(),
+                continued.join("; ")
+            ),
+            format!(
+                "a new, well-formed {} for every invalid traceparent",
+                p.trace_header
+            ),
+            continued[0].clone(),
+        )
+    } else if !unjudged.is_empty() {
+        Assertion::not_exercised(
+            "restarted",
+            format!(
+                "whether the trace restarts could not be observed for {} of {n} cases: {}",
+                unjudged.len(),
+                unjudged.join("; ")
+            ),
+        )
+    } else if with_id == 0 {
+        // Every case was refused (`answered` fails): none shows a restart.
+        Assertion::skipped(
+            "restarted",
+            "not judged: no invalid traceparent was answered as usual",
+        )
+    } else {
+        Assertion::pass(
+            "restarted",
+            format!(
+                "{with_id} of {n} invalid traceparents each started a new, well-formed trace ({} refused, judged by `answered`)",
+                refused.len()
+            ),
+        )
+    };
+    let not_echoed = match &no_tracing {
+        Some(why) if echoes.is_empty() => Assertion::not_exercised("not_echoed", why.clone()),
+        _ => Assertion::check(
+            "not_echoed",
+            echoes.is_empty(),
+            "no invalid value echoed in a response header",
+            echoes.join("; "),
+            "invalid values not echoed",
+            echoes.first().cloned().unwrap_or_default(),
+        ),
+    };
+    Outcome::judged(vec![answered, restarted, not_echoed])
         .with_evidence(evidence)
-        .with_properties(props)
-    }
+        .with_properties(vec![prop("cases", n)])
 }
 
-/// TRC-007: well-formed ids echoed; overlong or hostile ones never reflected raw.
+/// TRC-007: a caller's request id is handled safely. `not_reflected`:
+/// overlong and hostile ids never come back raw (headers or body);
+/// `well_formed_reply`: any id returned is at most `max_length`
+/// characters matching `sanitized_pattern`, or the caller's own well-formed
+/// id (replacing a caller's id with a fresh well-formed one, as
+/// asgi-correlation-id does for non-UUIDs, meets it); `echoed` (SHOULD): a
+/// well-formed id comes back unchanged. A response that carries no id at
+/// all exercises neither MUST property.
 pub async fn request_id_hygiene(p: &RequestIdPlan, ctx: &CheckContext) -> Outcome {
     let uuid = uuid::Uuid::new_v4();
-    let well_formed = format!("tminus-{uuid}");
+    // A plain UUIDv4: libraries that validate caller ids (asgi-correlation-id)
+    // keep it, so an echo is possible at all.
+    let well_formed = uuid.to_string();
     let mut long = format!("tminus-{uuid}-");
     while long.len() < p.long_length {
         long.push('a');
@@ -373,7 +536,10 @@ pub async fn request_id_hygiene(p: &RequestIdPlan, ctx: &CheckContext) -> Outcom
     // a compliant client can still deliver.
     let hostile = format!("tminus-{uuid}\t<script>x</script>;\u{e9}\u{7e}\"");
     let mut evidence = Vec::new();
-    let mut problems = Vec::new();
+    let mut reflected = Vec::new();
+    let mut malformed = Vec::new();
+    let mut answered_with_id = 0usize;
+    let mut echoed = None;
     for (label, value) in [
         ("well-formed", &well_formed),
         ("overlong", &long),
@@ -387,6 +553,9 @@ pub async fn request_id_hygiene(p: &RequestIdPlan, ctx: &CheckContext) -> Outcom
         };
         evidence.push(ev_of(label, &ex));
         let back = ex.response.header(&p.header).map(str::to_owned);
+        if back.is_some() {
+            answered_with_id += 1;
+        }
         if label == "well-formed" {
             if !p.status.matches(ex.status()) {
                 return Outcome::error(format!(
@@ -396,18 +565,35 @@ pub async fn request_id_hygiene(p: &RequestIdPlan, ctx: &CheckContext) -> Outcom
                 ))
                 .with_evidence(evidence);
             }
-            match &back {
-                Some(b) if !p.expect_echo || b == value => {}
-                Some(b) => problems.push(format!(
-                    "well-formed {} {value} came back as {}",
-                    p.header,
-                    clip(b)
-                )),
-                None => problems.push(format!(
-                    "no {} on the response to a well-formed one ({})",
-                    p.header,
-                    describe(&ex)
-                )),
+            echoed = Some(match &back {
+                Some(b) if b == value => {
+                    Assertion::pass("echoed", format!("well-formed {} {value} echoed", p.header))
+                }
+                Some(b) => Assertion::fail(
+                    "echoed",
+                    format!("well-formed {} {value} came back as {}", p.header, clip(b)),
+                    value.clone(),
+                    clip(b),
+                ),
+                None => Assertion::fail(
+                    "echoed",
+                    format!(
+                        "no {} on the response to a well-formed one ({})",
+                        p.header,
+                        describe(&ex)
+                    ),
+                    value.clone(),
+                    "absent",
+                ),
+            });
+            if let Some(b) = back.as_ref().filter(|b| *b != value) {
+                if b.len() > p.max_length || !p.sanitized.is_match(b) {
+                    malformed.push(format!(
+                        "well-formed {} {value} was replaced by {}, not a well-formed id",
+                        p.header,
+                        clip(b)
+                    ));
+                }
             }
             continue;
         }
@@ -419,27 +605,24 @@ pub async fn request_id_hygiene(p: &RequestIdPlan, ctx: &CheckContext) -> Outcom
             .map(|(k, _)| k.as_str())
             .collect();
         if !reflected_in.is_empty() {
-            problems.push(format!(
+            reflected.push(format!(
                 "{label} {} ({}) reflected raw in {} ({})",
                 p.header,
                 clip(value),
                 reflected_in.join(", "),
                 describe(&ex)
             ));
-            continue;
-        }
-        if ex.response.text().contains(value.as_str()) {
-            problems.push(format!(
+        } else if ex.response.text().contains(value.as_str()) {
+            reflected.push(format!(
                 "{label} {} ({}) reflected raw in the body ({})",
                 p.header,
                 clip(value),
                 describe(&ex)
             ));
-            continue;
         }
         if let Some(b) = &back {
             if b.len() > p.max_length || !p.sanitized.is_match(b) {
-                problems.push(format!(
+                malformed.push(format!(
                     "{label} {} came back as {} (want at most {} characters matching {})",
                     p.header,
                     clip(b),
@@ -449,23 +632,48 @@ pub async fn request_id_hygiene(p: &RequestIdPlan, ctx: &CheckContext) -> Outcom
             }
         }
     }
-    if problems.is_empty() {
-        Outcome::pass(format!(
-            "{} echoed when well formed; overlong and hostile values replaced",
+    let echoed = match echoed {
+        Some(_) if !p.expect_echo => {
+            Assertion::skipped("echoed", "not judged: `expect_echo: false`")
+        }
+        Some(a) => a,
+        None => Assertion::not_exercised("echoed", "the well-formed id was not sent"),
+    };
+    let judged = if answered_with_id == 0 {
+        let why = format!(
+            "no response carried {}, so how the target handles a caller's id was not exercised",
             p.header
-        ))
-        .with_evidence(evidence)
+        );
+        vec![
+            Assertion::not_exercised("not_reflected", why.clone()),
+            Assertion::not_exercised("well_formed_reply", why),
+            echoed,
+        ]
     } else {
-        Outcome::fail(
-            format!("{} hygiene: {}", p.header, problems.join("; ")),
-            format!(
-                "well-formed {} echoed; others replaced or sanitized (at most {} characters)",
-                p.header, p.max_length
+        vec![
+            Assertion::check(
+                "not_reflected",
+                reflected.is_empty(),
+                "overlong and hostile ids were not reflected raw",
+                format!("{} hygiene: {}", p.header, reflected.join("; ")),
+                "overlong and hostile ids replaced or sanitized",
+                reflected.first().cloned().unwrap_or_default(),
             ),
-            problems[0].clone(),
-        )
-        .with_evidence(evidence)
-    }
+            Assertion::check(
+                "well_formed_reply",
+                malformed.is_empty(),
+                format!(
+                    "every {} returned is the caller's well-formed id or a well-formed one (at most {} characters)",
+                    p.header, p.max_length
+                ),
+                format!("{} hygiene: {}", p.header, malformed.join("; ")),
+                format!("at most {} characters matching {}", p.max_length, p.sanitized),
+                malformed.first().cloned().unwrap_or_default(),
+            ),
+            echoed,
+        ]
+    };
+    Outcome::judged(judged).with_evidence(evidence)
 }
 
 /// Same scheme, host and port (`http://h:1/x` -> `http://h:1`).
@@ -479,7 +687,9 @@ fn origin(url: &str) -> Option<String> {
     ))
 }
 
-/// TRC-008: the 202's status URL answers with the starting request's trace id.
+/// TRC-008: the 202's status URL (`status_monitor`) answers with the
+/// starting request's trace id (`trace_id_joined`); the join is not
+/// exercised when there is no status URL to follow or no id to join by.
 pub async fn async_status(p: &AsyncStatusPlan, ctx: &CheckContext) -> Outcome {
     let r = render(ctx, &p.request);
     let start = match send(ctx, &r, "start").await {
@@ -487,34 +697,32 @@ pub async fn async_status(p: &AsyncStatusPlan, ctx: &CheckContext) -> Outcome {
         Err(o) => return o,
     };
     let mut evidence = vec![ev_of("start", &start)];
-    let fail = |msg: String, expected: &str, evidence: Vec<Evidence>| {
-        Outcome::fail(msg.clone(), expected, msg).with_evidence(evidence)
+    let no_monitor = |msg: String, expected: &str, evidence: Vec<Evidence>| {
+        Outcome::judged(vec![
+            Assertion::fail("status_monitor", msg.clone(), expected, msg.clone()),
+            // `status_monitor` fails on evidence; the join rests on it.
+            Assertion::skipped(
+                "trace_id_joined",
+                format!("not judged: no status resource to join ({msg})"),
+            ),
+        ])
+        .with_evidence(evidence)
     };
     if !p.status.matches(start.status()) {
-        return fail(
+        return no_monitor(
             format!("the async request answered {}", describe(&start)),
             &format!("{} with Location", p.status),
             evidence,
         );
     }
     let Some(location) = start.response.header("location").map(str::to_owned) else {
-        return fail(
+        return no_monitor(
             format!("{} without a Location status URL", describe(&start)),
             "a Location header",
             evidence,
         );
     };
-    let Some(t0) = trace_id(&start, &p.trace_header) else {
-        return fail(
-            format!(
-                "no {} on the async response {}",
-                p.trace_header,
-                describe(&start)
-            ),
-            &format!("{} on the 202", p.trace_header),
-            evidence,
-        );
-    };
+    let t0 = trace_id(&start, &p.trace_header);
     let url = if location.starts_with("http://") || location.starts_with("https://") {
         location.clone()
     } else if location.starts_with('/') {
@@ -540,8 +748,11 @@ pub async fn async_status(p: &AsyncStatusPlan, ctx: &CheckContext) -> Outcome {
         timeout: None,
     };
     let mut pr = render(ctx, &poll);
-    if p.send_traceparent && traceparent::is_w3c_trace_id(&t0) {
-        pr.set_header("traceparent", traceparent::format(&t0, &random_parent_id()));
+    if let Some(t0) = t0
+        .as_deref()
+        .filter(|t| p.send_traceparent && traceparent::is_w3c_trace_id(t))
+    {
+        pr.set_header("traceparent", traceparent::format(t0, &random_parent_id()));
     }
     let status_ex: Exchange = match send(ctx, &pr, "status").await {
         Ok(ex) => ex,
@@ -549,7 +760,7 @@ pub async fn async_status(p: &AsyncStatusPlan, ctx: &CheckContext) -> Outcome {
     };
     evidence.push(ev_of("status", &status_ex));
     if !p.poll_status.matches(status_ex.status()) {
-        return fail(
+        return no_monitor(
             format!(
                 "the status URL {} answered {} (start: {})",
                 clip(&location),
@@ -560,6 +771,29 @@ pub async fn async_status(p: &AsyncStatusPlan, ctx: &CheckContext) -> Outcome {
             evidence,
         );
     }
+    let monitor = Assertion::pass(
+        "status_monitor",
+        format!(
+            "{} with Location {}, which answered {}",
+            describe(&start),
+            clip(&location),
+            describe(&status_ex)
+        ),
+    );
+    let Some(t0) = t0 else {
+        return Outcome::judged(vec![
+            monitor,
+            Assertion::not_exercised(
+                "trace_id_joined",
+                format!(
+                    "no {} on the async response {}, so there is no id to join the status resource by",
+                    p.trace_header,
+                    describe(&start)
+                ),
+            ),
+        ])
+        .with_evidence(evidence);
+    };
     let (place, got) = match &p.join {
         StatusJoin::Json(path) => (
             format!("body {path}"),
@@ -574,25 +808,23 @@ pub async fn async_status(p: &AsyncStatusPlan, ctx: &CheckContext) -> Outcome {
         ),
         StatusJoin::Header(h) => (format!("header {h}"), trace_id(&status_ex, h)),
     };
-    match got {
-        Some(g) if g == t0 => Outcome::pass(format!(
+    let seen = got.as_deref().map(clip).unwrap_or_else(|| "nothing".into());
+    let joined = Assertion::check(
+        "trace_id_joined",
+        got.as_deref() == Some(t0.as_str()),
+        format!(
             "status URL {} carries trace id {t0} in {place}",
             clip(&location)
-        ))
-        .with_evidence(evidence),
-        other => {
-            let seen = other.map(|g| clip(&g)).unwrap_or_else(|| "nothing".into());
-            fail(
-                format!(
-                    "the async request {} has {} {t0}, but the status URL {} ({}) has {seen} in {place}",
-                    describe(&start),
-                    p.trace_header,
-                    clip(&location),
-                    describe(&status_ex)
-                ),
-                &format!("{t0} in the status resource's {place}"),
-                evidence,
-            )
-        }
-    }
+        ),
+        format!(
+            "the async request {} has {} {t0}, but the status URL {} ({}) has {seen} in {place}",
+            describe(&start),
+            p.trace_header,
+            clip(&location),
+            describe(&status_ex)
+        ),
+        format!("{t0} in the status resource's {place}"),
+        seen.clone(),
+    );
+    Outcome::judged(vec![monitor, joined]).with_evidence(evidence)
 }

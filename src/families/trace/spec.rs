@@ -9,7 +9,9 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, StatusSet};
-use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind, Param};
+use crate::suite::kinds::{
+    check_spec, family_kinds, must, param, should, DefaultValue as D, Kind, Param, Property,
+};
 use crate::suite::request::RequestSpec;
 
 /// Every default of the family: serde applies these (the `default = ...`
@@ -349,13 +351,30 @@ const RETURN_HEADERS: Param = param(
     "headers the id may come back in; each present must carry it",
 );
 
+// Properties (issue 12) shared by the propagation kinds.
+const ID_RETURNED: Property = should(
+    "id_returned",
+    "TRC-001 (BOTIX: the trace id on the response; W3C traceresponse is a draft)",
+    "one of return_headers is on the response",
+);
+const TRACE_ID_CONTINUED: Property = must(
+    "trace_id_continued",
+    "W3C Trace Context §4.3 (the trace-id is kept); TRC-001",
+    "every returned header carries the sent trace-id; not exercised when none came back",
+);
+const NEW_PARENT_ID: Property = must(
+    "new_parent_id",
+    "W3C Trace Context §3.2.2.4 (parent-id is the vendor's own span)",
+    "a returned traceparent-shaped header has a parent-id other than the sent one; skipped for plain ids, not exercised when the trace was not continued",
+);
+
 /// The family's documentation (title, intro, per-kind details).
 pub const DOC: &str = include_str!("README.md");
 
 /// Kinds of the trace family.
 pub const KINDS: &[Kind] = &[
     Kind {
-        properties: &[],
+        properties: &[should("present", "TRC-009 (BOTIX: an id on all responses)", "every response of the sample carries one of id_headers; not exercised when the sample did not provoke its statuses")],
         name: "trace.present",
         summary: "every response of a sample (2xx, 401, 404, and given 4xx/429/5xx) carries a request/trace id (TRC-009)",
         params: &[
@@ -385,7 +404,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[should("present", "TRC-002 (BOTIX: Trace-Id on every response)", "every response carries trace_header"), must("well_formed", "W3C Trace Context §3.2.2.3 (trace-id: 32 lowercase hex, not all zeros)", "every id has id_format; not exercised without ids"), must("unique", "W3C Trace Context §3.2.2.3 (a globally unique trace-id); TRC-002", "no id repeats; not exercised with fewer than two ids")],
         name: "trace.unique",
         summary: "trace ids are well formed and differ across N requests (TRC-002)",
         params: &[
@@ -407,13 +426,13 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[ID_RETURNED, TRACE_ID_CONTINUED, NEW_PARENT_ID],
         name: "trace.propagated",
         summary: "a sent traceparent's trace-id comes back, with a new parent id (TRC-001)",
         params: &[REQUEST, STATUS, RETURN_HEADERS],
     },
     Kind {
-        properties: &[],
+        properties: &[must("answered", "W3C Trace Context §4.3 (an invalid traceparent MUST be ignored, not refused)", "every invalid traceparent is answered `status`"), must("restarted", "W3C Trace Context §4.3 (restart the trace); TRC-003", "each case got a new, well-formed trace id; not exercised for a case whose response carried none"), should("not_echoed", "TRC-003", "the invalid value is not echoed in a response header")],
         name: "trace.invalid_ignored",
         summary: "invalid traceparents (uppercase, zero ids, version ff, wrong lengths, extra field) restart the trace without 4xx (TRC-003)",
         params: &[
@@ -429,9 +448,9 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[must("not_reflected", "TRC-007; OWASP header injection guidance [RID]", "overlong and hostile ids never come back raw in a header or the body; not exercised when no response carries the header"), must("well_formed_reply", "TRC-007 (replaced or sanitized, at most 255 characters)", "every id returned is the caller's well-formed id or a well-formed one of the target's (asgi-correlation-id's replacement meets it); not exercised when no response carries the header"), should("echoed", "TRC-007; issue 13 (echoing is advice: replacing is allowed)", "a well-formed UUIDv4 id comes back unchanged")],
         name: "trace.request_id_hygiene",
-        summary: "a well-formed X-Request-Id is echoed; overlong or hostile ones are never reflected raw (TRC-007)",
+        summary: "a caller's UUIDv4 X-Request-Id is echoed (or replaced by a well-formed id); overlong or hostile ones are never reflected raw (TRC-007)",
         params: &[
             REQUEST,
             STATUS,
@@ -439,7 +458,7 @@ pub const KINDS: &[Kind] = &[
             param(
                 "expect_echo",
                 D::Bool(d::EXPECT_ECHO),
-                "a well-formed id must come back unchanged",
+                "judge `echoed`: the well-formed id should come back unchanged",
             ),
             param("max_length", D::Int(d::MAX_LENGTH as u64), "longest id the target may return"),
             param("long_length", D::Int(d::LONG_LENGTH as u64), "size of the overlong value"),
@@ -451,7 +470,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[should("status_monitor", "RFC 9110 §15.3.3 (a 202 ought to point to a status monitor)", "the request answers `status` with a Location that answers poll_status"), should("trace_id_joined", "TRC-008 (BOTIX)", "the status resource carries the starting response's trace id; not exercised without a status resource or an id on the start")],
         name: "trace.async_status",
         summary: "a 202's Location status resource answers with the starting request's trace id (TRC-008)",
         params: &[
@@ -480,13 +499,19 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[],
+        properties: &[ID_RETURNED, must("trace_id_continued", "W3C Trace Context §3.2.4 (a higher version is parsed as 00 and continued)", "the returned headers carry the sent trace-id; not exercised when none came back"), must("version_00", "W3C Trace Context §3.2.4 (a vendor sends the version it knows)", "continued traceparent-shaped headers are version 00"), NEW_PARENT_ID],
         name: "trace.version_downgrade",
         summary: "a higher-version traceparent (01-T-P-01-xyz) is continued with the same trace-id and answered as version 00 (TRC-004)",
         params: &[REQUEST, STATUS, RETURN_HEADERS],
     },
     Kind {
-        properties: &[],
+        properties: &[
+            must("at_most_32", "W3C Trace Context §3.3.1.1 (at most 32 list-members)", "a returned tracestate has at most 32 members; every rule is skipped when no tracestate comes back (unless `required`)"),
+            must("whole_members", "W3C Trace Context §3.3.1.3 (entries are removed whole, keys are unique)", "every returned member is a whole key=value entry, no key twice, no cut-off copy of a sent value"),
+            must("order_kept", "W3C Trace Context §3.3.1.3 (unmodified members keep their order)", "members forwarded unchanged keep the order they were sent in"),
+            must("new_keys_leftmost", "W3C Trace Context §3.3.1.3 (a new or updated key goes to the left)", "new and updated keys come before every forwarded member"),
+            should("members_kept", "W3C Trace Context §3.3.1.3 (a vendor removes members only to fit the limits)", "under the 32-member limit no sent member is dropped"),
+        ],
         name: "trace.tracestate",
         summary: "a returned tracestate keeps member order, new keys leftmost, at most 32 whole members (TRC-006)",
         params: &[

@@ -13,7 +13,7 @@ use super::traceparent::{self, random_parent_id, random_trace_id};
 use crate::families::common::{clip, describe, evidence as ev_of, send};
 use crate::families::trace::plan::TracestatePlan;
 use crate::families::{CheckContext, Outcome};
-use crate::outcome::prop;
+use crate::outcome::{prop, Assertion};
 use crate::plan::Scope;
 
 /// W3C limit on list-members in one tracestate.
@@ -81,6 +81,39 @@ pub struct Judged {
     pub added: Vec<String>,
     /// Every rule the value breaks, each quoting the member concerned.
     pub problems: Vec<String>,
+    /// The property each of `problems` breaks, in the same order.
+    pub rules: Vec<&'static str>,
+}
+
+/// The properties of `trace.tracestate` (W3C Trace Context §3.3.1).
+pub const AT_MOST_32: &str = "at_most_32";
+pub const WHOLE_MEMBERS: &str = "whole_members";
+pub const ORDER_KEPT: &str = "order_kept";
+pub const NEW_KEYS_LEFTMOST: &str = "new_keys_leftmost";
+pub const MEMBERS_KEPT: &str = "members_kept";
+/// In the order reported.
+pub const RULES: [&str; 5] = [
+    AT_MOST_32,
+    WHOLE_MEMBERS,
+    ORDER_KEPT,
+    NEW_KEYS_LEFTMOST,
+    MEMBERS_KEPT,
+];
+
+impl Judged {
+    fn broke(&mut self, rule: &'static str, problem: String) {
+        self.problems.push(problem);
+        self.rules.push(rule);
+    }
+
+    /// The problems that break `rule`.
+    pub fn breaking(&self, rule: &'static str) -> impl Iterator<Item = &str> {
+        self.problems
+            .iter()
+            .zip(&self.rules)
+            .filter(move |(_, r)| **r == rule)
+            .map(|(p, _)| p.as_str())
+    }
 }
 
 /// Judges a returned tracestate against the `sent` members (in sent order).
@@ -93,8 +126,10 @@ pub fn judge(sent: &[(String, String)], returned: &str, keep_all: bool) -> Judge
         ..Judged::default()
     };
     if ms.len() > MAX_MEMBERS {
-        j.problems
-            .push(format!("{} members, more than {MAX_MEMBERS}", ms.len()));
+        j.broke(
+            AT_MOST_32,
+            format!("{} members, more than {MAX_MEMBERS}", ms.len()),
+        );
     }
     let mut keys = HashSet::new();
     // Index in `sent` of the last member forwarded unchanged; once one is seen,
@@ -104,15 +139,18 @@ pub fn judge(sent: &[(String, String)], returned: &str, keep_all: bool) -> Judge
     let mut out_of_order = Vec::new();
     for (pos, m) in ms.iter().enumerate() {
         let Some((k, v)) = split_member(m) else {
-            j.problems.push(format!(
-                "member #{} `{}` is not a whole key=value entry",
-                pos + 1,
-                clip(m)
-            ));
+            j.broke(
+                WHOLE_MEMBERS,
+                format!(
+                    "member #{} `{}` is not a whole key=value entry",
+                    pos + 1,
+                    clip(m)
+                ),
+            );
             continue;
         };
         if !keys.insert(k) {
-            j.problems.push(format!("key `{k}` appears twice"));
+            j.broke(WHOLE_MEMBERS, format!("key `{k}` appears twice"));
             continue;
         }
         match sent.iter().position(|(sk, _)| sk == k) {
@@ -130,21 +168,24 @@ pub fn judge(sent: &[(String, String)], returned: &str, keep_all: bool) -> Judge
                 last = Some(last.map_or(i, |l| l.max(i)));
                 j.forwarded += 1;
             }
-            Some(i) if last.is_some() && sent[i].1.starts_with(v) => j.problems.push(format!(
-                "member #{} `{}` is a cut-off copy of `{}={}` (partial entry)",
-                pos + 1,
-                clip(m),
-                k,
-                clip(&sent[i].1)
-            )),
-            Some(_) if last.is_some() => j.problems.push(format!(
-                "`{k}` was updated to `{}` but not moved leftmost",
-                clip(v)
-            )),
-            None if last.is_some() => j.problems.push(format!(
-                "new key `{k}` at member #{} is not leftmost",
-                pos + 1
-            )),
+            Some(i) if last.is_some() && sent[i].1.starts_with(v) => j.broke(
+                WHOLE_MEMBERS,
+                format!(
+                    "member #{} `{}` is a cut-off copy of `{}={}` (partial entry)",
+                    pos + 1,
+                    clip(m),
+                    k,
+                    clip(&sent[i].1)
+                ),
+            ),
+            Some(_) if last.is_some() => j.broke(
+                NEW_KEYS_LEFTMOST,
+                format!("`{k}` was updated to `{}` but not moved leftmost", clip(v)),
+            ),
+            None if last.is_some() => j.broke(
+                NEW_KEYS_LEFTMOST,
+                format!("new key `{k}` at member #{} is not leftmost", pos + 1),
+            ),
             _ => j.added.push(k.to_owned()),
         }
     }
@@ -153,8 +194,7 @@ pub fn judge(sent: &[(String, String)], returned: &str, keep_all: bool) -> Judge
             1 => String::new(),
             n => format!(" ({} more members out of order)", n - 1),
         };
-        j.problems
-            .push(format!("member order changed: {first}{more}"));
+        j.broke(ORDER_KEPT, format!("member order changed: {first}{more}"));
     }
     if keep_all {
         let dropped: Vec<&str> = sent
@@ -168,12 +208,15 @@ pub fn judge(sent: &[(String, String)], returned: &str, keep_all: bool) -> Judge
         let updated = |k: &str| j.added.iter().any(|a| a == k);
         let dropped: Vec<&str> = dropped.into_iter().filter(|k| !updated(k)).collect();
         if !dropped.is_empty() {
-            j.problems.push(format!(
-                "{} of {} sent members dropped under the {MAX_MEMBERS}-member limit: {}",
-                dropped.len(),
-                sent.len(),
-                dropped.join(", ")
-            ));
+            j.broke(
+                MEMBERS_KEPT,
+                format!(
+                    "{} of {} sent members dropped under the {MAX_MEMBERS}-member limit: {}",
+                    dropped.len(),
+                    sent.len(),
+                    dropped.join(", ")
+                ),
+            );
         }
     }
     j
@@ -196,9 +239,14 @@ pub fn join(members: &[(String, String)]) -> String {
         .join(",")
 }
 
+/// TRC-006, one property per rule of W3C Trace Context §3.3.1 (see
+/// [`RULES`]); a rule no returned value breaks holds for the values that came
+/// back. No tracestate at all is skipped (or, with `required`, fails every
+/// rule): there was nothing to judge.
 pub async fn run(p: &TracestatePlan, ctx: &CheckContext) -> Outcome {
     let mut evidence = Vec::new();
-    let mut problems = Vec::new();
+    // Per rule: `<label>: <problems> (<header>: <value>; response <status>)`.
+    let mut broken: Vec<(&'static str, String)> = Vec::new();
     let mut seen = Vec::new();
     let mut returned_any = Vec::new();
     let mut props = Vec::new();
@@ -246,62 +294,83 @@ pub async fn run(p: &TracestatePlan, ctx: &CheckContext) -> Outcome {
                 j.added.join(", ")
             }
         ));
-        if !j.problems.is_empty() {
-            problems.push(format!(
-                "{label}: {} ({}: {}; response {})",
-                j.problems.join(", "),
-                p.header,
-                clip(&value),
-                describe(&ex)
-            ));
+        for rule in RULES {
+            let problems: Vec<&str> = j.breaking(rule).collect();
+            if !problems.is_empty() {
+                broken.push((
+                    rule,
+                    format!(
+                        "{label}: {} ({}: {}; response {})",
+                        problems.join(", "),
+                        p.header,
+                        clip(&value),
+                        describe(&ex)
+                    ),
+                ));
+            }
         }
     }
     match returned_any.as_slice() {
-        [false, false] if p.required => {
-            return Outcome::fail(
-                format!(
-                    "no {} on either response: {}",
-                    p.header,
-                    seen.join("; ")
-                ),
-                format!("{} returned (required: true)", p.header),
-                format!("no {}", p.header),
-            )
-            .with_evidence(evidence)
-        }
         [false, false] => {
-            return Outcome::skipped(format!(
-                "the target returns no {} (sent 3 and 33 members), so its tracestate handling cannot be judged; set `required: true` to make this a failure",
-                p.header
-            ))
-            .with_evidence(evidence)
+            let judged = RULES
+                .iter()
+                .map(|rule| {
+                    if p.required {
+                        Assertion::fail(
+                            rule,
+                            format!("no {} on either response: {}", p.header, seen.join("; ")),
+                            format!("{} returned (required: true)", p.header),
+                            format!("no {}", p.header),
+                        )
+                    } else {
+                        Assertion::skipped(
+                            rule,
+                            format!(
+                                "the target returns no {} (sent 3 and 33 members), so its tracestate handling cannot be judged; set `required: true` to make this a failure",
+                                p.header
+                            ),
+                        )
+                    }
+                })
+                .collect();
+            return Outcome::judged(judged).with_evidence(evidence);
         }
-        [false, true] => problems.insert(
+        [false, true] => broken.insert(
             0,
-            format!(
-                "the valid 3-member tracestate was dropped while the 33-member one came back in {}",
-                p.header
+            (
+                MEMBERS_KEPT,
+                format!(
+                    "the valid 3-member tracestate was dropped while the 33-member one came back in {}",
+                    p.header
+                ),
             ),
         ),
         _ => {}
     }
-    if problems.is_empty() {
-        Outcome::pass(format!(
-            "tracestate mutated by the rules: {}",
-            seen.join("; ")
-        ))
+    let judged = RULES
+        .iter()
+        .map(|rule| {
+            let mine: Vec<&str> = broken
+                .iter()
+                .filter(|(r, _)| r == rule)
+                .map(|(_, m)| m.as_str())
+                .collect();
+            if mine.is_empty() {
+                Assertion::pass(rule, format!("tracestate mutated by the rules: {}", seen.join("; ")))
+            } else {
+                Assertion::fail(
+                    rule,
+                    format!("tracestate rules broken: {}", mine.join("; ")),
+                    format!(
+                        "{}: sent members in sent order, new keys leftmost, at most {MAX_MEMBERS} whole members",
+                        p.header
+                    ),
+                    mine[0].to_owned(),
+                )
+            }
+        })
+        .collect();
+    Outcome::judged(judged)
         .with_evidence(evidence)
         .with_properties(props)
-    } else {
-        Outcome::fail(
-            format!("tracestate rules broken: {}", problems.join("; ")),
-            format!(
-                "{}: sent members in sent order, new keys leftmost, at most {MAX_MEMBERS} whole members",
-                p.header
-            ),
-            problems[0].clone(),
-        )
-        .with_evidence(evidence)
-        .with_properties(props)
-    }
 }

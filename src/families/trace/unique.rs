@@ -17,7 +17,7 @@ use crate::families::trace::plan::UniquePlan;
 use crate::families::trace::spec::IdFormat;
 use crate::families::{CheckContext, Outcome};
 use crate::model::retry_after::RetryAfter;
-use crate::outcome::prop;
+use crate::outcome::{prop, Assertion};
 use crate::plan::Scope;
 
 /// What one response contributed.
@@ -116,8 +116,10 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
         String::new()
     };
     let missing: Vec<&Sample> = samples.iter().filter(|s| s.id.is_none()).collect();
-    if let Some(first) = missing.first() {
-        return Outcome::fail(
+    let with_id = samples.len() - missing.len();
+    let present = match missing.first() {
+        Some(first) => Assertion::fail(
+            "present",
             format!(
                 "{} of {} responses carry no {} (first: {}){short}",
                 missing.len(),
@@ -127,29 +129,40 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
             ),
             format!("{} on every response", p.trace_header),
             format!("missing on {} responses", missing.len()),
-        )
-        .with_properties(props);
-    }
+        ),
+        None => Assertion::pass(
+            "present",
+            format!("{} on all {} responses", p.trace_header, samples.len()),
+        ),
+    };
     let malformed = samples.iter().find_map(|s| {
         let id = s.id.as_deref()?;
         format_problem(id, p.id_format).map(|why| (s, why))
     });
-    if let Some((s, why)) = malformed {
-        return Outcome::fail(
+    let format_name = match p.id_format {
+        IdFormat::W3c => "w3c",
+        IdFormat::Any => "any",
+    };
+    let well_formed = match malformed {
+        // `present` fails on evidence; the format rests on it.
+        _ if with_id == 0 => Assertion::skipped(
+            "well_formed",
+            format!("not judged: no response carried {}", p.trace_header),
+        ),
+        Some((s, why)) => Assertion::fail(
+            "well_formed",
             format!("{} {why} ({}){short}", p.trace_header, s.described),
-            format!(
-                "{} in `{}` format",
-                p.trace_header,
-                // As the suite spells it.
-                match p.id_format {
-                    IdFormat::W3c => "w3c",
-                    IdFormat::Any => "any",
-                }
-            ),
+            format!("{} in `{format_name}` format", p.trace_header),
             why,
-        )
-        .with_properties(props);
-    }
+        ),
+        None => Assertion::pass(
+            "well_formed",
+            format!(
+                "{with_id} {} values in `{format_name}` format",
+                p.trace_header
+            ),
+        ),
+    };
     let mut seen: HashMap<&str, Vec<&Sample>> = HashMap::new();
     for s in &samples {
         if let Some(id) = &s.id {
@@ -158,38 +171,49 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
     }
     let mut props = props;
     props.push(prop("distinct", seen.len()));
-    if seen.len() < samples.len() {
+    let unique = if with_id < 2 {
+        // Fewer than two ids among at least two responses: `present` fails.
+        Assertion::skipped(
+            "unique",
+            format!(
+                "not judged: {with_id} of {} responses carried {}, too few to compare",
+                samples.len(),
+                p.trace_header
+            ),
+        )
+    } else if seen.len() < with_id {
         let (id, dups) = seen
             .iter()
             .max_by_key(|(_, v)| v.len())
-            .expect("at least two samples");
+            .expect("at least two ids");
         let examples: Vec<&str> = dups.iter().take(3).map(|s| s.described.as_str()).collect();
-        return Outcome::fail(
+        Assertion::fail(
+            "unique",
             format!(
-                "{} distinct {} values on {} responses; {} appeared {} times (e.g. {}){short}",
+                "{} distinct {} values on {with_id} responses; {} appeared {} times (e.g. {}){short}",
                 seen.len(),
                 p.trace_header,
-                samples.len(),
                 clip(id),
                 dups.len(),
                 examples.join(", ")
             ),
-            format!("{} distinct ids", samples.len()),
+            format!("{with_id} distinct ids"),
             format!("{} distinct ids", seen.len()),
         )
-        .with_properties(props);
-    }
-    let last = samples
-        .last()
-        .map(|s| s.described.clone())
-        .unwrap_or_default();
-
-    Outcome::pass(format!(
-        "{} responses, {} distinct well-formed {} values in {} (last: {last}){short}",
-        samples.len(),
-        seen.len(),
-        p.trace_header,
-        crate::fmt_duration(elapsed)
-    ))
-    .with_properties(props)
+    } else {
+        let last = samples
+            .last()
+            .map(|s| s.described.clone())
+            .unwrap_or_default();
+        Assertion::pass(
+            "unique",
+            format!(
+                "{with_id} responses, {} distinct {} values in {} (last: {last}){short}",
+                seen.len(),
+                p.trace_header,
+                crate::fmt_duration(elapsed)
+            ),
+        )
+    };
+    Outcome::judged(vec![present, well_formed, unique]).with_properties(props)
 }

@@ -10,7 +10,15 @@ use crate::families::common::{describe, read_counter, send};
 use crate::families::webhook::plan::{SenderCase, WebhookSenderPlan, WEBHOOK_ID_VAR};
 use crate::families::{CheckContext, Evidence, Outcome};
 use crate::http::{Exchange, Rendered};
-use crate::outcome::{prop, PropValue};
+use crate::outcome::{prop, Assertion, PropValue};
+
+/// Property names of the sender kinds, as `spec::KINDS` declares them.
+pub const REJECTED: &str = "rejected";
+pub const NO_SIDE_EFFECT: &str = "no_side_effect";
+pub const ACKNOWLEDGED: &str = "acknowledged";
+pub const ACK_TIME: &str = "ack_time";
+pub const PROCESSED_ONCE: &str = "processed_once";
+pub const RESEND_ANSWERED: &str = "resend_answered";
 use crate::plan::{Scope, UrlPlan};
 use crate::signing::{forged_digest, Delivery, Part};
 
@@ -107,18 +115,49 @@ impl Run<'_> {
         Ok(Some(n - b))
     }
 
-    fn fail(&mut self, msg: String, expected: &str, actual: String) -> Outcome {
-        Outcome::fail(msg, expected, actual).with_evidence(std::mem::take(&mut self.evidence))
+    /// `processed_once` from the counter's move since `before`: skipped
+    /// without `effects:`, else it must have moved by exactly `want`.
+    /// `over_hint` explains a move beyond `want` (`: github does not sign …`).
+    async fn processed(
+        &mut self,
+        before: Option<i64>,
+        want: i64,
+        seen: &[String],
+        over_hint: &str,
+    ) -> Result<Assertion, Outcome> {
+        let Some(d) = self.delta(before, want).await? else {
+            return Ok(Assertion::skipped(
+                PROCESSED_ONCE,
+                "not judged: no `effects:` counter configured",
+            ));
+        };
+        Ok(Assertion::check(
+            PROCESSED_ONCE,
+            d == want,
+            format!("the effects counter moved by {want}"),
+            format!(
+                "processed {d} time(s), expected {want}{} ({})",
+                if d > want { over_hint } else { "" },
+                seen.join("; ")
+            ),
+            format!("counter +{want}"),
+            format!("counter +{d}"),
+        ))
     }
 
-    /// Sends each hostile variant; every one must get a reject status and the
-    /// counter must not move.
+    /// Sends each hostile variant and judges two properties: `rejected` (every
+    /// one got a reject status) and `no_side_effect` (the counter did not
+    /// move). A rejection only shows something when the receiver tells good
+    /// from bad: after the hostile ones tminus sends one valid control
+    /// delivery, and if that is refused too (a receiver that 404s every path,
+    /// a wrong `receiver:`), `rejected` was not exercised.
     async fn expect_rejected(&mut self, variants: Vec<(String, Rendered)>) -> Outcome {
         let before = match self.count("effects before").await {
             Ok(b) => b,
             Err(o) => return o,
         };
         let mut seen = Vec::new();
+        let mut not_rejected = None;
         for (label, r) in &variants {
             let ex = match self.send(r, label).await {
                 Ok(ex) => ex,
@@ -134,15 +173,24 @@ impl Run<'_> {
             } else {
                 format!("{label} was not rejected: answered {}", describe(&ex))
             };
-            return self.fail(
+            not_rejected = Some(Assertion::fail(
+                REJECTED,
                 what,
-                &format!("status {}", self.p.reject),
+                format!("status {}", self.p.reject),
                 format!("status {st}"),
-            );
+            ));
+            break;
         }
-        match self.delta(before, 0).await {
-            Err(o) => o,
-            Ok(Some(d)) if d != 0 => self.fail(
+        let side_effect = match self.delta(before, 0).await {
+            Err(o) => return o,
+            Ok(None) => Assertion::skipped(
+                NO_SIDE_EFFECT,
+                "not judged: no `effects:` counter configured",
+            ),
+            Ok(Some(d)) => Assertion::check(
+                NO_SIDE_EFFECT,
+                d == 0,
+                "the effects counter did not move",
                 format!(
                     "rejected deliveries still had a side effect: the counter moved by {d} ({})",
                     seen.join("; ")
@@ -150,16 +198,46 @@ impl Run<'_> {
                 "counter +0",
                 format!("counter +{d}"),
             ),
-            Ok(_) => Outcome::pass(format!(
-                "{} hostile deliveries rejected: {}",
-                variants.len(),
-                seen.join("; ")
-            ))
-            .with_evidence(std::mem::take(&mut self.evidence)),
-        }
+        };
+        let rejected = match not_rejected {
+            Some(a) => a,
+            None => {
+                let control = self.request(&self.delivery(unix_now()), None);
+                let label = "valid control delivery";
+                let ex = match self.send(&control, label).await {
+                    Ok(ex) => ex,
+                    Err(o) => return o,
+                };
+                if self.p.accept.matches(ex.status()) {
+                    Assertion::pass(
+                        REJECTED,
+                        format!(
+                            "{} hostile deliveries rejected: {}; a valid one was accepted ({})",
+                            variants.len(),
+                            seen.join("; "),
+                            describe(&ex)
+                        ),
+                    )
+                } else {
+                    Assertion::not_exercised(
+                        REJECTED,
+                        format!(
+                            "the receiver refused a valid control delivery too ({}), so rejecting the hostile ones ({}) shows nothing about how it verifies deliveries: check `receiver:` and the secret",
+                            describe(&ex),
+                            seen.join("; ")
+                        ),
+                    )
+                }
+            }
+        };
+        Outcome::judged(vec![rejected, side_effect])
+            .with_evidence(std::mem::take(&mut self.evidence))
     }
 
-    /// Sends each delivery; all must be accepted, and the counter must move by `want`.
+    /// Sends each delivery and judges `acknowledged` (every one got an
+    /// accept status), `ack_time` (with `ack`: each acknowledgement within
+    /// it; not exercised when nothing was acknowledged) and `processed_once`
+    /// (the counter moved by `want`).
     async fn expect_accepted(
         &mut self,
         sends: Vec<(String, Rendered)>,
@@ -172,6 +250,9 @@ impl Run<'_> {
         };
         let mut seen = Vec::new();
         let mut props = Vec::new();
+        let mut refused = None;
+        let mut slow = None;
+        let mut acknowledged = 0usize;
         for (label, r) in &sends {
             let ex = match self.send(r, label).await {
                 Ok(ex) => ex,
@@ -188,42 +269,47 @@ impl Run<'_> {
                 } else {
                     ""
                 };
-                return self
-                    .fail(
-                        format!("{label} was not accepted: answered {}{hint}", describe(&ex)),
-                        &format!("status {}", self.p.accept),
-                        format!("status {}", ex.status()),
-                    )
-                    .with_properties(props);
+                refused.get_or_insert(Assertion::fail(
+                    ACKNOWLEDGED,
+                    format!("{label} was not accepted: answered {}{hint}", describe(&ex)),
+                    format!("status {}", self.p.accept),
+                    format!("status {}", ex.status()),
+                ));
+                continue;
             }
-            if let Some(limit) = ack {
-                if ex.elapsed > limit {
-                    return self
-                        .fail(
-                            format!("{label} was acknowledged in {}, over the {} limit: process asynchronously and answer first", crate::fmt_duration(ex.elapsed), crate::fmt_duration(limit)),
-                            &format!("2xx within {}", crate::fmt_duration(limit)),
-                            crate::fmt_duration(ex.elapsed),
-                        )
-                        .with_properties(props);
+            acknowledged += 1;
+            if let Some(limit) = ack.filter(|l| ex.elapsed > *l) {
+                slow.get_or_insert(Assertion::fail(
+                    ACK_TIME,
+                    format!("{label} was acknowledged in {}, over the {} limit: process asynchronously and answer first", crate::fmt_duration(ex.elapsed), crate::fmt_duration(limit)),
+                    format!("2xx within {}", crate::fmt_duration(limit)),
+                    crate::fmt_duration(ex.elapsed),
+                ));
+            }
+        }
+        let mut judged = vec![refused.unwrap_or_else(|| {
+            Assertion::pass(ACKNOWLEDGED, format!("accepted: {}", seen.join("; ")))
+        })];
+        if let Some(limit) = ack {
+            judged.push(match slow {
+                Some(a) => a,
+                // `acknowledged` fails on evidence; the time rests on it.
+                None if acknowledged == 0 => {
+                    Assertion::skipped(ACK_TIME, "not judged: no delivery was acknowledged")
                 }
-            }
+                None => Assertion::pass(
+                    ACK_TIME,
+                    format!("acknowledged within {}", crate::fmt_duration(limit)),
+                ),
+            });
         }
-        match self.delta(before, want).await {
-            Err(o) => o,
-            Ok(Some(d)) if d != want => self
-                .fail(
-                    format!(
-                        "processed {d} time(s), expected {want} ({})",
-                        seen.join("; ")
-                    ),
-                    &format!("counter +{want}"),
-                    format!("counter +{d}"),
-                )
-                .with_properties(props),
-            Ok(_) => Outcome::pass(format!("accepted: {}", seen.join("; ")))
-                .with_evidence(std::mem::take(&mut self.evidence))
-                .with_properties(props),
+        match self.processed(before, want, &seen, "").await {
+            Ok(a) => judged.push(a),
+            Err(o) => return o,
         }
+        Outcome::judged(judged)
+            .with_evidence(std::mem::take(&mut self.evidence))
+            .with_properties(props)
     }
 }
 
@@ -510,14 +596,16 @@ async fn replay_new_id(r: &mut Run<'_>, now: i64) -> Outcome {
         Err(o) => return o,
     };
     if !p.accept.matches(ex.status()) {
-        return r.fail(
-            format!(
-                "the original delivery was not accepted: answered {}",
-                describe(&ex)
-            ),
-            &format!("status {}", p.accept),
-            format!("status {}", ex.status()),
+        // Nothing was processed, so a re-send cannot be a replay of anything.
+        let why = format!(
+            "the original delivery was not accepted (answered {}), so re-sending it under a new {id_header} replays nothing",
+            describe(&ex)
         );
+        return Outcome::judged(vec![
+            Assertion::not_exercised(RESEND_ANSWERED, why.clone()),
+            Assertion::not_exercised(PROCESSED_ONCE, why),
+        ])
+        .with_evidence(std::mem::take(&mut r.evidence));
     }
     let label = format!("same body and signature, {id_header}: {fresh}");
     let ex2 = match r.send(&again, &label).await {
@@ -526,58 +614,58 @@ async fn replay_new_id(r: &mut Run<'_>, now: i64) -> Outcome {
     };
     let st = ex2.status();
     let rejected = p.reject.matches(st);
-    if !rejected && !p.accept.matches(st) {
+    let answered = if rejected || p.accept.matches(st) {
+        let how = if rejected { "rejected" } else { "acknowledged" };
+        Assertion::pass(
+            RESEND_ANSWERED,
+            format!(
+                "re-sent under a new {id_header}: {how} ({})",
+                describe(&ex2)
+            ),
+        )
+    } else {
         let hint = if st >= 500 {
             " (a 5xx makes an at-least-once sender retry it)"
         } else {
             ""
         };
-        return r.fail(
+        Assertion::fail(
+            RESEND_ANSWERED,
             format!(
                 "the delivery re-sent under a new {id_header} answered {}{hint}: expected a reject ({}) or an acknowledgement without effect ({})",
                 describe(&ex2),
                 p.reject,
                 p.accept
             ),
-            &format!("status {} or {}", p.reject, p.accept),
+            format!("status {} or {}", p.reject, p.accept),
             format!("status {st}"),
-        );
-    }
+        )
+    };
     let seen = format!(
         "delivery {}: {}; re-sent as {fresh}: {}",
         d.id,
         describe(&ex),
         describe(&ex2)
     );
-    match r.delta(before, 1).await {
-        Err(o) => o,
-        Ok(Some(n)) if n != 1 => {
-            let why = if n > 1 && !signs_id {
-                format!(": {} does not sign {id_header}, so dedupe must not rest on it alone (key on the signed body, e.g. its event id or the signature)", p.scheme.name)
-            } else {
-                String::new()
-            };
-            r.fail(
-                format!("processed {n} time(s), expected 1{why} ({seen})"),
-                "counter +1",
-                format!("counter +{n}"),
-            )
-        }
-        Ok(_) => {
-            let how = if rejected {
-                "rejected"
-            } else {
-                "acknowledged and not processed again"
-            };
-            Outcome::pass(format!("re-sent under a new {id_header}: {how} ({seen})"))
-                .with_evidence(std::mem::take(&mut r.evidence))
-        }
-    }
+    let over_hint = if signs_id {
+        String::new()
+    } else {
+        format!(": {} does not sign {id_header}, so dedupe must not rest on it alone (key on the signed body, e.g. its event id or the signature)", p.scheme.name)
+    };
+    let once = match r
+        .processed(before, 1, std::slice::from_ref(&seen), &over_hint)
+        .await
+    {
+        Ok(a) => a,
+        Err(o) => return o,
+    };
+    Outcome::judged(vec![answered, once]).with_evidence(std::mem::take(&mut r.evidence))
 }
 
 /// WH-014: `count` valid deliveries spread evenly over `over`, sent
-/// concurrently as their slot comes up; judged on statuses, p95 ack time
-/// and the side-effect count.
+/// concurrently as their slot comes up; judged on statuses
+/// (`acknowledged`), the p95 acknowledgement time of the accepted ones
+/// (`ack_time`) and the side-effect count (`processed_once`).
 async fn burst(r: &mut Run<'_>, now: i64) -> Outcome {
     let p = r.p;
     let before = match r.count("effects before").await {
@@ -605,10 +693,11 @@ async fn burst(r: &mut Run<'_>, now: i64) -> Outcome {
     // Each send has its own timeout, so joining is bounded too.
     while let Some(res) = tasks.join_next().await {
         let problem = match res {
-            Ok(Ok(ex)) => {
+            Ok(Ok(ex)) if p.accept.matches(ex.status()) => {
                 acks.push(ex.elapsed);
-                (!p.accept.matches(ex.status())).then(|| describe(&ex))
+                None
             }
+            Ok(Ok(ex)) => Some(describe(&ex)),
             Ok(Err(e)) => Some(e.to_string()),
             Err(e) => Some(format!("send task failed: {e}")),
         };
@@ -622,31 +711,42 @@ async fn burst(r: &mut Run<'_>, now: i64) -> Outcome {
     acks.sort();
     let p95 = acks
         .get((acks.len() * 95).div_ceil(100).saturating_sub(1))
-        .copied()
-        .unwrap_or_default();
-    let props = vec![
+        .copied();
+    let mut props = vec![
         prop("deliveries", p.count),
-        prop(
+        prop("acknowledged", acks.len()),
+    ];
+    if let Some(p95) = p95 {
+        props.push(prop(
             "ack_p95_ms",
             PropValue::rounded(p95.as_secs_f64() * 1000.0, 1),
-        ),
-    ];
-    if !bad.is_empty() {
-        return Outcome::fail(
-            format!(
-                "{} of {} deliveries were not acknowledged with {}; first: {}",
-                failed,
-                p.count,
-                p.accept,
-                bad.join(", ")
-            ),
-            format!("all {}", p.accept),
-            bad.join(", "),
-        )
-        .with_properties(props);
+        ));
     }
-    if p95 > p.ack_within {
-        return Outcome::fail(
+    let acknowledged = Assertion::check(
+        ACKNOWLEDGED,
+        bad.is_empty(),
+        format!("all {} deliveries acknowledged", p.count),
+        format!(
+            "{} of {} deliveries were not acknowledged with {}; first: {}",
+            failed,
+            p.count,
+            p.accept,
+            bad.join(", ")
+        ),
+        format!("all {}", p.accept),
+        bad.join(", "),
+    );
+    let ack_time = match p95 {
+        None => Assertion::skipped(ACK_TIME, "not judged: no delivery was acknowledged"),
+        Some(p95) => Assertion::check(
+            ACK_TIME,
+            p95 <= p.ack_within,
+            format!(
+                "{} acknowledgements in {}: p95 {}",
+                acks.len(),
+                crate::fmt_duration(p.over),
+                crate::fmt_duration(p95)
+            ),
             format!(
                 "p95 acknowledgement {} over the {} limit for {} deliveries in {}: acknowledge first, process from a queue",
                 crate::fmt_duration(p95),
@@ -656,26 +756,21 @@ async fn burst(r: &mut Run<'_>, now: i64) -> Outcome {
             ),
             format!("p95 <= {}", crate::fmt_duration(p.ack_within)),
             crate::fmt_duration(p95),
+        ),
+    };
+    let once = match r
+        .processed(
+            before,
+            i64::from(p.count),
+            &[format!("{} deliveries acknowledged", acks.len())],
+            "",
         )
-        .with_properties(props);
-    }
-    let want = i64::from(p.count);
-    match r.delta(before, want).await {
-        Err(o) => o,
-        Ok(Some(d)) if d != want => Outcome::fail(
-            format!("{} deliveries acknowledged, processed {d} time(s)", p.count),
-            format!("counter +{want}"),
-            format!("counter +{d}"),
-        )
-        .with_properties(props),
-        Ok(_) => Outcome::pass(format!(
-            "{} deliveries in {}: all acknowledged, p95 {}",
-            p.count,
-            crate::fmt_duration(p.over),
-            crate::fmt_duration(p95)
-        ))
-        .with_properties(props),
-    }
+        .await
+    {
+        Ok(a) => a,
+        Err(o) => return o,
+    };
+    Outcome::judged(vec![acknowledged, ack_time, once]).with_properties(props)
 }
 
 #[cfg(test)]

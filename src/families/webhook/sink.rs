@@ -9,7 +9,7 @@ use super::exec::unix_now;
 use crate::families::common::{describe, send};
 use crate::families::webhook::plan::{SinkCase, WebhookSinkPlan, SINK_URL_VAR};
 use crate::families::{CheckContext, Evidence, Outcome};
-use crate::outcome::{prop, PropValue};
+use crate::outcome::{prop, Assertion, PropValue, Verdict};
 use crate::plan::Scope;
 use crate::sink::{Received, Sink};
 
@@ -120,55 +120,100 @@ async fn judge(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
     out.with_evidence(evidence)
 }
 
-/// WHS-001: signature over the raw bytes, event header, UUID request id.
+/// WHS-001: signature over the raw bytes, event header, delivery id (a UUID for botix).
 fn delivery(p: &WebhookSinkPlan, d: &Received) -> Outcome {
     let s = &p.scheme;
     let hdr = |n: &str| d.header(n).map(str::to_owned);
-    let mut problems = Vec::new();
-    if let Err(e) = s.verify(&p.key.0, &hdr, &d.body, unix_now(), Some(300), true) {
-        problems.push(format!(
-            "signature: {e} (scheme {}, {} bytes of body)",
-            s.name,
-            d.body.len()
-        ));
-    }
-    if let Some(h) = &s.event_header {
-        match (d.header(h), &p.event) {
-            (None, _) => problems.push(format!("missing {h}")),
-            (Some(v), Some(want)) if v != want => {
-                problems.push(format!("{h} is `{v}`, expected `{want}`"))
-            }
-            _ => {}
-        }
-    }
-    if let Some(h) = &s.id_header {
-        match d.header(h) {
-            None => problems.push(format!("missing {h}")),
-            // BOTIX promises a UUID; other schemes only need an id to dedupe on.
-            Some(v) if s.name == "botix" && uuid::Uuid::parse_str(v).is_err() => {
-                problems.push(format!("{h} `{v}` is not a UUID"))
-            }
-            _ => {}
-        }
-    }
     let id = s
         .id_header
         .as_deref()
         .and_then(|h| d.header(h))
         .unwrap_or("-")
         .to_owned();
-    if problems.is_empty() {
-        Outcome::pass(format!(
-            "delivery signed ({}), headers present, request id {id}",
-            s.name
-        ))
-    } else {
-        Outcome::fail(
-            format!("delivery (request id {id}): {}", problems.join("; ")),
-            "valid signature over the raw body, event header, UUID request id",
-            problems.join("; "),
-        )
-    }
+    let signature = match s.verify(&p.key.0, &hdr, &d.body, unix_now(), Some(300), true) {
+        Ok(_) => Assertion::pass(
+            "signature",
+            format!(
+                "delivery signed ({}, {} bytes of body)",
+                s.name,
+                d.body.len()
+            ),
+        ),
+        Err(e) => Assertion::fail(
+            "signature",
+            format!(
+                "delivery (request id {id}): signature: {e} (scheme {}, {} bytes of body)",
+                s.name,
+                d.body.len()
+            ),
+            "a valid signature over the raw body",
+            e.to_string(),
+        ),
+    };
+    let event = match (&s.event_header, &p.event) {
+        (None, _) => Assertion::skipped(
+            "event_header",
+            format!("not applicable: {} has no event header", s.name),
+        ),
+        (Some(h), want) => match (d.header(h), want) {
+            (None, _) => Assertion::fail(
+                "event_header",
+                format!("delivery (request id {id}): missing {h}"),
+                format!("{h} present"),
+                "absent",
+            ),
+            (Some(v), Some(want)) if v != want.as_str() => Assertion::fail(
+                "event_header",
+                format!("delivery (request id {id}): {h} is `{v}`, expected `{want}`"),
+                want.clone(),
+                v.to_owned(),
+            ),
+            (Some(v), _) => Assertion::pass("event_header", format!("{h}: {v}")),
+        },
+    };
+    let (id_present, id_uuid) = match &s.id_header {
+        None => {
+            let why = format!("not applicable: {} has no delivery id header", s.name);
+            (
+                Assertion::skipped("delivery_id", why.clone()),
+                Assertion::skipped("delivery_id_uuid", why),
+            )
+        }
+        Some(h) => match d.header(h) {
+            None => (
+                Assertion::fail(
+                    "delivery_id",
+                    format!("delivery: missing {h}"),
+                    format!("{h} present"),
+                    "absent",
+                ),
+                Assertion::skipped(
+                    "delivery_id_uuid",
+                    format!("not judged: no {h} to judge the format of"),
+                ),
+            ),
+            Some(v) => (
+                Assertion::pass("delivery_id", format!("{h}: {v}")),
+                // BOTIX promises a UUID; other schemes only need an id to dedupe on.
+                if s.name != "botix" {
+                    Assertion::skipped(
+                        "delivery_id_uuid",
+                        format!("not applicable: only botix promises a UUID ({})", s.name),
+                    )
+                } else {
+                    Assertion::check(
+                        "delivery_id_uuid",
+                        uuid::Uuid::parse_str(v).is_ok(),
+                        format!("{h} {v} is a UUID"),
+                        format!("{h} `{v}` is not a UUID"),
+                        "a UUID",
+                        v.to_owned(),
+                    )
+                },
+            ),
+        },
+    };
+    Outcome::judged(vec![signature, event, id_present, id_uuid])
 }
 
 /// TRC-005: the delivery carries the trigger's trace-id with a new parent-id.
@@ -201,36 +246,47 @@ fn trace(p: &WebhookSinkPlan, d: &Received, trace_id: &str, parent_id: &str) -> 
         .as_ref()
         .map(|j| j.to_string())
         .unwrap_or_else(|| "traceparent".into());
-    match got {
-        Some(t) if t == trace_id => {
-            if parent.as_deref() == Some(parent_id) {
-                Outcome::fail(
-                    format!("the delivery reuses the trigger's parent-id {parent_id}: each hop must issue a new one"),
-                    "a new parent-id",
-                    parent_id.to_owned(),
-                )
-            } else {
-                Outcome::pass(format!(
-                    "delivery joined to the trigger by trace-id {trace_id} ({where_})"
-                ))
-            }
-        }
-        other => Outcome::fail(
-            format!(
-                "the trigger carried trace-id {trace_id}; the delivery's {where_} holds {}",
-                other.as_deref().unwrap_or("nothing")
-            ),
-            format!("trace-id {trace_id}"),
-            other.unwrap_or_else(|| "missing".into()),
+    let joined = got.as_deref() == Some(trace_id);
+    let propagated = Assertion::check(
+        "trace_id_propagated",
+        joined,
+        format!("delivery joined to the trigger by trace-id {trace_id} ({where_})"),
+        format!(
+            "the trigger carried trace-id {trace_id}; the delivery's {where_} holds {}",
+            got.as_deref().unwrap_or("nothing")
         ),
-    }
+        format!("trace-id {trace_id}"),
+        got.clone().unwrap_or_else(|| "missing".into()),
+    );
+    let new_parent = match (&p.trace_json, parent) {
+        (Some(_), _) => Assertion::skipped(
+            "new_parent_id",
+            "not applicable: the trace id is read from the body (`trace_json`), which has no parent-id",
+        ),
+        // `trace_id_propagated` fails on evidence; the parent-id rests on it.
+        (None, _) if !joined => Assertion::skipped(
+            "new_parent_id",
+            "not judged: the delivery does not continue the trigger's trace",
+        ),
+        (None, parent) => Assertion::check(
+            "new_parent_id",
+            parent.as_deref() != Some(parent_id),
+            "the delivery's traceparent has a parent-id of its own",
+            format!("the delivery reuses the trigger's parent-id {parent_id}: each hop must issue a new one"),
+            "a new parent-id",
+            parent_id.to_owned(),
+        ),
+    };
+    Outcome::judged(vec![propagated, new_parent])
 }
 
 fn tolerance(p: &WebhookSinkPlan, expected: Duration) -> Duration {
     expected.mul_f64(p.tolerance_pct / 100.0) + p.tolerance_floor
 }
 
-/// WHS-002: every attempt fails; attempts follow the schedule with one request id, then stop.
+/// WHS-002: every attempt fails; attempts follow the schedule with one
+/// request id, then stop. Judged as `retried`, `same_delivery_id`,
+/// `attempts` and `schedule`; the last two only on the gaps that happened.
 async fn retries(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome {
     let n = p.max_attempts as usize;
     let expected: Vec<Duration> = p
@@ -263,22 +319,44 @@ async fn retries(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcom
                 .join(","),
         ),
     ];
-    let id_header = p.scheme.id_header.clone();
-    if let Some(h) = &id_header {
-        let ids: Vec<&str> = got
-            .iter()
-            .map(|d| d.header(h).unwrap_or("(missing)"))
-            .collect();
-        if ids.iter().any(|i| *i != ids[0]) {
-            return Outcome::fail(
+    let retried = retried(&got, n);
+    let same_id = match &p.scheme.id_header {
+        None => Assertion::skipped(
+            "same_delivery_id",
+            format!(
+                "not applicable: {} has no delivery id header",
+                p.scheme.name
+            ),
+        ),
+        // `retried` fails on evidence; comparing ids rests on a retry.
+        Some(_) if got.len() < 2 => Assertion::skipped(
+            "same_delivery_id",
+            "not judged: only one attempt arrived, no retry to compare",
+        ),
+        Some(h) => {
+            let ids: Vec<&str> = got
+                .iter()
+                .map(|d| d.header(h).unwrap_or("(missing)"))
+                .collect();
+            Assertion::check(
+                "same_delivery_id",
+                ids.iter().all(|i| *i == ids[0]),
+                format!("{} attempts, all with {h} {}", ids.len(), ids[0]),
                 format!("retries changed {h}: {}; a receiver dedupes on it, so every attempt must carry the same id", ids.join(", ")),
                 format!("the same {h} on every attempt"),
                 ids.join(", "),
             )
-            .with_properties(props);
         }
-    }
-    if got.len() != n {
+    };
+    let attempts = if got.len() == n {
+        Assertion::pass(
+            "attempts",
+            format!(
+                "{n} attempts, then silence for {}",
+                crate::fmt_duration(p.quiet)
+            ),
+        )
+    } else {
         let msg = if got.len() < n {
             format!(
                 "only {} of {n} attempts arrived (gaps {})",
@@ -293,41 +371,80 @@ async fn retries(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcom
                 fmt_gaps(&g)
             )
         };
-        return Outcome::fail(
+        Assertion::fail(
+            "attempts",
             msg,
             format!("{n} attempts"),
             format!("{} attempts", got.len()),
         )
-        .with_properties(props);
-    }
-    for (i, (gap, want)) in g.iter().zip(&expected).enumerate() {
-        let tol = tolerance(p, *want);
-        if gap.abs_diff(*want) > tol {
-            return Outcome::fail(
-                format!(
-                    "retry {} came {} after attempt {}, the schedule says {} ± {} (gaps {} vs schedule {})",
-                    i + 1,
-                    crate::fmt_duration(*gap),
-                    i + 1,
-                    crate::fmt_duration(*want),
-                    crate::fmt_duration(tol),
-                    fmt_gaps(&g),
-                    fmt_gaps(&expected)
-                ),
-                fmt_gaps(&expected),
+    };
+    let off = g
+        .iter()
+        .zip(&expected)
+        .enumerate()
+        .find(|(_, (gap, want))| gap.abs_diff(**want) > tolerance(p, **want));
+    let schedule = match off {
+        Some((i, (gap, want))) => Assertion::fail(
+            "schedule",
+            format!(
+                "retry {} came {} after attempt {}, the schedule says {} ± {} (gaps {} vs schedule {})",
+                i + 1,
+                crate::fmt_duration(*gap),
+                i + 1,
+                crate::fmt_duration(*want),
+                crate::fmt_duration(tolerance(p, *want)),
                 fmt_gaps(&g),
-            )
-            .with_properties(props);
-        }
-    }
-    Outcome::pass(format!(
-        "{n} attempts on schedule {} with one request id, then silence",
-        fmt_gaps(&g)
-    ))
-    .with_properties(props)
+                fmt_gaps(&expected)
+            ),
+            fmt_gaps(&expected),
+            fmt_gaps(&g),
+        ),
+        None if expected.is_empty() => Assertion::skipped(
+            "schedule",
+            "no retry is expected (`max_attempts: 1`)",
+        ),
+        None if g.is_empty() => Assertion::skipped(
+            "schedule",
+            "not judged: only one attempt arrived, no retry delay to measure",
+        ),
+        None => Assertion::pass(
+            "schedule",
+            format!(
+                "gaps {} within tolerance of {}",
+                fmt_gaps(&g),
+                fmt_gaps(&expected)
+            ),
+        ),
+    };
+    Outcome::judged(vec![retried, same_id, attempts, schedule]).with_properties(props)
 }
 
-/// WHS-003 / WHS-005: no attempt after the first 2xx (or 410).
+/// `retried`: after a failed first attempt, at least one more came (`want`
+/// is how many attempts the check expected; one means no retry was due).
+fn retried(got: &[Received], want: usize) -> Assertion {
+    if want < 2 {
+        return Assertion::skipped("retried", "no retry is expected (`max_attempts: 1`)");
+    }
+    Assertion::check(
+        "retried",
+        got.len() >= 2,
+        format!(
+            "retried after answer {}",
+            got.first().map_or(0, |d| d.answered)
+        ),
+        format!(
+            "only {} attempt(s) arrived: a failed delivery (answered {}) was not retried",
+            got.len(),
+            got.first().map_or(0, |d| d.answered)
+        ),
+        "a retry",
+        format!("{} attempt(s)", got.len()),
+    )
+}
+
+/// WHS-003 / WHS-005: no attempt after the first 2xx (or 410). With a 5xx
+/// before it (WHS-003) the platform must first retry to reach the 2xx;
+/// if it never does, stopping after it was not exercised.
 async fn stops(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome {
     let stop_at = p
         .respond
@@ -335,6 +452,11 @@ async fn stops(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
         .position(|c| (200..300).contains(c) || *c == 410)
         .unwrap_or(p.respond.len() - 1);
     let n = stop_at + 1;
+    let property = if p.case == SinkCase::StopsOnGone {
+        "stops_after_gone"
+    } else {
+        "stops_after_success"
+    };
     let expected: Duration = p
         .schedule
         .iter()
@@ -342,16 +464,24 @@ async fn stops(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
         .map(|e| *e + tolerance(p, *e))
         .sum();
     let got = sink.wait_for(n, expected + p.wait).await;
+    let mut judged = Vec::new();
+    if p.case == SinkCase::StopsOnSuccess {
+        judged.push(retried(&got, n));
+    }
     if got.len() < n {
-        return Outcome::fail(
-            format!(
-                "only {} attempt(s) arrived; the check needs {n} to reach the {} answer",
-                got.len(),
-                p.respond[stop_at]
-            ),
-            format!("{n} attempts"),
-            format!("{}", got.len()),
+        let why = format!(
+            "only {} attempt(s) arrived; the check needs {n} to reach the {} answer",
+            got.len(),
+            p.respond[stop_at]
         );
+        // With `retried` failing on evidence the stop rests on it and is not
+        // judged; otherwise the 2xx/410 was simply never reached.
+        judged.push(if judged.iter().any(|a| a.verdict == Verdict::Fail) {
+            Assertion::skipped(property, format!("not judged: {why}"))
+        } else {
+            Assertion::not_exercised(property, why)
+        });
+        return Outcome::judged(judged);
     }
     // Wait out the next scheduled retry (or `quiet`) to see that none comes.
     let next = p
@@ -368,28 +498,28 @@ async fn stops(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
     tokio::time::sleep(next).await;
     let got = sink.received();
     let answers: Vec<String> = got.iter().map(|d| d.answered.to_string()).collect();
-    if got.len() > n {
-        return Outcome::fail(
-            format!(
-                "{} attempt(s) after tminus answered {} (answers: {})",
-                got.len() - n,
-                p.respond[stop_at],
-                answers.join(", ")
-            ),
-            format!("no attempt after the {}", p.respond[stop_at]),
-            format!("{} attempts", got.len()),
-        )
-        .with_properties(vec![prop("attempts", got.len())]);
-    }
-    Outcome::pass(format!(
-        "stopped after answer {} (answers: {})",
-        p.respond[stop_at],
-        answers.join(", ")
-    ))
-    .with_properties(vec![prop("attempts", got.len())])
+    judged.push(Assertion::check(
+        property,
+        got.len() <= n,
+        format!(
+            "stopped after answer {} (answers: {})",
+            p.respond[stop_at],
+            answers.join(", ")
+        ),
+        format!(
+            "{} attempt(s) after tminus answered {} (answers: {})",
+            got.len().saturating_sub(n),
+            p.respond[stop_at],
+            answers.join(", ")
+        ),
+        format!("no attempt after the {}", p.respond[stop_at]),
+        format!("{} attempts", got.len()),
+    ));
+    Outcome::judged(judged).with_properties(vec![prop("attempts", got.len())])
 }
 
-/// WHS-006: after a 429 with `Retry-After: N`, no attempt comes before N seconds.
+/// WHS-006: after a 429 with `Retry-After: N`, no attempt comes before N
+/// seconds. No second attempt at all leaves the property unexercised.
 async fn retry_after(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome {
     let ra = Duration::from_secs(p.retry_after);
     let window = ra + p.schedule.first().copied().unwrap_or(Duration::ZERO) + p.wait;
@@ -401,11 +531,15 @@ async fn retry_after(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Ou
     ));
     let got = sink.wait_for(2, window).await;
     let Some(next) = got.get(1) else {
-        return Outcome::pass(format!(
-            "no attempt within {} of the {} (none early)",
-            crate::fmt_duration(window),
-            p.respond[0]
-        ));
+        return Outcome::judged(vec![Assertion::not_exercised(
+            "honours_retry_after",
+            format!(
+                "no second attempt within {} of the {} with Retry-After: {}, so whether the platform waits for it was not exercised",
+                crate::fmt_duration(window),
+                p.respond[0],
+                p.retry_after
+            ),
+        )]);
     };
     let gap = next.at.duration_since(got[0].at);
     let props = vec![prop(
@@ -413,29 +547,29 @@ async fn retry_after(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Ou
         PropValue::rounded(gap.as_secs_f64() * 1000.0, 0),
     )];
     // A little slack for the two timestamps being taken on different sides.
-    if gap + Duration::from_millis(50) < ra {
-        return Outcome::fail(
-            format!(
-                "the next attempt came {} after a {} with Retry-After: {}",
-                crate::fmt_duration(gap),
-                p.respond[0],
-                p.retry_after
-            ),
-            format!("next attempt >= {} s later", p.retry_after),
+    Outcome::judged(vec![Assertion::check(
+        "honours_retry_after",
+        gap + Duration::from_millis(50) >= ra,
+        format!(
+            "the next attempt waited {} (Retry-After: {})",
             crate::fmt_duration(gap),
-        )
-        .with_properties(props);
-    }
-    Outcome::pass(format!(
-        "the next attempt waited {} (Retry-After: {})",
+            p.retry_after
+        ),
+        format!(
+            "the next attempt came {} after a {} with Retry-After: {}",
+            crate::fmt_duration(gap),
+            p.respond[0],
+            p.retry_after
+        ),
+        format!("next attempt >= {} s later", p.retry_after),
         crate::fmt_duration(gap),
-        p.retry_after
-    ))
+    )])
     .with_properties(props)
 }
 
-/// WHS-004: the held first attempt is abandoned in time, and no second
-/// attempt arrives while the first is still open.
+/// WHS-004: the held first attempt is abandoned in time (`gives_up`), and
+/// no second attempt arrives while the first is still open
+/// (`no_parallel_duplicate`).
 async fn timeout(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome {
     let limit = p.max_sender_timeout;
     ctx.note(format!(
@@ -449,22 +583,32 @@ async fn timeout(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcom
         .await;
     let got = sink.received();
     let open_until = ended.map(|(t, _)| t);
-    if let Some(dup) = got
+    let parallel = match got
         .iter()
         .skip(1)
         .find(|d| open_until.is_none_or(|t| d.at < t))
     {
-        return Outcome::fail(
+        Some(dup) => Assertion::fail(
+            "no_parallel_duplicate",
             format!(
                 "attempt 2 arrived {} after attempt 1 while attempt 1 was still open: a parallel duplicate",
                 crate::fmt_duration(dup.at.duration_since(first_at))
             ),
             "one attempt at a time",
             "overlapping attempts",
-        );
-    }
-    match ended {
-        None => Outcome::fail(
+        ),
+        None => Assertion::pass(
+            "no_parallel_duplicate",
+            format!(
+                "no other attempt while attempt 1 was open ({} attempt(s) in all)",
+                got.len()
+            ),
+        ),
+    };
+    let mut props = Vec::new();
+    let gives_up = match ended {
+        None => Assertion::fail(
+            "gives_up",
             format!(
                 "the sender still held attempt 1 open {} later: no timeout, or one above the {} limit",
                 crate::fmt_duration(first_at.elapsed()),
@@ -473,21 +617,28 @@ async fn timeout(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcom
             format!("gives up within {}", crate::fmt_duration(limit)),
             "still waiting",
         ),
-        Some((_, true)) => Outcome::error(format!(
-            "the sender waited out the whole {} hang: raise `hang` above its timeout",
-            crate::fmt_duration(p.hang.unwrap_or_default())
-        )),
+        Some((_, true)) => Assertion::not_exercised(
+            "gives_up",
+            format!(
+                "the sender waited out the whole {} hang: raise `hang` above its timeout",
+                crate::fmt_duration(p.hang.unwrap_or_default())
+            ),
+        ),
         Some((t, false)) => {
             let after = t.duration_since(first_at);
-            Outcome::pass(format!(
-                "the sender gave up on the held attempt after {} (limit {})",
-                crate::fmt_duration(after),
-                crate::fmt_duration(limit)
-            ))
-            .with_properties(vec![prop(
+            props.push(prop(
                 "sender_timeout_ms",
                 PropValue::rounded(after.as_secs_f64() * 1000.0, 0),
-            )])
+            ));
+            Assertion::pass(
+                "gives_up",
+                format!(
+                    "the sender gave up on the held attempt after {} (limit {})",
+                    crate::fmt_duration(after),
+                    crate::fmt_duration(limit)
+                ),
+            )
         }
-    }
+    };
+    Outcome::judged(vec![gives_up, parallel]).with_properties(props)
 }

@@ -14,7 +14,9 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, Scalar, StatusSet};
-use crate::suite::kinds::{check_spec, family_kinds, param, DefaultValue as D, Kind, Param};
+use crate::suite::kinds::{
+    check_spec, family_kinds, must, param, should, DefaultValue as D, Kind, Param, Property,
+};
 use crate::suite::request::{CounterSpec, RequestSpec};
 
 /// A custom signing scheme (`scheme: custom`).
@@ -368,6 +370,73 @@ const TRACE_JSON: Param = param(
     "JSON path of the trace id in the body (else the traceparent header)",
 );
 
+// Properties (issue 12): what each kind judges, with its level and source.
+const REJECTED_DOC: &str = "every hostile delivery is answered reject_status (a 5xx is not a rejection: a sender retries it); not exercised when a valid control delivery sent afterwards is refused too";
+/// `rejected`, MUST, with the catalogue entry and spec section of its kind.
+const fn rejected(source: &'static str) -> Property {
+    must("rejected", source, REJECTED_DOC)
+}
+const NO_SIDE_EFFECT: Property = must(
+    "no_side_effect",
+    "catalogue §Webhooks (a rejection has no side effect)",
+    "the `effects` counter did not move; skipped without `effects`",
+);
+const PROCESSED_ONCE: Property = must(
+    "processed_once",
+    "Standard Webhooks §Idempotency; catalogue WH-000/WH-008",
+    "the `effects` counter moved by exactly the number of distinct deliveries; skipped without `effects`",
+);
+const ACKNOWLEDGED_VALID: Property = must(
+    "acknowledged",
+    "WH-000; Standard Webhooks §Verifying webhook authenticity (a valid delivery is accepted)",
+    "a correctly signed delivery is answered accept_status",
+);
+const ACK_TIME: Property = should(
+    "ack_time",
+    "WH-000 (2 s proposed; GitHub cuts off at 10 s)",
+    "the acknowledgement came within ack_within; not exercised when nothing was acknowledged",
+);
+const SIGNATURE: Property = must(
+    "signature",
+    "WHS-001; Standard Webhooks §Signature scheme",
+    "the delivery's signature verifies over its raw bytes with the subscription's secret",
+);
+const EVENT_HEADER: Property = should(
+    "event_header",
+    "WHS-001 (BOTIX: X-Botix-Event)",
+    "the scheme's event header is present (and equals `event` when given); skipped for schemes without one",
+);
+const DELIVERY_ID: Property = must(
+    "delivery_id",
+    "Standard Webhooks §Webhook-id (the receiver dedupes on it)",
+    "the scheme's delivery id header is present; skipped for schemes without one",
+);
+const DELIVERY_ID_UUID: Property = should(
+    "delivery_id_uuid",
+    "WHS-001 (BOTIX: X-Botix-Request-Id is a UUID)",
+    "the delivery id is a UUID; skipped for schemes other than botix",
+);
+const RETRIED: Property = must(
+    "retried",
+    "WHS-002; Standard Webhooks §Retries (a failed delivery is retried)",
+    "after tminus answered a 5xx, another attempt came",
+);
+const SAME_DELIVERY_ID: Property = must(
+    "same_delivery_id",
+    "WHS-002; Standard Webhooks §Idempotency (retries keep webhook-id)",
+    "every attempt carries the same delivery id; not exercised with fewer than two attempts",
+);
+const ATTEMPTS: Property = must(
+    "attempts",
+    "WHS-002 (the suite's max_attempts)",
+    "exactly max_attempts attempts, then silence for `quiet`",
+);
+const SCHEDULE_KEPT: Property = should(
+    "schedule",
+    "WHS-002 (BOTIX schedule; Standard Webhooks §Retries suggests backoff)",
+    "each gap within tolerance of the schedule; not exercised for gaps that never happened",
+);
+
 /// The family's documentation (title, intro, per-kind details).
 pub const DOC: &str = include_str!("README.md");
 
@@ -376,139 +445,139 @@ pub const DOC: &str = include_str!("README.md");
 /// exactly what the kind reads; the planner rejects any other parameter.
 pub const KINDS: &[Kind] = &[
     Kind {
-        properties: &[],
+        properties: &[ACKNOWLEDGED_VALID, ACK_TIME, PROCESSED_ONCE],
         name: "webhook.accepts_valid",
         summary: "WH-000: a correctly signed delivery gets 2xx within ack_within and is processed once",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS, ACK_WITHIN],
     },
     Kind {
-        properties: &[],
+        properties: &[rejected("WH-001; Standard Webhooks §Verifying webhook authenticity (id, timestamp and signature headers)"), NO_SIDE_EFFECT],
         name: "webhook.rejects_missing_headers",
         summary: "WH-001: signature, id or timestamp header missing -> 4xx, no effect",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
     Kind {
-        properties: &[],
+        properties: &[rejected("WH-002; Standard Webhooks §Verifying webhook authenticity"), NO_SIDE_EFFECT],
         name: "webhook.rejects_forged",
         summary: "WH-002: a random digest of the right length -> 4xx, no effect",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
     Kind {
-        properties: &[],
+        properties: &[must("acknowledged", "WH-003a; Standard Webhooks §Signature scheme (the signed content is the raw body)", "non-canonical JSON signed over its raw bytes is answered accept_status"), PROCESSED_ONCE],
         name: "webhook.accepts_raw_bytes",
         summary: "WH-003a: a non-canonical JSON body signed over its raw bytes is accepted",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS],
     },
     Kind {
-        properties: &[],
+        properties: &[rejected("WH-003b; Standard Webhooks §Signature scheme (raw body)"), NO_SIDE_EFFECT],
         name: "webhook.rejects_reserialized",
         summary: "WH-003b: a re-serialized body sent with the original signature -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
     Kind {
-        properties: &[],
+        properties: &[rejected("WH-004; Standard Webhooks §Verifying webhook authenticity (constant-time compare of the whole signature)"), NO_SIDE_EFFECT],
         name: "webhook.rejects_truncated",
         summary: "WH-004: half, empty and prefix-only signatures -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
     Kind {
-        properties: &[],
+        properties: &[rejected("WH-005; Standard Webhooks §Signature scheme (`v1,` only)"), NO_SIDE_EFFECT],
         name: "webhook.rejects_wrong_scheme",
         summary: "WH-005: the right digest under another scheme prefix -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
     Kind {
-        properties: &[],
+        properties: &[rejected("WH-006; Standard Webhooks §Verifying webhook authenticity (timestamp tolerance)"), NO_SIDE_EFFECT],
         name: "webhook.rejects_stale",
         summary: "WH-006: timestamp older than tolerance + 60 s -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS, TOLERANCE],
     },
     Kind {
-        properties: &[],
+        properties: &[rejected("WH-007; Standard Webhooks §Verifying webhook authenticity (timestamp tolerance, both sides)"), NO_SIDE_EFFECT],
         name: "webhook.rejects_future",
         summary: "WH-007: timestamp newer than now + tolerance + 60 s -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS, TOLERANCE],
     },
     Kind {
-        properties: &[],
+        properties: &[must("acknowledged", "WH-008; Standard Webhooks §Idempotency (webhook-id)", "the delivery and its identical replay are both answered accept_status (a non-2xx makes an at-least-once sender retry)"), PROCESSED_ONCE],
         name: "webhook.dedupes_replay",
         summary: "WH-008: the same delivery twice: both 2xx, processed once",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS_REQUIRED, ACCEPT_STATUS],
     },
     Kind {
-        properties: &[],
+        properties: &[must("resend_answered", "WH-008; RFC 9110 §15.6 (a 5xx invites a retry)", "the re-send under a new id is rejected (reject_status) or acknowledged (accept_status), never a 5xx; not exercised when the original was not accepted"), PROCESSED_ONCE],
         name: "webhook.replay_new_id",
         summary: "WH-008 (new id): the same body and signature re-sent under a new delivery id -> 4xx, or 2xx and processed once (schemes with an id header; it matters where the id is unsigned: github, botix, shopify, timestamped)",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS_REQUIRED, ACCEPT_STATUS, REJECT_STATUS],
     },
     Kind {
-        properties: &[],
+        properties: &[must("acknowledged", "WH-009; Standard Webhooks §Idempotency (a retry keeps the id, not the timestamp)", "the delivery and its sender-style retry are both answered accept_status"), PROCESSED_ONCE],
         name: "webhook.dedupes_retry",
         summary: "WH-009: same id, new timestamp and signature: 2xx, processed once",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS_REQUIRED, ACCEPT_STATUS],
     },
     Kind {
-        properties: &[],
+        properties: &[rejected("WH-010; Standard Webhooks §Verifying webhook authenticity"), NO_SIDE_EFFECT],
         name: "webhook.rejects_tampered",
         summary: "WH-010: one body byte changed after signing -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
     Kind {
-        properties: &[],
+        properties: &[must("acknowledged", "WH-012; Standard Webhooks §Signature scheme (space-delimited signatures, any may match)", "two signatures, one valid, in either order, are answered accept_status"), PROCESSED_ONCE],
         name: "webhook.key_rotation",
         summary: "WH-012: two signatures, one valid, either order -> accepted",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS],
     },
     Kind {
-        properties: &[],
+        properties: &[should("rejected", "WH-015; Standard Webhooks §Webhook-id (ids should not contain `.`): a receiver-side guard, not a spec requirement", REJECTED_DOC), NO_SIDE_EFFECT],
         name: "webhook.rejects_dotted_id",
         summary: "WH-015: a validly signed delivery whose id contains `.` (ambiguous in `id.ts.body`) -> 4xx",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
     Kind {
-        properties: &[],
+        properties: &[must("acknowledged", "WH-014; Standard Webhooks §Request timeouts", "every delivery of the burst is answered accept_status"), should("ack_time", "WH-014 (p95 <= 2 s proposed; GitHub cuts off at 10 s)", "p95 acknowledgement time of the accepted deliveries within ack_within; not exercised when none was accepted"), PROCESSED_ONCE],
         name: "webhook.burst",
         summary: "WH-014: `count` valid deliveries spread over `over`: all 2xx, p95 ack within ack_within, each processed once",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS, ACK_WITHIN, COUNT, OVER],
     },
     Kind {
-        properties: &[],
+        properties: &[SIGNATURE, EVENT_HEADER, DELIVERY_ID, DELIVERY_ID_UUID],
         name: "webhook.sink_delivery",
         summary: "WHS-001: the target's delivery is signed over the raw bytes, with event header and UUID request id",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_DELIVERY), WAIT, RETRY_AFTER, SINK_EVENT],
     },
     Kind {
-        properties: &[],
+        properties: &[RETRIED, SAME_DELIVERY_ID, ATTEMPTS, SCHEDULE_KEPT],
         name: "webhook.sink_retries",
         summary: "WHS-002: answered 500, the target retries on schedule with the same request id, then stops",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_RETRIES), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, MAX_ATTEMPTS, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
     },
     Kind {
-        properties: &[],
+        properties: &[RETRIED, must("stops_after_success", "WHS-003; Standard Webhooks §Retries (a 2xx is success)", "no attempt after tminus answered 2xx (waits out the next scheduled delay); not exercised when the 2xx answer was never reached")],
         name: "webhook.sink_stops_on_success",
         summary: "WHS-003: answered 500 then 200, no attempt after the 2xx",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_STOPS_ON_SUCCESS), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
     },
     Kind {
-        properties: &[],
+        properties: &[should("stops_after_gone", "WHS-005; Standard Webhooks §Retries (410 Gone: disable the endpoint)", "no attempt after tminus answered 410")],
         name: "webhook.sink_stops_on_gone",
         summary: "WHS-005: answered 410, never retried",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_STOPS_ON_GONE), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
     },
     Kind {
-        properties: &[],
+        properties: &[must("trace_id_propagated", "TRC-005; W3C Trace Context §4.3 (outgoing requests carry the trace-id)", "the delivery carries the trigger's trace-id (traceparent, or `trace_json`)"), must("new_parent_id", "W3C Trace Context §3.2.2.4 (parent-id is the caller's own span)", "the delivery's traceparent has a parent-id other than the trigger's; skipped with `trace_json`, not exercised without the trace-id")],
         name: "webhook.sink_trace",
         summary: "TRC-005: a trigger carrying traceparent T yields a delivery carrying trace-id T",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_TRACE), WAIT, RETRY_AFTER, TRACE_JSON],
     },
     Kind {
-        properties: &[],
+        properties: &[should("honours_retry_after", "WHS-006; RFC 9110 §10.2.3 (how long the user agent ought to wait)", "the attempt after a 429/503 with Retry-After comes no earlier; not exercised when no second attempt came")],
         name: "webhook.sink_respects_retry_after",
         summary: "WHS-006: answered 429 + Retry-After, the next attempt comes no earlier",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_RETRY_AFTER), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE],
     },
     Kind {
-        properties: &[],
+        properties: &[must("gives_up", "WHS-004; Standard Webhooks §Request timeouts", "the sender abandons a hanging attempt within max_sender_timeout"), must("no_parallel_duplicate", "WHS-004 (no parallel duplicates)", "no attempt 2 arrives while attempt 1 is still open")],
         name: "webhook.sink_timeout",
         summary: "WHS-004: tminus holds attempt 1 open; the sender gives up within max_sender_timeout and never retries in parallel",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_TIMEOUT), WAIT, RETRY_AFTER, TOLERANCE_FLOOR, HANG, MAX_SENDER_TIMEOUT],
