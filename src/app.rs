@@ -30,6 +30,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Completions(a) => cmd_completions(a.shell),
         Command::Man => cmd_man(),
         Command::Schema(a) => cmd_schema(a.which),
+        Command::Init(a) => cmd_init(a),
         // command: end
     }
 }
@@ -452,6 +453,11 @@ fn default_cell(d: &DefaultValue) -> String {
         DefaultValue::Required | DefaultValue::Absent | DefaultValue::Text(_) => {
             cell(&d.to_string())
         }
+        DefaultValue::Profiled { standard, botix } => format!(
+            "standard: {}<br>botix: {}",
+            default_cell(standard),
+            default_cell(botix)
+        ),
         typed => format!("`{}`", cell(&typed.to_string())),
     }
 }
@@ -725,6 +731,42 @@ fn cmd_completions(shell: clap_complete::Shell) -> i32 {
 }
 
 /// `tminus man`: the roff man page of the whole command tree.
+fn cmd_init(a: crate::cli::InitArgs) -> i32 {
+    let text = crate::init::starter(a.role, a.profile.into());
+    if a.output.as_os_str() == "-" {
+        print!("{text}");
+        return exit::OK;
+    }
+    // `create_new`: a suite someone wrote is never replaced by a starter.
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&a.output)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+    match written {
+        Ok(()) => {
+            eprintln!(
+                "wrote {} ({} role, profile {}): `tminus validate {0}`, then `tminus run {0}`",
+                a.output.display(),
+                a.role.as_str(),
+                crate::model::profile::Profile::from(a.profile)
+            );
+            exit::OK
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            eprintln!(
+                "error: {} exists; not overwritten (choose another --output)",
+                a.output.display()
+            );
+            exit::INVALID
+        }
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", a.output.display());
+            exit::RUN_BROKEN
+        }
+    }
+}
+
 fn cmd_schema(which: crate::cli::SchemaKind) -> i32 {
     match which {
         crate::cli::SchemaKind::Suite => print!("{}", suite::schema::suite_schema_text()),

@@ -39,6 +39,8 @@ pub enum Command {
     Man,
     /// Print a JSON Schema (`suite`: the suite grammar, for editors) to stdout
     Schema(SchemaArgs),
+    /// Write a commented starter suite for a role and profile (validates as written)
+    Init(InitArgs),
     // command: end
 }
 
@@ -117,6 +119,35 @@ pub struct CompletionsArgs {
     /// The shell to complete for
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// `standard` (only what RFCs, drafts and Standard Webhooks require) or `botix`
+    #[arg(long, value_enum, default_value_t = ProfileArg::Standard)]
+    pub profile: ProfileArg,
+    /// What the suite certifies: an `api`, a `client`, a webhook `receiver` or a webhook-sending `platform`
+    #[arg(long, value_enum, default_value_t = crate::init::Role::Api)]
+    pub role: crate::init::Role,
+    /// Where to write it (`-`: stdout); an existing file is never overwritten
+    #[arg(long, short, value_name = "FILE", default_value = "tminus.yaml")]
+    pub output: PathBuf,
+}
+
+/// `--profile` as the command line spells it.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProfileArg {
+    Standard,
+    Botix,
+}
+
+impl From<ProfileArg> for crate::model::profile::Profile {
+    fn from(p: ProfileArg) -> Self {
+        match p {
+            ProfileArg::Standard => crate::model::profile::Profile::Standard,
+            ProfileArg::Botix => crate::model::profile::Profile::Botix,
+        }
+    }
 }
 
 #[derive(Args, Debug)]

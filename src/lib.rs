@@ -38,6 +38,7 @@ pub mod cli;
 pub mod events;
 pub mod exit;
 pub mod families;
+pub mod init;
 pub mod outcome;
 pub mod report;
 pub mod run;

@@ -329,7 +329,9 @@ sys.exit(1)
     let (v, report, out) = run_checks(
         dir.path(),
         &format!(
-            "  - id: keys\n    kind: client.idempotency_keys\n    client: {{ argv: [python3, -c, {}], timeout: 15s }}\n",
+            // The format asked for is BOTIX's (the `botix` profile's default;
+            // `standard` asks for none).
+            "  - id: keys\n    kind: client.idempotency_keys\n    key_format: uuidv4-or-ulid\n    client: {{ argv: [python3, -c, {}], timeout: 15s }}\n",
             serde_json::to_string(client).unwrap()
         ),
     );

@@ -210,7 +210,35 @@ impl<'a> PlanCtx<'a> {
     /// value may not hold CR, LF or NUL (it could never be sent, or would
     /// split the request). A value that holds a secret has its derived forms
     /// (base64, a Basic credential) registered with the redactor.
-    pub fn header(&mut self, name: &str, value: &Spanned<Scalar>) -> Template {
+    /// A header name may be a `${var.NAME}` (a target's own test-hook header,
+    /// named once in `vars:`); it is resolved here, so it is returned.
+    pub fn header(&mut self, name: &str, value: &Spanned<Scalar>) -> (String, Template) {
+        let name = self.header_name_text(name, value.referenced);
+        let t = self.header_value(&name, value);
+        (name, t)
+    }
+
+    /// The header name as sent: literal, or made of suite variables.
+    fn header_name_text(&mut self, name: &str, at: Location) -> String {
+        if !name.contains("${") {
+            return name.to_owned();
+        }
+        match self.template_at(name, at).as_literal() {
+            Some(n) => n,
+            None => {
+                self.error(
+                    at,
+                    format!(
+                        "header name `{}` may only use `${{var.NAME}}` placeholders (it is fixed when the suite is planned)",
+                        name.escape_debug()
+                    ),
+                );
+                name.to_owned()
+            }
+        }
+    }
+
+    fn header_value(&mut self, name: &str, value: &Spanned<Scalar>) -> Template {
         if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
             self.error(
                 value.referenced,
@@ -353,14 +381,10 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
             }
         }
         for (k, v) in &t.headers {
-            headers.push((k.clone(), ctx.header(k, v)));
+            headers.push(ctx.header(k, v));
         }
         if let Some(h) = &t.second_tenant_headers {
-            second_tenant_headers = Some(
-                h.iter()
-                    .map(|(k, v)| (k.clone(), ctx.header(k, v)))
-                    .collect(),
-            );
+            second_tenant_headers = Some(h.iter().map(|(k, v)| ctx.header(k, v)).collect());
         }
         if let Some(to) = &t.timeout {
             if to.value.0.is_zero() {

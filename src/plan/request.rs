@@ -108,11 +108,7 @@ impl PlanCtx<'_> {
                 UrlPlan::Path(Template::default())
             }
         };
-        let headers = r
-            .headers
-            .iter()
-            .map(|(k, v)| (k.clone(), self.header(k, v)))
-            .collect();
+        let headers = r.headers.iter().map(|(k, v)| self.header(k, v)).collect();
         let query = r
             .query
             .iter()

@@ -48,12 +48,28 @@ pub enum DefaultValue {
     Codes(&'static [u16]),
     /// An empty map (`{}`).
     EmptyMap,
+    /// A default that depends on the suite's `profile:` (`model::profile`).
+    Profiled {
+        standard: &'static DefaultValue,
+        botix: &'static DefaultValue,
+    },
 }
 
 impl DefaultValue {
     /// Whether the family tests compare it with the planned value.
     pub fn is_typed(&self) -> bool {
-        !matches!(self, DefaultValue::Required | DefaultValue::Text(_))
+        match self {
+            DefaultValue::Profiled { standard, .. } => standard.is_typed(),
+            d => !matches!(d, DefaultValue::Required | DefaultValue::Text(_)),
+        }
+    }
+
+    /// The value under `profile`.
+    pub fn for_profile(&self, profile: crate::model::profile::Profile) -> &DefaultValue {
+        match self {
+            DefaultValue::Profiled { standard, botix } => profile.pick(*standard, *botix),
+            d => d,
+        }
     }
 
     /// The default as a suite would write it, as JSON (the suite schema's
@@ -78,6 +94,8 @@ impl DefaultValue {
             DefaultValue::List(l) => json!(l),
             DefaultValue::Codes(c) => json!(c),
             DefaultValue::EmptyMap => Value::Object(Default::default()),
+            // The schema shows the default of a suite without `profile:`.
+            DefaultValue::Profiled { standard, .. } => return standard.to_json(),
         })
     }
 }
@@ -142,6 +160,9 @@ impl fmt::Display for DefaultValue {
             DefaultValue::List(l) => f.write_str(&show_list(l.iter())),
             DefaultValue::Codes(c) => f.write_str(&show_list(c.iter())),
             DefaultValue::EmptyMap => f.write_str("{}"),
+            DefaultValue::Profiled { standard, botix } => {
+                write!(f, "standard: {standard}; botix: {botix}")
+            }
         }
     }
 }
@@ -569,7 +590,11 @@ pub(crate) mod testing {
                 wrong.push(format!("`{name}` is planned but has no row"));
                 continue;
             };
-            match p.default {
+            // Family tests plan without `profile:`, i.e. `standard`.
+            match *p
+                .default
+                .for_profile(crate::model::profile::Profile::Standard)
+            {
                 DefaultValue::Required => {
                     wrong.push(format!("`{name}` is required in the table but planned"))
                 }

@@ -205,6 +205,10 @@ fn typed_by_default(g: &mut SchemaGenerator, d: DefaultValue) -> Schema {
         DefaultValue::Codes(_) => g.subschema_for::<Vec<u16>>(),
         DefaultValue::EmptyMap => g.subschema_for::<std::collections::BTreeMap<String, Scalar>>(),
         DefaultValue::Required | DefaultValue::Absent | DefaultValue::Text(_) => json_schema!({}),
+        DefaultValue::Profiled { standard, botix } => match standard {
+            DefaultValue::Absent => typed_by_default(g, *botix),
+            _ => typed_by_default(g, *standard),
+        },
     }
 }
 

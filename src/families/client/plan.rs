@@ -599,7 +599,10 @@ impl PlanCtx<'_> {
 
     pub fn client_idempotency_keys(&mut self, s: &IdempotencyKeysSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        let format = self.keyword_or(s.key_format.as_ref(), "key_format", defaults::KEY_FORMAT);
+        let default_format = self
+            .profile
+            .pick(defaults::KEY_FORMAT_STANDARD, defaults::KEY_FORMAT);
+        let format = self.keyword_or(s.key_format.as_ref(), "key_format", default_format);
         // IDEM-C02 (dropped connection, 503 + Retry-After) and IDEM-C03 (409 in progress).
         let default = route(
             vec![
@@ -853,7 +856,8 @@ mod tests {
         assert!(matches!(
             plans[1].judge,
             Judge::IdempotencyKeys {
-                format: KeyFormat::UuidV4OrUlid,
+                // `standard` (no profile): the key format is BOTIX's contract.
+                format: KeyFormat::Any,
                 ..
             }
         ));

@@ -404,6 +404,8 @@ pub mod defaults {
     pub const NO_RETRY_STATUSES: &[u16] = &[400, 401, 403, 404, 422];
     pub const POLICY_503: &str = "retry-after-only";
     pub const KEY_FORMAT: &str = "uuidv4-or-ulid";
+    /// `standard`: any key (the format is a BOTIX contract).
+    pub const KEY_FORMAT_STANDARD: &str = "any";
     pub const LIMIT: u32 = 4;
     pub const WINDOW: Duration = Duration::from_secs(2);
     pub const FAILURE_SHARE: f64 = 0.05;
@@ -669,8 +671,11 @@ pub const KINDS: &[Kind] = &[
             UP,
             param(
                 "key_format",
-                D::Str(d::KEY_FORMAT),
-                "`uuidv4-or-ulid` | `uuidv4` | `ulid` | `any`",
+                D::Profiled {
+                    standard: &D::Str(d::KEY_FORMAT_STANDARD),
+                    botix: &D::Str(d::KEY_FORMAT),
+                },
+                "`uuidv4-or-ulid` | `uuidv4` | `ulid` | `any` (the draft only recommends a random id such as a UUID)",
             ),
             param(
                 "min_operations",

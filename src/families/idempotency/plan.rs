@@ -313,7 +313,10 @@ impl PlanCtx<'_> {
     fn marker(&mut self, m: Option<&MarkerSpec>) -> MarkerPlan {
         let default = MarkerSpec::default();
         let m = m.unwrap_or(&default);
-        let policy = self.keyword_or(m.policy.as_ref(), "policy", defaults::MARKER_POLICY);
+        let default_policy = self
+            .profile
+            .pick(defaults::MARKER_POLICY_STANDARD, defaults::MARKER_POLICY);
+        let policy = self.keyword_or(m.policy.as_ref(), "policy", default_policy);
         MarkerPlan {
             header: m
                 .header
@@ -338,9 +341,7 @@ impl PlanCtx<'_> {
     }
 
     fn headers(&mut self, h: &BTreeMap<String, Spanned<Scalar>>) -> Vec<(String, Template)> {
-        h.iter()
-            .map(|(k, v)| (k.clone(), self.template_at(&v.value.0, v.referenced)))
-            .collect()
+        h.iter().map(|(k, v)| self.header(k, v)).collect()
     }
 }
 
@@ -359,8 +360,14 @@ mod tests {
     use crate::suite::SuiteSource;
 
     fn plan_one(check: &str) -> IdemPlan {
-        let src =
-            format!("suite: s\ntarget: {{ base_url: \"http://127.0.0.1:1\" }}\nchecks:\n{check}");
+        plan_in("", check)
+    }
+
+    /// Plans `check` in a suite whose top starts with `top` (`profile: botix\n`).
+    fn plan_in(top: &str, check: &str) -> IdemPlan {
+        let src = format!(
+            "suite: s\n{top}target: {{ base_url: \"http://127.0.0.1:1\" }}\nchecks:\n{check}"
+        );
         let path = std::path::Path::new("s.yaml");
         let file = crate::suite::read::parse_str(path, &src).expect("parses");
         let loaded = vec![SuiteSource {
@@ -377,6 +384,19 @@ mod tests {
     }
 
     #[test]
+    fn the_botix_profile_requires_the_marker() {
+        let check = "  - id: r\n    kind: idempotency.replay\n    request: { method: POST, path: /m }\n    effects: { request: { path: /c }, value: $.count }\n";
+        assert_eq!(
+            plan_in("profile: botix\n", check).marker.policy,
+            MarkerPolicy::Required
+        );
+        assert_eq!(
+            plan_in("profile: standard\n", check).marker.policy,
+            MarkerPolicy::Optional
+        );
+    }
+
+    #[test]
     fn replay_defaults_follow_the_checklist() {
         let p = plan_one(
             "  - id: r\n    kind: idempotency.replay\n    request: { method: POST, path: /m }\n    effects: { request: { path: /c }, value: $.count }\n",
@@ -384,7 +404,8 @@ mod tests {
         assert_eq!(p.key_header, "Idempotency-Key");
         assert_eq!(p.marker.header, "Idempotent-Replayed");
         assert_eq!(p.marker.values, vec!["1"]);
-        assert_eq!(p.marker.policy, MarkerPolicy::Required);
+        // `standard` (no `profile:`): the draft defines no marker.
+        assert_eq!(p.marker.policy, MarkerPolicy::Optional);
         assert!(p.success.matches(201) && !p.success.matches(409));
         let (a, b) = (
             p.key.render(&Default::default()),

@@ -361,6 +361,8 @@ pub mod defaults {
     pub const SUCCESS: &[StatusPattern] = &[Class(2)];
     pub const MARKER_HEADER: &str = "Idempotent-Replayed";
     pub const MARKER_VALUES: &[&str] = &["1"];
+    /// The draft defines no replay marker: only `botix` requires one.
+    pub const MARKER_POLICY_STANDARD: &str = "optional";
     pub const MARKER_POLICY: &str = "required";
     pub const MISMATCH_REJECT: &[StatusPattern] = &[Exact(422)];
     pub const CONCURRENCY: u32 = 10;
@@ -420,8 +422,11 @@ const MARKER_VALUES: Param = param(
 );
 const MARKER_POLICY: Param = param(
     "marker.policy",
-    D::Str(d::MARKER_POLICY),
-    "`required` | `optional` | `forbidden`: whether a replay must carry the marker",
+    D::Profiled {
+        standard: &D::Str(d::MARKER_POLICY_STANDARD),
+        botix: &D::Str(d::MARKER_POLICY),
+    },
+    "`required` | `optional` | `forbidden`: whether a replay must carry the marker (the draft defines none)",
 );
 
 /// The family's documentation (title, intro, per-kind details).

@@ -587,7 +587,7 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
         judged.push(match property {
             "error_code" if p.error_code.is_none() => Assertion::skipped(
                 property,
-                "`error_code: \"\"`: the body's code is not checked",
+                "no code expected in the limited body (no RFC defines one: the `standard` profile, or `error_code: none`)",
             ),
             "error_code" => Assertion::pass(
                 property,
@@ -777,6 +777,32 @@ pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
             format!("{} before {source} elapses", x.limited_status),
             describe(&before),
         );
+        // `Retry-After: 0` says "retry now": a refused retry at once shows the
+        // header understates the wait (a sub-second wait rounded down), which
+        // the probe after the margin would otherwise forgive.
+        if wait.is_zero() && before.status() == x.limited_status {
+            let understated = Assertion::fail(
+                "served_after_retry_after",
+                format!(
+                    "{source} 0 but a retry at once was refused ({}): the header understates the wait",
+                    describe(&before)
+                ),
+                format!("success right after {source} 0"),
+                describe(&before),
+            );
+            let not_judged = Assertion::skipped(
+                "limited_until_retry_after",
+                format!("not judged: {source} 0 leaves no time before it"),
+            );
+            let warn = cool_down(ctx, &r, x.limited_status, None, x.cooldown_max).await;
+            let o = Outcome::judged(vec![honest_hint, not_judged, understated])
+                .with_evidence(evidence)
+                .with_properties(vec![
+                    prop("requests_to_limit", lim.sent),
+                    prop("wait_ms", 0u64),
+                ]);
+            return with_warning(o, warn);
+        }
         let after_at = lim.at + wait + p.margin;
         ctx.note(format!(
             "waiting {} ({source} {} + margin {}) before the recovery probe",

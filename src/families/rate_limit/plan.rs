@@ -219,9 +219,12 @@ impl PlanCtx<'_> {
         };
         StormPlan {
             stop_after: self.rl_count(&s.stop_after, defaults::STOP_AFTER, 100_000, "stop_after"),
+            // No RFC puts a code in a 429's body: only `botix` expects one.
             error_code: match &s.error_code {
-                None => Some(defaults::ERROR_CODE.into()),
-                Some(c) if c.is_empty() => None,
+                None => self
+                    .profile
+                    .pick(None, Some(defaults::ERROR_CODE.to_owned())),
+                Some(c) if c.is_empty() || c == "none" => None,
                 Some(c) => Some(c.clone()),
             },
             error_code_path: path,

@@ -146,7 +146,7 @@ pub const KINDS: &[Kind] = &[
             should(
                 "error_code",
                 "BOTIX contract, catalogue RL-002",
-                "the limited body carries `error_code` at `error_code_path` (skipped with `error_code: \"\"`)",
+                "the limited body carries `error_code` at `error_code_path` (skipped without one: the `standard` profile's default)",
             ),
             should(
                 "remaining_zero",
@@ -183,8 +183,11 @@ pub const KINDS: &[Kind] = &[
             param("stop_after", D::Int(d::STOP_AFTER as u64), "stop after this many limited answers"),
             param(
                 "error_code",
-                D::Str(d::ERROR_CODE),
-                "code the limited body must carry (`\"\"`: not checked)",
+                D::Profiled {
+                    standard: &D::Absent,
+                    botix: &D::Str(d::ERROR_CODE),
+                },
+                "code the limited body must carry (`none` or `\"\"`: not checked; no RFC defines one)",
             ),
             param("error_code_path", D::Str(d::ERROR_CODE_PATH), "JSON path of the code"),
             param(

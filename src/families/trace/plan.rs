@@ -202,7 +202,13 @@ impl PlanCtx<'_> {
             status: Some(s.status.clone()),
             drop_header: None,
         }];
-        if s.probe_unauthenticated {
+        let unauthenticated = s.probe_unauthenticated.unwrap_or_else(|| {
+            self.profile.pick(
+                false,
+                crate::families::trace::spec::defaults::PROBE_UNAUTHENTICATED,
+            )
+        });
+        if unauthenticated {
             self.header_name(&s.auth_header, at, "auth_header");
             probes.push(Probe {
                 name: format!("without {}", s.auth_header),

@@ -64,9 +64,6 @@ pub fn default_id_headers() -> Vec<String> {
 pub fn default_return_headers() -> Vec<String> {
     d::RETURN_HEADERS.iter().map(|h| h.to_string()).collect()
 }
-fn probe_unauthenticated() -> bool {
-    d::PROBE_UNAUTHENTICATED
-}
 fn authorization() -> String {
     d::AUTH_HEADER.into()
 }
@@ -161,8 +158,9 @@ check_spec!(
         #[serde(default = "two_xx")]
         pub status: StatusSet,
         /// Also send `request` without `auth_header`, expecting 401.
-        #[serde(default = "probe_unauthenticated")]
-        pub probe_unauthenticated: bool,
+        /// Default by profile: `botix` probes (its contract says 401), `standard` does not.
+        #[serde(default)]
+        pub probe_unauthenticated: Option<bool>,
         #[serde(default = "authorization")]
         pub auth_header: String,
         /// A path expected to answer 404; `null` turns the probe off.
@@ -382,13 +380,16 @@ pub const KINDS: &[Kind] = &[
             STATUS,
             param(
                 "probe_unauthenticated",
-                D::Bool(d::PROBE_UNAUTHENTICATED),
-                "also send `request` without `auth_header`, expecting 401",
+                D::Profiled {
+                    standard: &D::Bool(false),
+                    botix: &D::Bool(d::PROBE_UNAUTHENTICATED),
+                },
+                "also send `request` without `auth_header`, expecting 401 (a BOTIX contract: no RFC says which status)",
             ),
             param(
                 "auth_header",
-                D::Str(d::AUTH_HEADER),
-                "header dropped by the unauthenticated probe",
+                D::Text("Authorization"),
+                "header dropped by the unauthenticated probe (only sent with `probe_unauthenticated`)",
             ),
             param(
                 "not_found_path",
