@@ -109,8 +109,8 @@ pub struct PlannedCheck {
     pub after: Option<Duration>,
 }
 
-/// The longest `after:` cooldown: a longer pause is a mistake, not a plan.
-pub const MAX_AFTER: Duration = Duration::from_secs(3600);
+/// The longest `after:` cooldown or `wait:` step: a longer pause is a mistake, not a plan.
+pub const MAX_PAUSE: Duration = Duration::from_secs(3600);
 
 impl PlannedCheck {
     /// The level of `property` (MUST for a property the table does not
@@ -439,13 +439,13 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         }
         let severities = plan_severities(ctx, c.kind_name(), c.severity());
         let after = c.after().map(|a| {
-            if a.value.0 > MAX_AFTER {
+            if a.value.0 > MAX_PAUSE {
                 ctx.error(
                     a.referenced,
                     "`after:` may be at most 1h (it pauses the whole run)",
                 );
             }
-            a.value.0.min(MAX_AFTER)
+            a.value.0.min(MAX_PAUSE)
         });
         checks.push(PlannedCheck {
             id: id.value.clone(),

@@ -261,7 +261,14 @@ pub struct CounterSpec {
 pub struct StepSpec {
     #[serde(default)]
     pub name: Option<String>,
-    pub request: RequestSpec,
+    /// The request; a step is a request or a `wait:`.
+    #[serde(default)]
+    pub request: Option<RequestSpec>,
+    /// A pause instead of a request (`wait: 10s`, at most 1h): a small
+    /// rate-limit window refills, an asynchronous effect lands.
+    #[serde(default)]
+    #[schemars(with = "Option<crate::model::scalar::DurationValue>")]
+    pub wait: Option<Spanned<crate::model::scalar::DurationValue>>,
     #[serde(default)]
     pub expect: Option<ExpectSpec>,
     /// Variable name -> `{json: PATH}` or `{header: NAME}`; readable as

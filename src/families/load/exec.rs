@@ -677,6 +677,26 @@ fn judge(
         },
         None => (overall, "in all"),
     };
+    // Latency and throughput of answers that all failed say nothing about
+    // the target's service: a 404 everywhere is fast. Not judged, never a pass.
+    let succeeded = k
+        .statuses
+        .values()
+        .sum::<u64>()
+        .saturating_sub(k.failed + k.r429);
+    let on_successes = !matches!(t.metric, Metric::ErrorRate | Metric::Rate429);
+    if on_successes && k.requests > 0 && succeeded == 0 {
+        return Outcome::error(format!(
+            "`{}`: none of the {} {scope} requests succeeded ({}), so latency and throughput were not exercised",
+            t.text,
+            k.requests,
+            k.statuses
+                .iter()
+                .map(|(s, n)| format!("{s}×{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let Some(v) = measure(t, k, elapsed) else {
         return Outcome::error(format!(
             "`{}`: no {scope} request completed, nothing to judge",

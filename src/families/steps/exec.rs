@@ -2,7 +2,7 @@
 //! against its expectations, capture values for the steps after it.
 
 use super::expect::evaluate;
-use super::plan::StepsPlan;
+use super::plan::{Action, StepsPlan};
 use crate::families::CheckContext;
 use crate::outcome::{prop, Evidence, Outcome, PropValue};
 use crate::plan::{CaptureSource, ExpectPlan, Scope};
@@ -22,7 +22,15 @@ pub async fn run(plan: &StepsPlan, ctx: &CheckContext) -> Outcome {
     let mut props = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
         let label = step.name.clone();
-        let rendered = ctx.target.render(&step.request, &scope);
+        let request = match &step.action {
+            Action::Send(r) => r,
+            Action::Wait(d) => {
+                ctx.note(format!("{label}: waiting {}", crate::fmt_duration(*d)));
+                tokio::time::sleep(*d).await;
+                continue;
+            }
+        };
+        let rendered = ctx.target.render(request, &scope);
         let ex = match ctx.client.send(&rendered).await {
             Ok(ex) => ex,
             Err(e) => return Outcome::transport(&label, &e).with_evidence(evidence),

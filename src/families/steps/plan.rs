@@ -12,9 +12,16 @@ pub struct StepsPlan {
 #[derive(Debug, Clone)]
 pub struct StepPlan {
     pub name: String,
-    pub request: RequestPlan,
+    pub action: Action,
     pub expect: ExpectPlan,
     pub captures: Vec<CapturePlan>,
+}
+
+/// What a step does: send a request, or pause.
+#[derive(Debug, Clone)]
+pub enum Action {
+    Send(RequestPlan),
+    Wait(std::time::Duration),
 }
 
 /// Plans a check of the steps family.
@@ -33,7 +40,35 @@ fn plan_steps(ctx: &mut PlanCtx<'_>, s: &StepsCheckSpec) -> StepsPlan {
     }
     let mut steps = Vec::new();
     for (i, st) in s.steps.iter().enumerate() {
-        let request = ctx.request(&st.request, s.id.referenced);
+        let action = match (&st.request, &st.wait) {
+            (Some(r), None) => Action::Send(ctx.request(r, s.id.referenced)),
+            (None, Some(w)) => {
+                if w.value.0 > crate::plan::MAX_PAUSE {
+                    ctx.error(w.referenced, "`wait:` may be at most 1h");
+                }
+                if st.expect.is_some() || !st.capture.is_empty() {
+                    ctx.error(
+                        w.referenced,
+                        "a `wait:` step sends nothing, so it takes no `expect:` or `capture:`",
+                    );
+                }
+                Action::Wait(w.value.0.min(crate::plan::MAX_PAUSE))
+            }
+            (Some(_), Some(w)) => {
+                ctx.error(
+                    w.referenced,
+                    "a step is a `request:` or a `wait:`, not both",
+                );
+                Action::Wait(w.value.0)
+            }
+            (None, None) => {
+                ctx.error(
+                    s.id.referenced,
+                    format!("step {} has neither `request:` nor `wait:`", i + 1),
+                );
+                Action::Wait(std::time::Duration::ZERO)
+            }
+        };
         let expect = st
             .expect
             .as_ref()
@@ -53,7 +88,7 @@ fn plan_steps(ctx: &mut PlanCtx<'_>, s: &StepsCheckSpec) -> StepsPlan {
                 Some(n) => format!("step {} ({n})", i + 1),
                 None => format!("step {}", i + 1),
             },
-            request,
+            action,
             expect,
             captures,
         });
