@@ -3,8 +3,8 @@
 //!
 //! ```yaml
 //! defaults:
-//!   idempotency: { marker: { values: ["true"] }, reject: [409, 417, 422] }
-//!   rate_limit: { error_code: none }
+//!   idempotency: { marker: { values: ["true"] }, reject_status: [409, 417, 422] }
+//!   rate_limit: { error_code: none, after: 10s }
 //! ```
 //!
 //! Inheritance happens while a check entry is deserialized: once the entry's
@@ -23,8 +23,13 @@ use serde_saphyr::Spanned;
 
 use super::diagnostic::{suggest, Diagnostic};
 
+/// Common fields a family's checks may inherit too (`after: 10s` for every
+/// rate-limit check); `id`, `kind`, `description` and `severity` are each
+/// check's own.
+pub const INHERITABLE_COMMON: [&str; 2] = ["tags", "after"];
+
 /// Checks the block: each family exists, each key is a parameter of one of
-/// its kinds (never `id` or `kind`). Errors point at the family's mapping.
+/// its kinds or an inheritable common field. Errors point at the value.
 pub fn check_block(
     path: &std::path::Path,
     source: &str,
@@ -43,9 +48,10 @@ pub fn check_block(
                 format!("`defaults:` names `{family}`, which is not a check family{hint}"),
             ));
         }
-        let params = crate::families::family_params(family);
+        let mut params = crate::families::family_params(family);
+        params.extend(INHERITABLE_COMMON);
         for (key, value) in &keys.value {
-            let allowed = params.contains(&key.as_str()) && !matches!(key.as_str(), "id" | "kind");
+            let allowed = params.contains(&key.as_str());
             if !allowed {
                 let hint = suggest(key, params.iter().copied())
                     .map(|s| format!(", did you mean `{s}`?"))
@@ -100,10 +106,6 @@ impl<'de> Inheritance<'de> {
     /// The default keys of `family` (empty when it has none).
     pub fn keys(&self, family: &str) -> &[String] {
         self.keys.get(family).map_or(&[], Vec::as_slice)
-    }
-
-    pub fn source(&self) -> &'de str {
-        self.source
     }
 
     /// Deserializes `defaults.<family>.<key>` with `seed`, from the file.
@@ -429,6 +431,13 @@ mod tests {
         let src = "suite: s\ndefaults:\n  idempotency:\n    effects: { request: { path: /count }, value: $.count }\n    concurrency: 4\nchecks:\n  - id: a\n    kind: idempotency.replay\n    request: { method: POST, path: /p }\n";
         let a = replay(src, 0);
         assert_eq!(a.effects.value.value, "$.count");
+    }
+
+    #[test]
+    fn a_cooldown_for_the_whole_family_is_inherited() {
+        let src = "suite: s\ndefaults:\n  idempotency:\n    effects: { request: { path: /count }, value: $.count }\n    after: 2s\nchecks:\n  - id: a\n    kind: idempotency.replay\n    request: { method: POST, path: /p }\n";
+        let a = replay(src, 0);
+        assert_eq!(a.after.unwrap().value.0, std::time::Duration::from_secs(2));
     }
 
     #[test]

@@ -148,7 +148,7 @@ pub(super) fn defaults(_: &mut SchemaGenerator) -> Schema {
     for f in crate::families::FAMILIES {
         let params: Map<String, Value> = crate::families::family_params(f.name)
             .into_iter()
-            .filter(|p| !matches!(*p, "id" | "kind"))
+            .chain(super::defaults::INHERITABLE_COMMON)
             .map(|p| (p.to_owned(), json!({})))
             .collect();
         families.insert(
