@@ -9,6 +9,7 @@ use crate::cli::{ChecksArgs, ChecksFormat, Cli, Command, ReferenceArgs, RunArgs,
 use crate::exit;
 use crate::families::load::spec::{DOC as LOAD_DOC, LOAD};
 use crate::plan::{self, Plan, PlanOptions};
+use crate::redact::Redactor;
 use crate::reference::{Defect, ReferenceConfig, ReferenceServer};
 use crate::report::summary::{MarkdownSummary, SummaryConfig};
 use crate::report::{console::Console, html::Html, json::Json, junit::Junit, Reporters};
@@ -185,18 +186,7 @@ fn cmd_run(a: RunArgs) -> i32 {
             return exit::RUN_BROKEN;
         }
     };
-    let junit = a
-        .junit
-        .clone()
-        .unwrap_or_else(|| a.report_dir.join("junit.xml"));
-    let json = a
-        .json
-        .clone()
-        .unwrap_or_else(|| a.report_dir.join("report.json"));
-    let html = a
-        .html
-        .clone()
-        .unwrap_or_else(|| a.report_dir.join("report.html"));
+    let [junit, json, html] = a.reports.files();
     // Outputs may not overwrite each other or an input suite (exit 2), and
     // must be writable before anything is sent (exit 3): a run whose
     // reports are lost at the end has cost its target for nothing.
@@ -208,7 +198,7 @@ fn cmd_run(a: RunArgs) -> i32 {
         return usage_error(&e);
     }
     let mut outputs: Vec<&Path> = named.iter().map(|(_, p)| p.as_path()).collect();
-    let load_probe = a.report_dir.join("load-figures");
+    let load_probe = a.reports.report_dir.join("load-figures");
     let has_load = plan.suites.iter().any(|s| s.load.is_some());
     if has_load {
         outputs.push(&load_probe);
@@ -230,7 +220,7 @@ fn cmd_run(a: RunArgs) -> i32 {
     let opts = RunOptions {
         fail_fast: a.fail_fast,
         default_base_url: None,
-        report_dir: a.report_dir.clone(),
+        report_dir: a.reports.report_dir.clone(),
         allow_remote_load: a.allow_remote_load,
         strict: a.strict,
     };
@@ -247,7 +237,9 @@ fn cmd_run(a: RunArgs) -> i32 {
                     ("HTML", html.clone()),
                 ]
                 .into_iter()
-                .chain(has_load.then(|| ("load figures (.hgrm, .hlog)", a.report_dir.clone())))
+                .chain(
+                    has_load.then(|| ("load figures (.hgrm, .hlog)", a.reports.report_dir.clone())),
+                )
                 .collect(),
                 ..SummaryConfig::default()
             }
@@ -295,6 +287,22 @@ pub struct ReportFiles {
     pub summary: SummaryConfig,
 }
 
+/// The console and the three report files, as `run` and `merge` write them.
+fn standard_reporters(
+    redactor: &Redactor,
+    color: bool,
+    junit: &Path,
+    json: &Path,
+    html: &Path,
+) -> Reporters {
+    let mut reporters = Reporters::default();
+    reporters.push(Box::new(Console::stderr(redactor.clone(), color)));
+    reporters.push(Box::new(Junit::new(junit.to_path_buf(), redactor.clone())));
+    reporters.push(Box::new(Json::new(json.to_path_buf(), redactor.clone())));
+    reporters.push(Box::new(Html::new(html.to_path_buf(), redactor.clone())));
+    reporters
+}
+
 async fn run_plan(
     plan: Plan,
     mut opts: RunOptions,
@@ -302,20 +310,13 @@ async fn run_plan(
     files: ReportFiles,
     cancel_rx: tokio::sync::watch::Receiver<bool>,
 ) -> i32 {
-    let mut reporters = Reporters::default();
-    reporters.push(Box::new(Console::stderr(plan.redactor.clone(), color)));
-    reporters.push(Box::new(Junit::new(
-        files.junit.clone(),
-        plan.redactor.clone(),
-    )));
-    reporters.push(Box::new(Json::new(
-        files.json.clone(),
-        plan.redactor.clone(),
-    )));
-    reporters.push(Box::new(Html::new(
-        files.html.clone(),
-        plan.redactor.clone(),
-    )));
+    let mut reporters = standard_reporters(
+        &plan.redactor,
+        color,
+        &files.junit,
+        &files.json,
+        &files.html,
+    );
     if files.summary.is_active() {
         reporters.push(Box::new(MarkdownSummary::new(
             files.summary.clone(),
@@ -863,23 +864,12 @@ fn cmd_merge(a: crate::cli::MergeArgs) -> i32 {
         Ok(f) => f,
         Err(e) => return broken(e),
     };
-    let junit = a
-        .junit
-        .clone()
-        .unwrap_or_else(|| a.report_dir.join("junit.xml"));
-    let json = a
-        .json
-        .clone()
-        .unwrap_or_else(|| a.report_dir.join("report.json"));
-    let html = a
-        .html
-        .clone()
-        .unwrap_or_else(|| a.report_dir.join("report.html"));
+    let [junit, json, html] = a.reports.files();
     let named = [("--junit", &junit), ("--json", &json), ("--html", &html)];
     if let Err(e) = outputs_apart(&named, std::slice::from_ref(&suite_file)) {
         return usage_error(&e);
     }
-    let probe = a.report_dir.join("load-figures");
+    let probe = a.reports.report_dir.join("load-figures");
     if let Err(e) = crate::report::preflight(&[&junit, &json, &html, &probe]) {
         return broken(e.to_string());
     }
@@ -888,11 +878,7 @@ fn cmd_merge(a: crate::cli::MergeArgs) -> i32 {
         std::io::IsTerminal::is_terminal(&std::io::stderr()),
         std::env::var_os("NO_COLOR"),
     );
-    let mut reporters = Reporters::default();
-    reporters.push(Box::new(Console::stderr(plan.redactor.clone(), color)));
-    reporters.push(Box::new(Junit::new(junit.clone(), plan.redactor.clone())));
-    reporters.push(Box::new(Json::new(json.clone(), plan.redactor.clone())));
-    reporters.push(Box::new(Html::new(html.clone(), plan.redactor.clone())));
+    let mut reporters = standard_reporters(&plan.redactor, color, &junit, &json, &html);
     let started_at = shards
         .iter()
         .map(|s| s.manifest.started_unix_s)
@@ -925,7 +911,7 @@ fn cmd_merge(a: crate::cli::MergeArgs) -> i32 {
         &m.target,
         &shards,
         &figures,
-        &a.report_dir,
+        &a.reports.report_dir,
         &plan.redactor,
     );
     let mut summary = Summary::default();

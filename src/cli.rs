@@ -44,15 +44,10 @@ pub enum Command {
     // command: end
 }
 
+/// Where the reports go: `run` and `merge` write the same files.
 #[derive(Args, Debug)]
-pub struct RunArgs {
-    /// Suite files or folders
-    #[arg(default_value = "suites")]
-    pub paths: Vec<PathBuf>,
-    /// Base URL of the target; overrides every suite's `target.base_url`
-    #[arg(long, value_name = "URL")]
-    pub target: Option<String>,
-    /// Folder for reports (JUnit, JSON)
+pub struct ReportArgs {
+    /// Folder for reports (JUnit, JSON, HTML) and load figures (.hgrm, .hlog)
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub report_dir: PathBuf,
     /// JUnit file (default: REPORT_DIR/junit.xml)
@@ -64,6 +59,32 @@ pub struct RunArgs {
     /// HTML report for people (default: REPORT_DIR/report.html)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// The JUnit, JSON and HTML files, each defaulting into the report folder.
+    pub fn files(&self) -> [PathBuf; 3] {
+        let or_default = |p: &Option<PathBuf>, name: &str| {
+            p.clone().unwrap_or_else(|| self.report_dir.join(name))
+        };
+        [
+            or_default(&self.junit, "junit.xml"),
+            or_default(&self.json, "report.json"),
+            or_default(&self.html, "report.html"),
+        ]
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Suite files or folders
+    #[arg(default_value = "suites")]
+    pub paths: Vec<PathBuf>,
+    /// Base URL of the target; overrides every suite's `target.base_url`
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    #[command(flatten)]
+    pub reports: ReportArgs,
     /// Set a suite variable (repeatable): --var contact_id=42
     #[arg(long = "var", value_name = "K=V")]
     pub vars: Vec<String>,
@@ -238,18 +259,8 @@ pub struct MergeArgs {
     /// Set a suite variable (repeatable), as for `run`, so the suite plans the same way
     #[arg(long = "var", value_name = "K=V")]
     pub vars: Vec<String>,
-    /// Folder for the merged reports and figures (.hgrm, .hlog, JSON)
-    #[arg(long, value_name = "DIR", default_value = "reports")]
-    pub report_dir: PathBuf,
-    /// JUnit file (default: REPORT_DIR/junit.xml)
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// JSON summary file (default: REPORT_DIR/report.json)
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// HTML report (default: REPORT_DIR/report.html)
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub reports: ReportArgs,
     /// Colour on stderr: `auto`, `always` or `never`
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,

@@ -80,6 +80,14 @@ pub fn all_kinds() -> impl Iterator<Item = KindDoc> {
         .flat_map(|f| f.kinds.iter().flat_map(|t| t.docs()))
 }
 
+/// The table row of kind `name` (without building every kind's doc).
+pub fn kind(name: &str) -> Option<&'static crate::suite::kinds::Kind> {
+    FAMILIES
+        .iter()
+        .flat_map(|f| f.kinds.iter())
+        .find_map(|KindTable::Typed(t)| t.iter().find(|k| k.name == name))
+}
+
 /// The family of a kind: the prefix before the dot (`steps` has none).
 pub fn family_of(kind: &str) -> &str {
     kind.split_once('.').map_or(kind, |(f, _)| f)

@@ -139,9 +139,8 @@ fn plan_severities(
     kind: &str,
     overrides: Option<&crate::suite::kinds::SeverityOverrides>,
 ) -> Vec<(&'static str, Severity)> {
-    let props = crate::families::all_kinds()
-        .find(|k| k.name == kind)
-        .map(|k| k.properties)
+    let props = crate::families::kind(kind)
+        .map(|k| k.judged())
         .unwrap_or_default();
     let mut out: Vec<(&'static str, Severity)> =
         props.iter().map(|p| (p.name, p.severity)).collect();
