@@ -15,7 +15,7 @@ use common::*;
 fn every_kind(client: &str) -> String {
     let kinds = [
         ("respects", "client.respects_retry_after", ""),
-        ("backoff", "client.exponential_backoff", ""),
+        ("backoff", "client.exponential_backoff", "    clients: 4\n"),
         ("jitter", "client.jitter", "    clients: 4\n"),
         ("bounded", "client.bounded", "    max_total: 3s\n"),
         ("no-retry", "client.no_retry_on_4xx", ""),

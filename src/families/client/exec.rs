@@ -88,9 +88,10 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
         Judge::RetryAfter { tolerance, samples } => judge::retry_after(&runs, *tolerance, *samples),
         Judge::Exponential {
             growth,
+            min_increase,
             max_gap,
             min_gaps,
-        } => judge::exponential(&runs, *growth, *max_gap, *min_gaps),
+        } => judge::exponential(&runs, *growth, *min_increase, *max_gap, *min_gaps),
         Judge::Jitter { min_spread } => judge::jitter(&runs, *min_spread),
         Judge::Bounded {
             max_attempts,

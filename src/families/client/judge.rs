@@ -7,7 +7,10 @@ use std::time::Duration;
 use super::exec::{stderr_note, RunRecord};
 use super::process::Ended;
 use super::spec::defaults;
-use super::timing::{densest_half, jitter_rule, retry_after_rule, Wait, WaitRule};
+use super::timing::{
+    backoff_rule, densest_half, herd_growth, jitter_rule, least_judged, retry_after_rule, Wait,
+    WaitRule,
+};
 use crate::families::client::plan::{KeyFormat, Policy503};
 use crate::families::Outcome;
 use crate::outcome::{prop, Assertion, PropValue, Verdict};
@@ -192,44 +195,72 @@ pub fn retry_after(runs: &[RunRecord], tolerance: Duration, samples: usize) -> O
     as_property(P, o.with_properties(props))
 }
 
-pub fn exponential(runs: &[RunRecord], growth: f64, max_gap: Duration, min_gaps: usize) -> Outcome {
+/// `client.exponential_backoff`: a herd's gaps after scripted 429s without
+/// Retry-After grow (`gaps_grow`, see [`backoff_rule`]) and none is above
+/// `max_gap` (`gap_capped`).
+pub fn exponential(
+    runs: &[RunRecord],
+    growth: f64,
+    min_increase: Duration,
+    max_gap: Duration,
+    min_gaps: usize,
+) -> Outcome {
     const PROPS: [&str; 2] = ["gaps_grow", "gap_capped"];
     let r = &runs[0];
-    let res = &r.results[0];
-    let a = r.of(res.client);
-    let gaps: Vec<f64> = a
-        .windows(2)
-        .filter(|w| {
-            w[0].is_scripted() && !w[0].answer.is_success() && w[0].answer.retry_after().is_none()
+    // Each client's gaps, from each scripted answer without Retry-After to
+    // the attempt after it.
+    let gaps: Vec<Vec<f64>> = r
+        .results
+        .iter()
+        .map(|res| {
+            r.of(res.client)
+                .windows(2)
+                .filter(|w| {
+                    w[0].is_scripted()
+                        && !w[0].answer.is_success()
+                        && w[0].answer.retry_after().is_none()
+                })
+                .map(|w| gap(w[0], w[1]))
+                .collect()
         })
-        .map(|w| gap(w[0], w[1]))
         .collect();
-    if gaps.is_empty() && !a.iter().any(|x| x.is_scripted()) {
-        return none_exercised(
-            &PROPS,
-            &(not_served("429 without Retry-After", &a) + &stderr_note(res)),
-        );
-    }
-    if gaps.len() < min_gaps {
-        return none_exercised(
-            &PROPS,
-            &format!(
-                "the client made {} retries after scripted answers without Retry-After; at least {min_gaps} are needed to judge its backoff (it {}); {}{}",
-                gaps.len(),
+    let k = r.results.len();
+    let full = gaps.iter().filter(|g| g.len() >= min_gaps).count();
+    let needed = least_judged(k);
+    if full < needed {
+        // Show the client that got least far.
+        let (least, res) = r
+            .results
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, _)| gaps[*i].len())
+            .expect("a herd has clients");
+        let a = r.of(res.client);
+        let why = if !r.attempts.iter().any(|x| x.is_scripted()) {
+            not_served("429 without Retry-After", &a)
+        } else {
+            format!(
+                "only {full} of {k} clients made {min_gaps} retries after scripted answers without Retry-After; at least {needed} are needed to judge the herd's backoff (client {} made {}: it {}; {})",
+                res.client,
+                gaps[least].len(),
                 res.describe(),
-                timeline(&a),
-                stderr_note(res)
-            ),
-        );
+                timeline(&a)
+            )
+        };
+        return none_exercised(&PROPS, &(why + &stderr_note(res)));
     }
-    let shown: Vec<String> = gaps.iter().map(|g| format!("{:.3}", g)).collect();
-    let shown = shown.join(", ");
-    let capped = match gaps.iter().find(|g| **g > secs(max_gap)) {
-        Some(g) => Assertion::fail(
+    let capped = match gaps
+        .iter()
+        .enumerate()
+        .flat_map(|(c, g)| g.iter().map(move |g| (c, *g)))
+        .find(|(_, g)| *g > secs(max_gap))
+    {
+        Some((c, g)) => Assertion::fail(
             PROPS[1],
             format!(
-                "a gap of {g:.3} s is above the cap; gaps: [{shown}] s; {}",
-                timeline(&a)
+                "client {} waited {g:.3} s, above the cap; {}",
+                r.results[c].client,
+                timeline(&r.of(r.results[c].client))
             ),
             format!("every gap at most {:.0} s", secs(max_gap)),
             format!("{g:.3} s"),
@@ -237,33 +268,46 @@ pub fn exponential(runs: &[RunRecord], growth: f64, max_gap: Duration, min_gaps:
         None => Assertion::pass(
             PROPS[1],
             format!(
-                "every gap at most {}: [{shown}] s",
+                "every gap of the {k} clients at most {}",
                 crate::fmt_duration(max_gap)
             ),
         ),
     };
-    let half = gaps.len() / 2;
-    let early: f64 = gaps[..half].iter().sum();
-    let late: f64 = gaps[half..].iter().sum();
-    let ratio = if early > 0.0 {
-        late / early
-    } else {
-        f64::INFINITY
-    };
-    let grows = Assertion::check(
-        PROPS[0],
-        ratio >= growth,
-        format!("gaps grow {ratio:.1} x from the earlier to the later half: [{shown}] s"),
-        format!(
-            "the gaps between attempts do not grow: later half sums to {late:.3} s, earlier half {early:.3} s; gaps: [{shown}] s; {}",
-            timeline(&a)
-        ),
-        format!("later half of the gaps >= {growth} x the earlier half"),
-        format!("{ratio:.2} x"),
+    let g = herd_growth(&gaps, min_gaps).expect("more than half the herd has the gaps");
+    let shown: Vec<String> = g
+        .per_attempt
+        .iter()
+        .map(|m| format!("{:.0}", m * 1000.0))
+        .collect();
+    let shown = shown.join(", ");
+    let ratio = g.ratio();
+    let summary = format!(
+        "{full} of {k} clients judged on {min_gaps} gaps; the herd's gap per attempt (mean without the lowest and highest quarter), ms: [{shown}]; the later half waits {:.3} s, {ratio:.1} x the earlier half's {:.3} s",
+        g.late, g.early
     );
+    let grows = if backoff_rule(&g, growth, secs(min_increase)) {
+        Assertion::pass(PROPS[0], summary)
+    } else {
+        // A sample client's timeline shows what "flat" looked like.
+        let sample = (0..k).find(|i| gaps[*i].len() >= min_gaps).unwrap_or(0);
+        Assertion::fail(
+            PROPS[0],
+            format!(
+                "the gaps between attempts do not grow: {summary}; client {}: {}",
+                r.results[sample].client,
+                timeline(&r.of(r.results[sample].client))
+            ),
+            format!(
+                "the later half >= {growth} x the earlier half and >= {} longer",
+                crate::fmt_duration(min_increase)
+            ),
+            format!("{ratio:.2} x, {:.0} ms longer", (g.late - g.early) * 1000.0),
+        )
+    };
     Outcome::judged(vec![grows, capped]).with_properties(vec![
-        prop("gaps_s", shown.clone()),
+        prop("gap_per_attempt_ms", shown.clone()),
         prop("growth", PropValue::rounded(ratio, 2)),
+        prop("clients_judged", full),
     ])
 }
 
@@ -1157,6 +1201,76 @@ mod tests {
 
     fn step(index: usize) -> Served {
         Served::Step { route: 0, index }
+    }
+
+    /// A herd: client c waits `gaps[c]` after its 429s, then gets a 201.
+    fn herd_record(gaps: &[Vec<f64>]) -> Vec<RunRecord> {
+        let mut attempts = Vec::new();
+        let mut results = Vec::new();
+        for (c, g) in gaps.iter().enumerate() {
+            let mut one = record(&[(0.0, status(429, None), None, step(0))], 0);
+            let mut at = 0.0;
+            for (i, w) in g.iter().enumerate() {
+                at += 0.001 + w;
+                let served = if i + 1 < g.len() {
+                    step(i + 1)
+                } else {
+                    Served::Then { route: 0 }
+                };
+                let answer = status(if i + 1 < g.len() { 429 } else { 201 }, None);
+                one.extend(record(&[(at, answer, None, served)], 0));
+            }
+            for r in one {
+                for mut a in r.attempts {
+                    a.client = c;
+                    attempts.push(a);
+                }
+            }
+            let mut res = record(&[], 0).remove(0).results.remove(0);
+            res.client = c;
+            results.push(res);
+        }
+        vec![RunRecord {
+            label: "herd".into(),
+            results,
+            attempts,
+        }]
+    }
+
+    #[test]
+    fn a_herd_that_backs_off_passes_and_a_flat_one_fails() {
+        let judge = |gaps: &[Vec<f64>]| {
+            exponential(
+                &herd_record(gaps),
+                1.5,
+                Duration::from_millis(20),
+                Duration::from_secs(60),
+                4,
+            )
+        };
+        let growing: Vec<Vec<f64>> = (0..5)
+            .map(|c| vec![0.01, 0.02, 0.04 + c as f64 * 0.001, 0.08, 0.16])
+            .collect();
+        let o = judge(&growing);
+        assert_eq!(
+            verdicts(&o),
+            vec![("gaps_grow", Verdict::Pass), ("gap_capped", Verdict::Pass)],
+            "{o:?}"
+        );
+        let flat: Vec<Vec<f64>> = (0..5).map(|_| vec![0.1; 5]).collect();
+        let o = judge(&flat);
+        assert_eq!(verdicts(&o)[0], ("gaps_grow", Verdict::Fail), "{o:?}");
+        assert!(o.assertions[0].message.contains("do not grow"), "{o:?}");
+        // Two of five clients gave up after two retries: 3 < 4/5 of the herd.
+        let mut short = growing.clone();
+        short[0].truncate(2);
+        short[1].truncate(2);
+        let o = judge(&short);
+        assert_eq!(verdicts(&o)[0], ("gaps_grow", Verdict::Error), "{o:?}");
+        assert!(
+            o.assertions[0].message.contains("only 3 of 5 clients"),
+            "{o:?}"
+        );
     }
 
     // Issue 12: the official Stripe SDKs reuse their key on every retry, but

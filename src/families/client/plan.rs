@@ -78,7 +78,10 @@ pub enum Judge {
     },
     Exponential {
         growth: f64,
+        /// Least difference of the later half's mean gap over the earlier's.
+        min_increase: Duration,
         max_gap: Duration,
+        /// Gaps judged per client.
         min_gaps: usize,
     },
     Jitter {
@@ -425,37 +428,86 @@ impl PlanCtx<'_> {
 
     pub fn client_exponential_backoff(&mut self, s: &ExponentialBackoffSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
+        self.herd_url_only(
+            &cmd,
+            &s.client,
+            s.id.referenced,
+            "client.exponential_backoff",
+        );
         let n = s.failures.unwrap_or(defaults::FAILURES).clamp(1, 1000) as usize;
         let default = route(vec![Step::reply(Reply::status(429)); n], created());
         let script = self.script(&s.upstream, &s.r#match, default);
+        let k = self.herd_size(s.clients, defaults::BACKOFF_CLIENTS, s.id.referenced);
         let growth = s.growth.unwrap_or(defaults::GROWTH);
         if !(growth.is_finite() && growth >= 1.0) {
             self.error(s.id.referenced, "`growth` must be a number of at least 1");
         }
+        let min_gaps = s.min_gaps.map_or(n, |g| g as usize);
+        if !(2..=n).contains(&min_gaps) {
+            self.error(
+                s.id.referenced,
+                format!("`min_gaps` must be between 2 and `failures` ({n})"),
+            );
+        }
         let judge = Judge::Exponential {
             growth,
+            min_increase: dur(&s.min_increase, defaults::MIN_INCREASE),
             max_gap: dur(&s.max_gap, defaults::MAX_GAP),
-            min_gaps: s.min_gaps.unwrap_or(defaults::MIN_GAPS).max(2) as usize,
+            min_gaps: min_gaps.clamp(2, n.max(2)),
         };
-        self.client_plan(cmd, one("backoff", script), judge)
+        // Every client has started before the first 429 goes out, so the
+        // startup of the slower ones is not measured as the first gaps.
+        self.herd_plan(cmd, script, k, judge)
+    }
+
+    /// `k` copies of the client against one upstream whose first answers
+    /// wait for the whole herd (see [`Herd`]).
+    fn herd_plan(
+        &mut self,
+        cmd: CommandPlan,
+        mut script: Script,
+        k: usize,
+        judge: Judge,
+    ) -> ClientPlan {
+        script.herd = Some(Herd {
+            clients: k,
+            cap: defaults::HERD_CAP,
+            stagger: defaults::HERD_STAGGER,
+        });
+        let run = ClientRun {
+            label: "herd".into(),
+            script,
+            clients: k,
+        };
+        self.client_plan(cmd, vec![run], judge)
+    }
+
+    /// K clients share one upstream and are told apart by the `/c/n`
+    /// prefix of their base URL; a bare host and port would merge them.
+    fn herd_url_only(&mut self, cmd: &CommandPlan, spec: &CommandSpec, at: Location, kind: &str) {
+        for n in &UPSTREAM_PLACEHOLDERS[1..] {
+            if cmd.uses(n) {
+                self.error(
+                    spec.argv.first().map(|a| a.referenced).unwrap_or(at),
+                    format!("`{kind}` runs several clients against one upstream, told apart by their base URL: use `${{upstream.url}}`, not `${{{n}}}`"),
+                );
+            }
+        }
+    }
+
+    /// The herd's size: `clients`, or `default`; 2 to 500.
+    fn herd_size(&mut self, clients: Option<u32>, default: u32, at: Location) -> usize {
+        let k = clients.unwrap_or(default) as usize;
+        if !(2..=500).contains(&k) {
+            self.error(at, "`clients` must be between 2 and 500");
+        }
+        k.clamp(2, 500)
     }
 
     pub fn client_jitter(&mut self, s: &JitterSpec) -> ClientPlan {
         let cmd = self.command(&s.client, s.id.referenced);
-        // K clients share one upstream and are told apart by the `/c/n`
-        // prefix of their base URL; a bare host and port would merge them.
-        for n in &UPSTREAM_PLACEHOLDERS[1..] {
-            if cmd.uses(n) {
-                self.error(
-                    s.client.argv.first().map(|a| a.referenced).unwrap_or(s.id.referenced),
-                    format!("`client.jitter` runs several clients against one upstream, told apart by their base URL: use `${{upstream.url}}`, not `${{{n}}}`"),
-                );
-            }
-        }
-        let k = s.clients.unwrap_or(defaults::CLIENTS) as usize;
-        if !(2..=500).contains(&k) {
-            self.error(s.id.referenced, "`clients` must be between 2 and 500");
-        }
+        self.herd_url_only(&cmd, &s.client, s.id.referenced, "client.jitter");
+        let k = self.herd_size(s.clients, defaults::CLIENTS, s.id.referenced);
         let ra = dur(&s.retry_after, defaults::RETRY_AFTER);
         let default = route(
             vec![Step::reply(
@@ -463,26 +515,12 @@ impl PlanCtx<'_> {
             )],
             created(),
         );
-        let mut script = self.script(&s.upstream, &s.r#match, default);
-        script.herd = Some(Herd {
-            clients: k.clamp(2, 500),
-            cap: defaults::HERD_CAP,
-            stagger: defaults::HERD_STAGGER,
-        });
+        let script = self.script(&s.upstream, &s.r#match, default);
         let min_spread = dur(&s.min_spread, defaults::MIN_SPREAD);
         if min_spread.is_zero() {
             self.error(s.id.referenced, "`min_spread` must be above zero");
         }
-        let judge = Judge::Jitter { min_spread };
-        let mut p = self.client_plan(
-            cmd,
-            vec![ClientRun {
-                label: "herd".into(),
-                script,
-                clients: k.clamp(2, 500),
-            }],
-            judge,
-        );
+        let mut p = self.herd_plan(cmd, script, k, Judge::Jitter { min_spread });
         p.stop_after_attempts = Some(2);
         p
     }
