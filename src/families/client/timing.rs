@@ -27,6 +27,9 @@
 //!   (full jitter draws each wait from 0 up) makes 8 gaps of a growing
 //!   client look flat and 8 random gaps of a flat one look growing, several
 //!   per cent of the time either way.
+//! - Retry amplification (`client.retry_amplification`) is a count, not a
+//!   timing rule; its simulation below models the upstream's injected
+//!   failures and hold exactly, to show where the count depends on timing.
 
 /// One wait the client was asked for and the gap it left.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -511,6 +514,168 @@ mod simulation {
             0.05,
         );
         eprintln!("backoff: linear 50 ms x n: {linear} of {CLIENTS} herds passed");
+    }
+
+    /// A client of `client.retry_amplification`: `layers` nested retry
+    /// loops (an application loop around an SDK's) of `retries` each around
+    /// one request, waiting `wait(rng, retry)` seconds after a failure.
+    struct Retrier {
+        layers: u32,
+        retries: u32,
+        wait: fn(&mut SmallRng, u32) -> f64,
+    }
+
+    /// The upstream of `client.retry_amplification` with its defaults (the
+    /// real inject pattern, a hold from each injected answer) and one client
+    /// performing `ops` operations one after the other.
+    struct Steady {
+        rng: SmallRng,
+        inject: crate::upstream::Inject,
+        t: f64,
+        counted: u64,
+        hold_end: f64,
+        requests: usize,
+    }
+
+    impl Steady {
+        fn new(seed: u64) -> Self {
+            let step =
+                crate::upstream::Step::reply(crate::upstream::Reply::status(d::FAILURE_STATUS));
+            Steady {
+                rng: SmallRng::seed_from_u64(seed),
+                inject: crate::upstream::Inject {
+                    share: d::FAILURE_SHARE,
+                    step,
+                    hold: d::HOLD,
+                },
+                t: 0.0,
+                counted: 0,
+                hold_end: f64::NEG_INFINITY,
+                requests: 0,
+            }
+        }
+
+        /// One request over loopback (0.5 ms plus exponential delay); true
+        /// when it was served.
+        fn send(&mut self) -> bool {
+            self.requests += 1;
+            self.t += 0.0005 - 0.001 * (1.0 - self.rng.random_range(0.0f64..1.0)).ln();
+            if self.t < self.hold_end {
+                return false;
+            }
+            self.counted += 1;
+            if self.inject.fails(self.counted) {
+                self.hold_end = self.t + secs(d::HOLD);
+                return false;
+            }
+            true
+        }
+
+        fn attempt(&mut self, c: &Retrier, layer: u32) -> bool {
+            for k in 0..=c.retries {
+                let ok = if layer == 0 {
+                    self.send()
+                } else {
+                    self.attempt(c, layer - 1)
+                };
+                if ok {
+                    return true;
+                }
+                if k < c.retries {
+                    self.t += (c.wait)(&mut self.rng, k);
+                }
+            }
+            false
+        }
+
+        /// Requests ÷ operations for `ops` operations of client `c`.
+        fn amplification(mut self, c: &Retrier, ops: usize) -> f64 {
+            for _ in 0..ops {
+                self.attempt(c, c.layers - 1);
+            }
+            self.requests as f64 / ops as f64
+        }
+    }
+
+    #[test]
+    fn amplification_rule_error_rates_with_the_defaults() {
+        const OPS: usize = 40;
+        let ra = secs(d::RETRY_AFTER);
+        let max = d::MAX_AMPLIFICATION;
+        let passed = |c: &Retrier, seed: u64| {
+            (0..CLIENTS as u64)
+                .filter(|i| Steady::new(seed * 1_000_000 + i).amplification(c, OPS) <= max)
+                .count()
+        };
+        // Amplifies: re-sends at once (loopback and scheduling only), or
+        // retries at two layers at once.
+        let violators = [
+            (
+                "one layer, 3 retries at once",
+                Retrier {
+                    layers: 1,
+                    retries: 3,
+                    wait: |r, _| r.random_range(0.0..0.002),
+                },
+            ),
+            (
+                "two layers of 2 retries, at once",
+                Retrier {
+                    layers: 2,
+                    retries: 2,
+                    wait: |r, _| r.random_range(0.0..0.002),
+                },
+            ),
+            (
+                "one layer, 5 retries, 0-10 ms",
+                Retrier {
+                    layers: 1,
+                    retries: 5,
+                    wait: |r, _| r.random_range(0.0..0.01),
+                },
+            ),
+        ];
+        // Does not: waits out Retry-After (plus up to 0.5 s of jitter), at
+        // one layer or two.
+        let conformers = [
+            (
+                "one layer, 3 retries, Retry-After + 0-0.5 s",
+                Retrier {
+                    layers: 1,
+                    retries: 3,
+                    wait: |r, _| 1.0 + r.random_range(0.0..0.5),
+                },
+            ),
+            (
+                "two layers of 3 retries, Retry-After",
+                Retrier {
+                    layers: 2,
+                    retries: 3,
+                    wait: |r, _| 1.0 + r.random_range(0.0..0.05),
+                },
+            ),
+        ];
+        for (seed, (name, c)) in violators.iter().enumerate() {
+            let n = passed(c, seed as u64);
+            eprintln!("amplification: {name}: {n} of {CLIENTS} passed");
+            assert!(n <= MAX_ERRORS, "{name}: {n} passed");
+        }
+        for (seed, (name, c)) in conformers.iter().enumerate() {
+            let n = CLIENTS - passed(c, 10 + seed as u64);
+            eprintln!("amplification: {name}: {n} of {CLIENTS} failed");
+            assert!(n <= MAX_ERRORS, "{name}: {n} failed");
+        }
+        assert_eq!(ra, 1.0, "the conformers above wait the default Retry-After");
+        // Between them (reported): ignores Retry-After and backs off with
+        // full jitter from 50 ms, so a retry lands inside the 100 ms hold
+        // only sometimes; its amplification is a matter of chance.
+        let band = Retrier {
+            layers: 1,
+            retries: 3,
+            wait: |r, k| r.random_range(0.0..0.05 * 2f64.powi(k as i32)),
+        };
+        let n = passed(&band, 20);
+        eprintln!("amplification: one layer, 3 retries, full jitter from 50 ms, ignoring Retry-After: {n} of {CLIENTS} passed");
     }
 
     #[test]
