@@ -10,6 +10,7 @@
 //! testcases and a breach exits 1. This module never sees the runner's
 //! summary or event stream.
 
+use super::chance::{percentile_band, rate_band};
 use super::summary::{
     BurstFigures, Distribution, EffectsSummary, FilesSummary, IdempotencySummary, IntervalPoint,
     KindSummary, LoadSummary,
@@ -728,6 +729,27 @@ fn judge(
         ),
         prop("requests", k.requests),
     ];
+    // The zone of true shares where this run's verdict is chance (see
+    // `chance`): for a percentile, the share of answers under the limit;
+    // for a rate, the true rate.
+    let band = match t.metric {
+        Metric::Percentile { q, raw } => {
+            let h = if raw { &k.raw } else { &k.corrected };
+            percentile_band(q / 100.0, h.len())
+        }
+        Metric::ErrorRate | Metric::Rate429 => rate_band(t.limit, k.requests),
+        _ => None,
+    };
+    if let Some((lo, hi)) = band {
+        props.push(prop(
+            "chance_band_low_pct",
+            PropValue::rounded(lo * 100.0, 2),
+        ));
+        props.push(prop(
+            "chance_band_high_pct",
+            PropValue::rounded(hi * 100.0, 2),
+        ));
+    }
     if let Metric::Percentile { q, .. } = t.metric {
         props.push(prop(
             "raw_ms",
