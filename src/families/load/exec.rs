@@ -730,17 +730,29 @@ fn judge(
         prop("requests", k.requests),
     ];
     // The zone of true shares where this run's verdict is chance (see
-    // `chance`): for a percentile, the share of answers under the limit;
-    // for a rate, the true rate.
+    // `chance`), and this run's share to compare with it: for a
+    // percentile, the share of answers under the limit; for a rate, the
+    // rate itself.
     let band = match t.metric {
         Metric::Percentile { q, raw } => {
             let h = if raw { &k.raw } else { &k.corrected };
-            percentile_band(q / 100.0, h.len())
+            let under = h.count_between(0, (t.limit as u64).saturating_sub(1));
+            percentile_band(q / 100.0, h.len()).map(|b| {
+                (
+                    b,
+                    under as f64 / h.len().max(1) as f64,
+                    h.len(),
+                    "of answers under the limit",
+                )
+            })
         }
-        Metric::ErrorRate | Metric::Rate429 => rate_band(t.limit, k.requests),
+        Metric::ErrorRate | Metric::Rate429 => {
+            rate_band(t.limit, k.requests).map(|b| (b, v, k.requests, "measured"))
+        }
         _ => None,
     };
-    if let Some((lo, hi)) = band {
+    let mut inconclusive = String::new();
+    if let Some(((lo, hi), share, n, what)) = band {
         props.push(prop(
             "chance_band_low_pct",
             PropValue::rounded(lo * 100.0, 2),
@@ -749,6 +761,16 @@ fn judge(
             "chance_band_high_pct",
             PropValue::rounded(hi * 100.0, 2),
         ));
+        let inside = (lo..=hi).contains(&share);
+        props.push(prop("conclusive", !inside));
+        if inside {
+            inconclusive = format!(
+                "; inconclusive: {:.2}% {what} is inside the chance band {:.2}%–{:.2}% for {n} requests, so another run may give the other verdict; send more requests to decide",
+                share * 100.0,
+                lo * 100.0,
+                hi * 100.0,
+            );
+        }
     }
     if let Metric::Percentile { q, .. } = t.metric {
         props.push(prop(
@@ -762,13 +784,13 @@ fn judge(
     }
     let o = if t.op.holds(v, t.limit) {
         Outcome::pass(format!(
-            "{}: {shown}{which} over {} requests ({scope})",
+            "{}: {shown}{which} over {} requests ({scope}){inconclusive}",
             t.text, k.requests
         ))
     } else {
         Outcome::fail(
             format!(
-                "threshold breached: {} measured {shown}{which} over {} requests ({scope})",
+                "threshold breached: {} measured {shown}{which} over {} requests ({scope}){inconclusive}",
                 t.text, k.requests
             ),
             format!("{} {}", t.op.as_str(), limit),
