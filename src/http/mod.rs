@@ -192,6 +192,11 @@ impl Client {
         self
     }
 
+    /// The response-body cap this client reads up to.
+    pub fn max_body(&self) -> usize {
+        self.max_body
+    }
+
     pub fn raw(&self) -> &reqwest::Client {
         &self.inner
     }
