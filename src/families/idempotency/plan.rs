@@ -170,31 +170,18 @@ impl PlanCtx<'_> {
                 )
             }
             E::Concurrent(s) => {
-                let n = match &s.concurrency {
-                    None => defaults::CONCURRENCY,
-                    Some(c) if (2..=MAX_CONCURRENCY).contains(&c.value) => c.value,
-                    Some(c) => {
-                        self.error(
-                            c.referenced,
-                            format!(
-                                "concurrency {} is out of range: use 2 to {MAX_CONCURRENCY}",
-                                c.value
-                            ),
-                        );
-                        defaults::CONCURRENCY
-                    }
-                } as usize;
-                let rounds = match &s.rounds {
-                    None => defaults::ROUNDS,
-                    Some(c) if (1..=MAX_ROUNDS).contains(&c.value) => c.value,
-                    Some(c) => {
-                        self.error(
-                            c.referenced,
-                            format!("rounds {} is out of range: use 1 to {MAX_ROUNDS}", c.value),
-                        );
-                        defaults::ROUNDS
-                    }
-                } as usize;
+                let n = self.bounded(
+                    s.concurrency.as_ref(),
+                    "concurrency",
+                    2..=MAX_CONCURRENCY,
+                    defaults::CONCURRENCY,
+                );
+                let rounds = self.bounded(
+                    s.rounds.as_ref(),
+                    "rounds",
+                    1..=MAX_ROUNDS,
+                    defaults::ROUNDS,
+                );
                 let slow = self.headers(&s.slow_headers);
                 (
                     common!(s, s.key.as_ref(), s.marker.as_ref()),
@@ -355,6 +342,33 @@ impl PlanCtx<'_> {
 
     fn opt_path(&mut self, p: &Option<Spanned<String>>) -> Option<JsonPath> {
         p.as_ref().map(|p| self.json_path(&p.value, p.referenced))
+    }
+
+    /// A count that must lie in `range`: out of it, a positioned error
+    /// and the default.
+    fn bounded(
+        &mut self,
+        value: Option<&Spanned<u32>>,
+        name: &str,
+        range: std::ops::RangeInclusive<u32>,
+        default: u32,
+    ) -> usize {
+        match value {
+            None => default as usize,
+            Some(v) if range.contains(&v.value) => v.value as usize,
+            Some(v) => {
+                self.error(
+                    v.referenced,
+                    format!(
+                        "{name} {} is out of range: use {} to {}",
+                        v.value,
+                        range.start(),
+                        range.end()
+                    ),
+                );
+                default as usize
+            }
+        }
     }
 
     fn headers(&mut self, h: &BTreeMap<String, Spanned<Scalar>>) -> Vec<(String, Template)> {

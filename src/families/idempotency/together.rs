@@ -21,7 +21,10 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 
-use crate::http::{Client, Exchange, RecordedRequest, RecordedResponse, Rendered, TransportError};
+use crate::http::{
+    body_over_cap, header_pairs, Client, Exchange, RecordedRequest, RecordedResponse, Rendered,
+    TransportError,
+};
 
 /// The connect timeout of the pre-opened connections (the probe client's).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -88,38 +91,30 @@ async fn pre_opened(
         Some(q) => format!("{}?{q}", url.path()),
         None => url.path().to_owned(),
     };
-    let opened = futures::future::join_all((0..n).map(|_| open(&addr))).await;
+    // Nothing has been sent when a connection fails: the failure is every
+    // copy's.
+    let failed = |reason: String| -> Vec<Result<Exchange, TransportError>> {
+        (0..n)
+            .map(|_| {
+                Err(TransportError::Connect {
+                    request: recorded.line(),
+                    address: addr.clone(),
+                    reason: reason.clone(),
+                })
+            })
+            .collect()
+    };
     let mut senders = Vec::with_capacity(n);
-    for o in opened {
+    for o in futures::future::join_all((0..n).map(|_| open(&addr))).await {
         match o {
             Ok(s) => senders.push(s),
-            // Nothing has been sent yet: report the failure for every copy.
-            Err(reason) => {
-                return (0..n)
-                    .map(|_| {
-                        Err(TransportError::Connect {
-                            request: recorded.line(),
-                            address: addr.clone(),
-                            reason: reason.clone(),
-                        })
-                    })
-                    .collect()
-            }
+            Err(reason) => return failed(reason),
         }
     }
     // Every connection ready to take a request before any is handed one.
     for s in &mut senders {
         if let Err(e) = s.ready().await {
-            let reason = e.to_string();
-            return (0..n)
-                .map(|_| {
-                    Err(TransportError::Connect {
-                        request: recorded.line(),
-                        address: addr.clone(),
-                        reason: reason.clone(),
-                    })
-                })
-                .collect();
+            return failed(e.to_string());
         }
     }
     let body = Bytes::from(req.body.clone());
@@ -150,26 +145,14 @@ async fn pre_opened(
                 let resp = p.map_err(&other)?.await.map_err(|e| other(e.to_string()))?;
                 let ttfb = started.elapsed();
                 let status = resp.status().as_u16();
-                let headers: Vec<(String, String)> = resp
-                    .headers()
-                    .iter()
-                    .map(|(k, v)| {
-                        (
-                            k.as_str().to_owned(),
-                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                        )
-                    })
-                    .collect();
+                let headers = header_pairs(resp.headers());
                 let mut incoming = resp.into_body();
                 let mut body = Vec::new();
                 while let Some(frame) = incoming.frame().await {
                     let frame = frame.map_err(|e| other(e.to_string()))?;
                     if let Some(chunk) = frame.data_ref() {
                         if body.len() + chunk.len() > max_body {
-                            return Err(other(format!(
-                                "the response body is larger than the {} cap on what tminus reads",
-                                crate::http::human_bytes(max_body)
-                            )));
+                            return Err(other(body_over_cap(max_body)));
                         }
                         body.extend_from_slice(chunk);
                     }
