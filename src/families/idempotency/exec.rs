@@ -13,7 +13,9 @@ use tokio::io::AsyncWriteExt;
 
 use crate::families::common::{describe, read_counter, send};
 use crate::families::idempotency::plan::{EndpointPolicy, IdemPlan, MarkerPolicy, Mode};
-use crate::families::idempotency::race::{self, RoundJudgement, RoundOutcome, RoundTally};
+use crate::families::idempotency::race::{
+    self, InFlightTimes, RetryAnswer, RoundJudgement, RoundOutcome, RoundTally,
+};
 use crate::families::idempotency::together::{self, Release};
 use crate::families::CheckContext;
 use crate::http::{Exchange, Rendered, Target};
@@ -1169,9 +1171,24 @@ async fn in_flight(
         } else {
             "got an unexpected status"
         };
-        // The retry met a request in flight only if the first was still
-        // running when the retry left (the hook really slowed the target).
-        let in_flight = first.elapsed > during_sent;
+        // Judged only when the retry provably met the first in flight
+        // (`race::met_in_flight`): otherwise a first that finished while the
+        // retry was on its way would fail a correct target by chance.
+        let answer = if conflict.matches(during.status()) {
+            RetryAnswer::Conflict
+        } else if r.plan.success.matches(during.status())
+            && (r.marked(&during) || during.response.body == first.response.body)
+        {
+            RetryAnswer::Replay
+        } else {
+            RetryAnswer::Other
+        };
+        let times = InFlightTimes {
+            first_answered: first.elapsed.as_secs_f64(),
+            retry_sent: during_sent.as_secs_f64(),
+            round_trip: after_done.elapsed.as_secs_f64(),
+        };
+        let in_flight = race::met_in_flight(&times, answer);
         let conflict_seen = needs(
             in_flight && after > before,
             Assertion::check(
@@ -1187,9 +1204,11 @@ async fn in_flight(
             ),
             || {
                 format!(
-                    "the first attempt finished in {:.2} s, before the retry left at {:.2} s (or nothing executed): nothing was in flight; make `slow_headers` slow the target down",
-                    first.elapsed.as_secs_f64(),
-                    during_sent.as_secs_f64()
+                    "the first attempt's answer came back at {:.3} s and the retry left at {:.3} s (or nothing executed): nothing was in flight for certain (a replayed retry counts only when the first answered over two round trips ({:.3} s each) plus {:.1} s after it left); make `slow_headers` slow the target down",
+                    times.first_answered,
+                    times.retry_sent,
+                    times.round_trip,
+                    race::IN_FLIGHT_GUARD
                 )
             },
         );
