@@ -60,17 +60,21 @@ type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
 /// Opens one HTTP/1.1 connection to `addr` and starts driving it.
 async fn open(addr: &str) -> Result<Sender, String> {
-    let stream = tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::TcpStream::connect(addr))
+    let connect = async {
+        let stream = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| e.to_string())?;
+        // Small requests go out in one segment each, at once.
+        let _ = stream.set_nodelay(true);
+        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| e.to_string())?;
+        tokio::spawn(conn);
+        Ok(sender)
+    };
+    tokio::time::timeout(CONNECT_TIMEOUT, connect)
         .await
         .map_err(|_| format!("no connection within {CONNECT_TIMEOUT:?}"))?
-        .map_err(|e| e.to_string())?;
-    // Small requests go out in one segment each, at once.
-    let _ = stream.set_nodelay(true);
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| e.to_string())?;
-    tokio::spawn(conn);
-    Ok(sender)
 }
 
 async fn pre_opened(
@@ -112,10 +116,16 @@ async fn pre_opened(
         }
     }
     // Every connection ready to take a request before any is handed one.
-    for s in &mut senders {
-        if let Err(e) = s.ready().await {
-            return failed(e.to_string());
+    let ready = async {
+        for s in &mut senders {
+            s.ready().await.map_err(|e| e.to_string())?;
         }
+        Ok::<_, String>(())
+    };
+    match tokio::time::timeout(CONNECT_TIMEOUT, ready).await {
+        Ok(Ok(())) => {}
+        Ok(Err(reason)) => return failed(reason),
+        Err(_) => return failed(format!("not ready within {CONNECT_TIMEOUT:?}")),
     }
     let body = Bytes::from(req.body.clone());
     let requests: Vec<_> = (0..n)
