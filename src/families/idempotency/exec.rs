@@ -685,7 +685,8 @@ async fn concurrent(
     allow_replay: bool,
     slow: &[(String, Template)],
 ) -> Res {
-    let mut before = r.counter("counter before").await?;
+    // The counter's properties are the deciding round's (pushed below).
+    let (mut before, _) = read_counter(r.ctx, &r.plan.effects, &r.scope, "counter before").await?;
     let (mut round, mut waits) = (1, 0);
     loop {
         let key = r.new_key();
@@ -755,6 +756,7 @@ async fn concurrent(
             RoundOutcome::Decides(j) => j,
         };
         // The deciding round: the first that did not hold, or the last.
+        r.props.push(prop("counter_before", before));
         r.props.push(prop("counter_after", after));
         r.props.push(prop("rounds", round));
         let what = match (rounds, judgement.holds()) {
