@@ -1,11 +1,13 @@
 //! The idempotency family against the reference integration, beyond its defect
 //! table (which is in `tests/defects.rs`): the suite's behaviour without a second
-//! tenant, positioned parameter errors, the reference's key handling, and an
-//! in-flight retry that met nothing in flight (not exercised, never judged).
+//! tenant, positioned parameter errors, the reference's key handling, an
+//! in-flight retry that met nothing in flight (not exercised, never judged),
+//! and concurrent rounds under a rate limit (redone, never failed).
 
 mod common;
 
 use common::{run_suite_against, RefHandle};
+use tminus::reference::{RateLimitConfig, ReferenceConfig};
 
 /// Without `second_tenant_headers`, key scope is skipped with a reason, not passed.
 #[test]
@@ -54,6 +56,7 @@ checks:
     request: { method: POST, path: /x }
     effects: { request: { path: /c }, value: $.count }
     concurrency: 1000
+    rounds: 0
   - id: c
     kind: idempotency.replay
     request: { method: POST, path: /x }
@@ -73,6 +76,10 @@ checks:
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("unknown policy `sometimes`"), "{err}");
     assert!(err.contains("concurrency 1000 is out of range"), "{err}");
+    assert!(
+        err.contains("rounds 0 is out of range: use 1 to 50"),
+        "{err}"
+    );
     assert!(err.contains("unknown policy `never`"), "{err}");
     assert!(err.contains("invalid JSON path `nope`"), "{err}");
     assert!(err.contains("bad.yaml:7:"), "{err}");
@@ -196,4 +203,50 @@ checks:
     assert_eq!(verdict_of("single_effect")["verdict"], "pass");
     assert_eq!(verdict_of("replay_after_completion")["verdict"], "pass");
     assert_eq!(out.status.code(), Some(3), "{}", common::stderr(&out));
+}
+
+/// Rounds of `idempotency.concurrent` against a rate limit: a round whose
+/// requests got 429 (and that executed once at most) is redone with a new key
+/// after the wait, so a correct target behind a limit passes on full rounds.
+#[test]
+fn concurrent_rounds_are_redone_after_a_rate_limit_not_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("limited.yaml");
+    std::fs::write(
+        &suite,
+        r#"suite: limited
+target:
+  headers: { Authorization: "Bearer ref_test_key_a" }
+checks:
+  - id: concurrent
+    kind: idempotency.concurrent
+    request: { method: POST, path: /public/v1/messages, json: { contact_id: 1, text: "limited ${uuid}" } }
+    effects: { request: { path: /__tminus/effects/messages.create }, value: $.count }
+    concurrency: 4
+    rounds: 4
+"#,
+    )
+    .unwrap();
+    // 6 requests per fixed 1 s window: one full round of 4 per window, and
+    // the 16 requests cannot all fit in the (at most two) windows the rounds
+    // span without waiting, so 429s are certain; each wait (Retry-After, up
+    // to the window's end) gives at least one full round, 3 or 4 waits in all.
+    let reference = RefHandle::start_with(ReferenceConfig {
+        rate_limit: RateLimitConfig {
+            limit: 6,
+            ..RateLimitConfig::default()
+        },
+        ..ReferenceConfig::default()
+    });
+    let (verdicts, out) = run_suite_against(suite.to_str().unwrap(), &reference.url, &[]);
+    let text = format!("{}{}", common::stdout(&out), common::stderr(&out));
+    assert_eq!(
+        verdicts,
+        vec![("limited/concurrent".to_string(), "pass".to_string())],
+        "{text}"
+    );
+    assert!(
+        text.contains("were rate limited (429); redoing it"),
+        "{text}"
+    );
 }

@@ -192,6 +192,11 @@ impl Client {
         self
     }
 
+    /// The response-body cap this client reads up to.
+    pub fn max_body(&self) -> usize {
+        self.max_body
+    }
+
     pub fn raw(&self) -> &reqwest::Client {
         &self.inner
     }
@@ -211,16 +216,7 @@ impl Client {
         let fut = async {
             let mut resp = b.send().await?;
             let status = resp.status().as_u16();
-            let headers: Vec<(String, String)> = resp
-                .headers()
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.as_str().to_owned(),
-                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                    )
-                })
-                .collect();
+            let headers = header_pairs(resp.headers());
             let ttfb = started.elapsed();
             // Read in chunks against the cap: an endless or huge body stops
             // at the cap instead of filling memory.
@@ -245,10 +241,7 @@ impl Client {
             Ok(Err(e)) => Err(TransportError::from_reqwest(&request, &e)),
             Ok(Ok(None)) => Err(TransportError::Other {
                 request: request.line(),
-                reason: format!(
-                    "the response body is larger than the {} cap on what tminus reads",
-                    human_bytes(max_body)
-                ),
+                reason: body_over_cap(max_body),
             }),
             Ok(Ok(Some((status, headers, body, ttfb)))) => Ok(Exchange {
                 request,
@@ -262,6 +255,27 @@ impl Client {
             }),
         }
     }
+}
+
+/// A response's header fields as (name, value) text pairs, in order.
+pub fn header_pairs(headers: &http::HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Why a response was not read: its body passed the cap.
+pub fn body_over_cap(max_body: usize) -> String {
+    format!(
+        "the response body is larger than the {} cap on what tminus reads",
+        human_bytes(max_body)
+    )
 }
 
 /// `8 MiB`, `512 KiB`, `100 bytes`.

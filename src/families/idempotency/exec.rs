@@ -13,9 +13,14 @@ use tokio::io::AsyncWriteExt;
 
 use crate::families::common::{describe, read_counter, send};
 use crate::families::idempotency::plan::{EndpointPolicy, IdemPlan, MarkerPolicy, Mode};
+use crate::families::idempotency::race::{
+    self, InFlightTimes, RetryAnswer, RoundJudgement, RoundOutcome, RoundTally,
+};
+use crate::families::idempotency::together::{self, Release};
 use crate::families::CheckContext;
 use crate::http::{Exchange, Rendered, Target};
 use crate::model::jsonpath::JsonPath;
+use crate::model::retry_after::parse_retry_after;
 use crate::model::scalar::StatusSet;
 use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue, Verdict};
 use crate::plan::{CounterPlan, RequestPlan};
@@ -27,6 +32,12 @@ use crate::plan::{Scope, Template};
 const DROP_AFTER: Duration = Duration::from_millis(100);
 /// Pause between retries while the target answers "in progress".
 const POLL_EVERY: Duration = Duration::from_millis(100);
+/// `idempotency.concurrent` against a rate limit: a round with 429s (and no
+/// double execution) is redone after the largest `Retry-After` (1 s without
+/// one, 5 s at most), at most 5 times per check: 25 s of waiting at worst.
+const RATE_LIMIT_WAIT: Duration = Duration::from_secs(1);
+const RATE_LIMIT_WAIT_MAX: Duration = Duration::from_secs(5);
+const RATE_LIMIT_WAITS: u32 = 5;
 
 /// Collects evidence, properties and problems while a check runs.
 struct Run<'a> {
@@ -190,10 +201,11 @@ pub async fn run(plan: &IdemPlan, ctx: &CheckContext) -> Outcome {
         Mode::Mismatch { changed, reject } => mismatch(r, changed.as_ref(), reject).await,
         Mode::Concurrent {
             n,
+            rounds,
             conflict,
             allow_replay,
             slow,
-        } => concurrent(r, *n, conflict, *allow_replay, slow).await,
+        } => concurrent(r, *n, *rounds, conflict, *allow_replay, slow).await,
         Mode::LostResponse {
             slow,
             in_progress,
@@ -660,63 +672,149 @@ async fn mismatch(
     Ok(r.judged(judged))
 }
 
+/// IDEM-004: rounds of `n` parallel requests, a new key each, released
+/// together (`together.rs`); the first round that does not hold decides, and
+/// the check passes when every round held. Repeating the round is what makes
+/// a check-then-insert race without a test hook a near-certain catch
+/// (`race.rs` has the model and the rates).
 async fn concurrent(
     mut r: Run<'_>,
     n: usize,
+    rounds: usize,
     conflict: &crate::model::scalar::StatusSet,
     allow_replay: bool,
     slow: &[(String, Template)],
 ) -> Res {
-    let key = r.new_key();
-    let mut req = r.render(&r.ctx.target, Some(&key));
-    for (k, v) in slow {
-        req.set_header(k, v.render(&r.scope));
-    }
-    let before = r.counter("counter before").await?;
-    r.ctx
-        .note(format!("sending {n} parallel requests with one key"));
-    let sends = (0..n).map(|_| r.ctx.client.send(&req));
-    let results = futures::future::join_all(sends).await;
-    let after = r.counter("counter after").await?;
-    let (mut statuses, mut codes) = (Vec::new(), Vec::new());
-    let (mut ok, mut conflicts, mut other) = (0, 0, Vec::new());
-    for (i, res) in results.into_iter().enumerate() {
-        let ex = res.map_err(|e| Outcome::transport(&format!("parallel #{}", i + 1), &e))?;
-        statuses.push(describe(&ex));
-        codes.push(ex.status());
-        if r.plan.success.matches(ex.status()) {
-            ok += 1;
-        } else if conflict.matches(ex.status()) {
-            conflicts += 1;
-        } else {
-            other.push(describe(&ex));
+    // The counter's properties are the deciding round's (pushed below).
+    let (mut before, _) = read_counter(r.ctx, &r.plan.effects, &r.scope, "counter before").await?;
+    let (mut round, mut waits) = (1, 0);
+    loop {
+        let key = r.new_key();
+        let mut req = r.render(&r.ctx.target, Some(&key));
+        for (k, v) in slow {
+            req.set_header(k, v.render(&r.scope));
         }
-        if i < 3 || !r.plan.success.matches(ex.status()) && !conflict.matches(ex.status()) {
+        let (release, results) = together::send_together(&r.ctx.client, &req, n).await;
+        if round == 1 && waits == 0 {
+            r.ctx.note(match release {
+                Release::PreOpened => format!(
+                    "sending {n} parallel requests with one key on {n} pre-opened connections, up to {rounds} round(s)"
+                ),
+                Release::Pooled => format!(
+                    "sending {n} parallel requests with one key through the client's pool (https), up to {rounds} round(s)"
+                ),
+            });
+        }
+        let (after, _) = read_counter(r.ctx, &r.plan.effects, &r.scope, "counter after").await?;
+        let mut exchanges = Vec::with_capacity(n);
+        for (i, res) in results.into_iter().enumerate() {
+            exchanges.push(res.map_err(|e| {
+                Outcome::transport(&format!("round {round}, parallel #{}", i + 1), &e)
+                    .with_evidence(r.evidence.clone())
+            })?);
+        }
+        let success = |ex: &Exchange| r.plan.success.matches(ex.status());
+        let count = |f: &dyn Fn(&Exchange) -> bool| exchanges.iter().filter(|ex| f(ex)).count();
+        let tally = RoundTally {
+            executions: after - before,
+            successes: count(&success),
+            conflicts: count(&|ex| !success(ex) && conflict.matches(ex.status())),
+            others: count(&|ex| !success(ex) && !conflict.matches(ex.status())),
+            server_errors: count(&|ex| ex.status() >= 500),
+            rate_limited: count(&|ex| ex.status() == 429),
+        };
+        let judgement = match race::round_outcome(&tally, allow_replay) {
+            RoundOutcome::Holds if round < rounds => {
+                (before, round) = (after, round + 1);
+                continue;
+            }
+            RoundOutcome::RateLimited if waits < RATE_LIMIT_WAITS => {
+                // The round is redone with a new key once the limit allows.
+                let wait = exchanges
+                    .iter()
+                    .filter_map(|ex| ex.response.header("retry-after"))
+                    .filter_map(parse_retry_after)
+                    .max()
+                    .unwrap_or(RATE_LIMIT_WAIT)
+                    .min(RATE_LIMIT_WAIT_MAX);
+                r.ctx.note(format!(
+                    "round {round}: {} of {n} requests were rate limited (429); redoing it after {wait:?}",
+                    tally.rate_limited
+                ));
+                tokio::time::sleep(wait).await;
+                (before, waits) = (after, waits + 1);
+                continue;
+            }
+            RoundOutcome::RateLimited => {
+                return Err(Outcome::error(format!(
+                    "round {round} of {rounds}: {} of {n} parallel requests were rate limited (429) even after {RATE_LIMIT_WAITS} waits: the race cannot be judged under this rate limit; give the suite's API key a higher limit, or lower `concurrency` or `rounds`",
+                    tally.rate_limited
+                ))
+                .with_evidence(r.evidence));
+            }
+            RoundOutcome::Holds => race::judge_round(&tally, allow_replay),
+            RoundOutcome::Decides(j) => j,
+        };
+        // The deciding round: the first that did not hold, or the last.
+        r.props.push(prop("counter_before", before));
+        r.props.push(prop("counter_after", after));
+        r.props.push(prop("rounds", round));
+        let what = match (rounds, judgement.holds()) {
+            (1, _) => format!("{n} parallel requests with one key"),
+            (_, true) => format!(
+                "each of {rounds} rounds of {n} parallel requests executed once; the last round, {n} parallel requests with one key"
+            ),
+            (_, false) => format!("round {round} of {rounds}: {n} parallel requests with one key"),
+        };
+        return Ok(judge_concurrent(
+            r,
+            &exchanges,
+            (before, after),
+            &tally,
+            &judgement,
+            conflict,
+            &what,
+        ));
+    }
+}
+
+/// The assertions of one round of `idempotency.concurrent` from its
+/// judgement (`race::judge_round`), with the answers as evidence.
+fn judge_concurrent(
+    mut r: Run<'_>,
+    exchanges: &[Exchange],
+    (before, after): (i64, i64),
+    tally: &RoundTally,
+    judgement: &RoundJudgement,
+    conflict: &crate::model::scalar::StatusSet,
+    what: &str,
+) -> Outcome {
+    let n = exchanges.len();
+    let statuses: Vec<String> = exchanges.iter().map(describe).collect();
+    let success = |ex: &Exchange| r.plan.success.matches(ex.status());
+    for (i, ex) in exchanges.iter().enumerate() {
+        if i < 3 || !success(ex) && !conflict.matches(ex.status()) {
             r.evidence
-                .push(Evidence::from_exchange(format!("parallel #{}", i + 1), &ex));
+                .push(Evidence::from_exchange(format!("parallel #{}", i + 1), ex));
         }
     }
+    let (ok, conflicts) = (tally.successes, tally.conflicts);
     r.props.push(prop("successes", ok));
     r.props.push(prop("conflicts", conflicts));
-    let single = r.effect(
-        "single_effect",
-        (before, after),
-        1,
-        &format!("{n} parallel requests with one key"),
-    );
-    let fives: Vec<&String> = statuses
-        .iter()
-        .zip(&codes)
-        .filter(|(_, c)| **c >= 500)
-        .map(|(d, _)| d)
-        .collect();
+    let single = r.effect("single_effect", (before, after), 1, what);
     let counter = r.plan.effects.value.to_string();
     let nothing = || {
         format!("the side-effect counter {counter} did not move ({before} to {after}): nothing was executed, so the key was never contended")
     };
-    let no_5xx = if fives.is_empty() {
+    let fives: Vec<&str> = exchanges
+        .iter()
+        .zip(&statuses)
+        .filter(|(ex, _)| ex.status() >= 500)
+        .map(|(_, d)| d.as_str())
+        .collect();
+    let no_5xx = if judgement.no_5xx {
         needs(
-            after > before,
+            judgement.exercised,
             Assertion::pass(
                 "no_5xx",
                 format!("no 5xx among the {n} answers: {}", statuses.join(", ")),
@@ -729,21 +827,17 @@ async fn concurrent(
             format!(
                 "{} of {n} parallel requests with one key got a 5xx: {}",
                 fives.len(),
-                fives
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                fives.join(", ")
             ),
             "no 5xx",
             format!("{} × 5xx", fives.len()),
         )
     };
     let one_success = needs(
-        after > before,
+        judgement.exercised,
         Assertion::check(
             "one_success",
-            ok >= 1,
+            judgement.one_success,
             format!("{ok} of {n} requests got {}", r.plan.success),
             format!(
                 "none of the {n} parallel requests succeeded: {}",
@@ -754,6 +848,12 @@ async fn concurrent(
         ),
         nothing,
     );
+    let other: Vec<&str> = exchanges
+        .iter()
+        .zip(&statuses)
+        .filter(|(ex, _)| !success(ex) && !conflict.matches(ex.status()))
+        .map(|(_, d)| d.as_str())
+        .collect();
     let others = if !other.is_empty() {
         Assertion::fail(
             "others_conflict_or_replay",
@@ -766,7 +866,7 @@ async fn concurrent(
             format!("{} or {conflict}", r.plan.success),
             other.join(", "),
         )
-    } else if ok > 1 && !allow_replay {
+    } else if !judgement.others_conflict_or_replay {
         Assertion::fail(
             "others_conflict_or_replay",
             format!("{ok} parallel requests succeeded and replays are not allowed by this suite"),
@@ -775,7 +875,7 @@ async fn concurrent(
         )
     } else {
         needs(
-            after > before && ok >= 1,
+            judgement.exercised && judgement.one_success,
             Assertion::pass(
                 "others_conflict_or_replay",
                 format!("{ok} success(es), {conflicts} conflict(s) ({conflict})"),
@@ -785,7 +885,7 @@ async fn concurrent(
             },
         )
     };
-    Ok(r.judged(vec![single, no_5xx, one_success, others]))
+    r.judged(vec![single, no_5xx, one_success, others])
 }
 
 /// Splits `http://host:port/path?q` into (`host:port`, `host`, `/path?q`).
@@ -1073,9 +1173,24 @@ async fn in_flight(
         } else {
             "got an unexpected status"
         };
-        // The retry met a request in flight only if the first was still
-        // running when the retry left (the hook really slowed the target).
-        let in_flight = first.elapsed > during_sent;
+        // Judged only when the retry provably met the first in flight
+        // (`race::met_in_flight`): otherwise a first that finished while the
+        // retry was on its way would fail a correct target by chance.
+        let answer = if conflict.matches(during.status()) {
+            RetryAnswer::Conflict
+        } else if r.plan.success.matches(during.status())
+            && (r.marked(&during) || during.response.body == first.response.body)
+        {
+            RetryAnswer::Replay
+        } else {
+            RetryAnswer::Other
+        };
+        let times = InFlightTimes {
+            first_answered: first.elapsed.as_secs_f64(),
+            retry_sent: during_sent.as_secs_f64(),
+            round_trip: after_done.elapsed.as_secs_f64(),
+        };
+        let in_flight = race::met_in_flight(&times, answer);
         let conflict_seen = needs(
             in_flight && after > before,
             Assertion::check(
@@ -1091,9 +1206,11 @@ async fn in_flight(
             ),
             || {
                 format!(
-                    "the first attempt finished in {:.2} s, before the retry left at {:.2} s (or nothing executed): nothing was in flight; make `slow_headers` slow the target down",
-                    first.elapsed.as_secs_f64(),
-                    during_sent.as_secs_f64()
+                    "the first attempt's answer came back at {:.3} s and the retry left at {:.3} s (or nothing executed): nothing was in flight for certain (a replayed retry counts only when the first answered over two round trips ({:.3} s each) plus {:.1} s after it left); make `slow_headers` slow the target down",
+                    times.first_answered,
+                    times.retry_sent,
+                    times.round_trip,
+                    race::IN_FLIGHT_GUARD
                 )
             },
         );

@@ -2,4 +2,6 @@
 
 pub mod exec;
 pub mod plan;
+pub mod race;
 pub mod spec;
+pub mod together;

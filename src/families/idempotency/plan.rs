@@ -46,6 +46,8 @@ pub enum Mode {
     },
     Concurrent {
         n: usize,
+        /// Rounds of `n`, a new key each, until one fails.
+        rounds: usize,
         conflict: StatusSet,
         allow_replay: bool,
         slow: Vec<(String, Template)>,
@@ -100,6 +102,9 @@ pub struct IdemPlan {
 }
 
 pub const MAX_CONCURRENCY: u32 = 100;
+/// Most rounds of `idempotency.concurrent`: with `MAX_CONCURRENCY` bounds a
+/// check to 5,000 requests.
+pub const MAX_ROUNDS: u32 = 50;
 
 /// The shared fields, borrowed from whichever spec is planned.
 struct Common<'s> {
@@ -165,25 +170,24 @@ impl PlanCtx<'_> {
                 )
             }
             E::Concurrent(s) => {
-                let n = match &s.concurrency {
-                    None => defaults::CONCURRENCY,
-                    Some(c) if (2..=MAX_CONCURRENCY).contains(&c.value) => c.value,
-                    Some(c) => {
-                        self.error(
-                            c.referenced,
-                            format!(
-                                "concurrency {} is out of range: use 2 to {MAX_CONCURRENCY}",
-                                c.value
-                            ),
-                        );
-                        defaults::CONCURRENCY
-                    }
-                } as usize;
+                let n = self.bounded(
+                    s.concurrency.as_ref(),
+                    "concurrency",
+                    2..=MAX_CONCURRENCY,
+                    defaults::CONCURRENCY,
+                );
+                let rounds = self.bounded(
+                    s.rounds.as_ref(),
+                    "rounds",
+                    1..=MAX_ROUNDS,
+                    defaults::ROUNDS,
+                );
                 let slow = self.headers(&s.slow_headers);
                 (
                     common!(s, s.key.as_ref(), s.marker.as_ref()),
                     Mode::Concurrent {
                         n,
+                        rounds,
                         conflict: statuses(&s.conflict_status, defaults::CONFLICT),
                         allow_replay: s.allow_replay.unwrap_or(defaults::ALLOW_REPLAY),
                         slow,
@@ -340,6 +344,33 @@ impl PlanCtx<'_> {
         p.as_ref().map(|p| self.json_path(&p.value, p.referenced))
     }
 
+    /// A count that must lie in `range`: out of it, a positioned error
+    /// and the default.
+    fn bounded(
+        &mut self,
+        value: Option<&Spanned<u32>>,
+        name: &str,
+        range: std::ops::RangeInclusive<u32>,
+        default: u32,
+    ) -> usize {
+        match value {
+            None => default as usize,
+            Some(v) if range.contains(&v.value) => v.value as usize,
+            Some(v) => {
+                self.error(
+                    v.referenced,
+                    format!(
+                        "{name} {} is out of range: use {} to {}",
+                        v.value,
+                        range.start(),
+                        range.end()
+                    ),
+                );
+                default as usize
+            }
+        }
+    }
+
     fn headers(&mut self, h: &BTreeMap<String, Spanned<Scalar>>) -> Vec<(String, Template)> {
         h.iter().map(|(k, v)| self.header(k, v)).collect()
     }
@@ -421,7 +452,7 @@ mod tests {
     #[test]
     fn dialect_parameters_are_taken_as_written() {
         let p = plan_one(
-            "  - id: c\n    kind: idempotency.concurrent\n    request: { method: POST, path: /m }\n    effects: { request: { path: /c }, value: $.items }\n    key_header: X-Idem\n    key: \"order-${uuid}\"\n    marker: { header: X-Replayed, values: [true, 1], policy: forbidden }\n    concurrency: 4\n    conflict_status: [409, 425]\n    allow_replay: false\n",
+            "  - id: c\n    kind: idempotency.concurrent\n    request: { method: POST, path: /m }\n    effects: { request: { path: /c }, value: $.items }\n    key_header: X-Idem\n    key: \"order-${uuid}\"\n    marker: { header: X-Replayed, values: [true, 1], policy: forbidden }\n    concurrency: 4\n    rounds: 3\n    conflict_status: [409, 425]\n    allow_replay: false\n",
         );
         assert_eq!(p.key_header, "X-Idem");
         assert!(p.key.render(&Default::default()).starts_with("order-"));
@@ -430,11 +461,13 @@ mod tests {
         match p.mode {
             Mode::Concurrent {
                 n,
+                rounds,
                 conflict,
                 allow_replay,
                 ..
             } => {
                 assert_eq!(n, 4);
+                assert_eq!(rounds, 3);
                 assert!(conflict.matches(425));
                 assert!(!allow_replay);
             }
