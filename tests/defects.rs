@@ -545,6 +545,11 @@ static CLIENT: Table = Table {
             &[],
         ),
         row(
+            &[ClientOneKeyForAll],
+            &[("idempotency-keys", "share the key")],
+            &[],
+        ),
+        row(
             &[ClientNoKey],
             &[(
                 "idempotency-keys",

@@ -78,6 +78,7 @@ pub fn is_client_defect(d: Defect) -> bool {
             | Defect::ClientRetries4xx
             | Defect::ClientNewKeyPerAttempt
             | Defect::ClientNoKey
+            | Defect::ClientOneKeyForAll
             | Defect::ClientFixedBackoff
             | Defect::ClientRetries503Blindly
             | Defect::ClientIgnoresRemaining
@@ -149,13 +150,19 @@ async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
         }
     };
     let url = format!("{}{}", a.url.trim_end_matches('/'), a.path);
+    // The defect `client-one-key-for-all`: the first operation's key, kept.
+    let first_key = uuid::Uuid::new_v4().to_string();
     for op in 0..a.operations {
         let body = serde_json::to_vec(&serde_json::json!({
             "contact_id": 1,
             "text": format!("tminus reference client, operation {}", op + 1),
         }))
         .unwrap_or_default();
-        let mut key = uuid::Uuid::new_v4().to_string();
+        let mut key = if has(Defect::ClientOneKeyForAll) {
+            first_key.clone()
+        } else {
+            uuid::Uuid::new_v4().to_string()
+        };
         let started = Instant::now();
         let mut attempt: u32 = 0;
         let headers = loop {

@@ -248,6 +248,9 @@ defects! {
         /// Client: a fresh Idempotency-Key on every attempt.
         ClientNewKeyPerAttempt => "client-new-key-per-attempt",
             "client: sends a new Idempotency-Key on every retry (a duplicate-charge risk)";
+        /// Client: one Idempotency-Key for every operation.
+        ClientOneKeyForAll => "client-one-key-for-all",
+            "client: reuses the first operation's Idempotency-Key for every later operation (a server replays them instead of performing them)";
         /// Client: no Idempotency-Key at all.
         ClientNoKey => "client-no-key",
             "client: sends POSTs without an Idempotency-Key";
