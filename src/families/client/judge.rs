@@ -273,7 +273,7 @@ pub fn exponential(
             ),
         ),
     };
-    let g = herd_growth(&gaps, min_gaps).expect("more than half the herd has the gaps");
+    let g = herd_growth(&gaps, min_gaps).expect("least_judged clients left every judged gap");
     let shown: Vec<String> = g
         .per_attempt
         .iter()
