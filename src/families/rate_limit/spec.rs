@@ -38,7 +38,10 @@ pub mod defaults {
     pub const ERROR_CODE_PATH: &str = "$.error.code";
     pub const P95_UNDER: Duration = Duration::from_millis(100);
     pub const MAX_DURATION: Duration = Duration::from_secs(30);
-    pub const MARGIN: Duration = Duration::from_millis(500);
+    /// Recovery: how long after Retry-After the recovery probe goes, and
+    /// how many samples must recover (error rates: `timing.rs`).
+    pub const MARGIN: Duration = Duration::from_millis(50);
+    pub const RECOVERY_SAMPLES: u32 = 3;
     pub const MAX_WAIT: Duration = Duration::from_secs(10);
 }
 
@@ -215,12 +218,12 @@ pub const KINDS: &[Kind] = &[
             should(
                 "limited_until_retry_after",
                 "catalogue RL-003",
-                "a probe at Retry-After − 1 s is still limited (the limit is real)",
+                "a probe at Retry-After − 1 s is still limited (the limit is real), in every sample",
             ),
             must(
                 "served_after_retry_after",
                 "RFC 9110 §10.2.3; RFC 6585 §4; catalogue RL-003",
-                "a request after Retry-After (+ margin) is served",
+                "a request after Retry-After (+ margin) is served, in every sample",
             ),
         ],
         name: "rate_limit.recovery",
@@ -232,9 +235,14 @@ pub const KINDS: &[Kind] = &[
             CONCURRENCY,
             COOLDOWN_MAX,
             param(
+                "samples",
+                D::Int(d::RECOVERY_SAMPLES as u64),
+                "how many times the key is driven to its limit and probed; every one must recover",
+            ),
+            param(
                 "margin",
                 D::Duration(d::MARGIN),
-                "how long after Retry-After the second probe goes",
+                "how long after Retry-After the recovery probe goes",
             ),
             param(
                 "max_wait",
@@ -332,6 +340,9 @@ check_spec!(
         #[serde(default)]
         #[schemars(with = "Option<DurationValue>")]
         pub cooldown_max: Option<Spanned<DurationValue>>,
+        #[serde(default)]
+        #[schemars(with = "Option<u32>")]
+        pub samples: Option<Spanned<u32>>,
         #[serde(default)]
         #[schemars(with = "Option<DurationValue>")]
         pub margin: Option<Spanned<DurationValue>>,
@@ -447,6 +458,7 @@ mod tests {
                 RateLimitPlan::Recovery(r) => {
                     let mut v = exhaust(&r.exhaust);
                     v.extend([
+                        ("samples", int(r.samples)),
                         ("margin", dur(r.margin)),
                         ("max_wait", dur(r.max_wait)),
                         ("reset", word(reset(&r.dialects))),
