@@ -64,10 +64,9 @@ pub fn stop_watch(next: Option<Duration>, pct: f64, floor: Duration, quiet: Dura
 
 /// The 95th percentile (nearest rank) of `times`; `None` for none.
 pub fn p95(times: &[Duration]) -> Option<Duration> {
+    let rank = (times.len() * 95).div_ceil(100).checked_sub(1)?;
     let mut t = times.to_vec();
-    t.sort();
-    t.get((t.len() * 95).div_ceil(100).saturating_sub(1))
-        .copied()
+    Some(*t.select_nth_unstable(rank).1)
 }
 
 /// The acknowledgement rule: the 95th percentile within `within`; `None`
@@ -329,17 +328,20 @@ mod simulation {
     /// loopback noise.
     fn acks(rng: &mut StdRng, n: usize, p95: f64, sigma: f64) -> Vec<Duration> {
         let median = p95 / (1.645 * sigma).exp();
-        (0..n)
-            .map(|_| {
-                // Box–Muller: one standard normal.
-                let (u1, u2) = (
-                    1.0 - rng.random_range(0.0f64..1.0),
-                    rng.random_range(0.0..1.0),
-                );
-                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-                secs(median * (sigma * z).exp() + exp(rng, 0.001))
-            })
-            .collect()
+        let mut out = Vec::with_capacity(n + 1);
+        while out.len() < n {
+            // Box–Muller: two standard normals per draw.
+            let (u1, u2) = (
+                1.0 - rng.random_range(0.0f64..1.0),
+                rng.random_range(0.0..1.0),
+            );
+            let (r, a) = ((-2.0 * u1.ln()).sqrt(), std::f64::consts::TAU * u2);
+            for z in [r * a.cos(), r * a.sin()] {
+                out.push(secs(median * (sigma * z).exp() + exp(rng, 0.001)));
+            }
+        }
+        out.truncate(n);
+        out
     }
 
     /// P(Binomial(n, q) ≤ k).
