@@ -11,8 +11,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
-use hdrhistogram::Histogram;
-
 use crate::families::common::describe;
 use crate::families::rate_limit::plan::{
     Exhaust, HeadersPlan, PartitionPlan, RateLimitPlan, RecoveryPlan, StormPlan,
@@ -336,8 +334,7 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
     let x = &p.exhaust;
     let r = ctx.target.render(&x.request, &Scope::new());
     let tally = Mutex::new(StormTally::default());
-    let hist =
-        Mutex::new(Histogram::<u64>::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds"));
+    let hist = Mutex::new(timing::latency_histogram());
     let sent = AtomicU32::new(0);
     let started = Instant::now();
     ctx.note(format!(
@@ -382,10 +379,10 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
                 continue;
             }
             t.limited += 1;
-            let _ = hist
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .record((ex.elapsed.as_micros() as u64).max(1));
+            timing::record(
+                &mut hist.lock().unwrap_or_else(|e| e.into_inner()),
+                ex.elapsed,
+            );
             if t.first_limited.is_none() {
                 t.first_limited = Some(Evidence::from_exchange(&label, &ex));
             }
@@ -467,7 +464,7 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
     } else {
         seen.join(", ")
     };
-    let p95 = Duration::from_micros(hist.value_at_quantile(0.95));
+    let p95 = timing::p95(&hist);
     let mut props = vec![
         prop("requests", total),
         prop("statuses", seen.clone()),
@@ -622,7 +619,7 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
             ),
             "fast_rejections" => Assertion::check(
                 property,
-                p95 <= p.p95_under,
+                timing::fast_rejections_rule(&hist, p.p95_under),
                 format!(
                     "p95 {} over {} × {limited} (threshold {})",
                     secs(p95),

@@ -18,8 +18,35 @@
 //! answer and the probe (the limited answer came at the very end of its
 //! window); the sample is then retried with a fresh limit, up to
 //! `EARLY_ATTEMPTS` times, before it counts as "the limit is not real".
+//!
+//! `rate_limit.storm`'s `fast_rejections` is a 95th percentile over the
+//! limited answers of one storm (`stop_after` of them), read from an HDR
+//! histogram; its rates are measured here too.
 
 use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+/// A histogram of limited-answer latencies in µs: 1 µs to 10 min, three
+/// significant digits.
+pub fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds")
+}
+
+/// Records one latency (at least 1 µs, the histogram's floor).
+pub fn record(hist: &mut Histogram<u64>, latency: Duration) {
+    let _ = hist.record((latency.as_micros() as u64).max(1));
+}
+
+/// The 95th percentile of the recorded latencies.
+pub fn p95(hist: &Histogram<u64>) -> Duration {
+    Duration::from_micros(hist.value_at_quantile(0.95))
+}
+
+/// The fast-rejection rule: the limited answers' p95 within `under`.
+pub fn fast_rejections_rule(hist: &Histogram<u64>, under: Duration) -> bool {
+    p95(hist) <= under
+}
 
 /// Attempts of one sample whose early probe was served before that counts.
 pub const EARLY_ATTEMPTS: usize = 3;
@@ -220,6 +247,60 @@ mod simulation {
         let passed = passes(&mut rng, &**next_window_full, 1, Duration::from_millis(500));
         eprintln!("recovery, the old rule (1 sample, margin 500 ms): {passed} of {LIMITERS} limiters leaving the next window full passed");
         assert!(passed > 4000, "the old rule's flaw is visible: {passed}");
+    }
+
+    /// Latencies of `n` limited answers from a limiter whose latencies
+    /// are log-normal with spread `sigma` and 95th percentile `p95`.
+    fn storm(rng: &mut StdRng, n: u32, p95: f64, sigma: f64) -> Histogram<u64> {
+        let median = p95 / (1.645 * sigma).exp();
+        let mut hist = latency_histogram();
+        for _ in 0..n {
+            // Box–Muller: one standard normal.
+            let (u1, u2) = (
+                1.0 - rng.random_range(0.0f64..1.0),
+                rng.random_range(0.0..1.0),
+            );
+            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            record(
+                &mut hist,
+                Duration::from_secs_f64(median * (sigma * z).exp()),
+            );
+        }
+        hist
+    }
+
+    #[test]
+    fn fast_rejections_rule_error_rates_with_the_defaults() {
+        let under = d::P95_UNDER;
+        let t = under.as_secs_f64();
+        let mut rng = StdRng::seed_from_u64(429);
+        let rates = |rng: &mut StdRng, n: u32| {
+            // Slow limited answers: every one held 300 ms (the reference's
+            // `slow-429`), or log-normal (σ 0.5) with p95 1.5 × the
+            // threshold; fast ones: p95 the threshold / 1.5.
+            let held = (0..LIMITERS)
+                .filter(|_| fast_rejections_rule(&storm(rng, n, 0.3, 0.0), under))
+                .count();
+            let slow = (0..LIMITERS)
+                .filter(|_| fast_rejections_rule(&storm(rng, n, 1.5 * t, 0.5), under))
+                .count();
+            let fast = (0..LIMITERS)
+                .filter(|_| !fast_rejections_rule(&storm(rng, n, t / 1.5, 0.5), under))
+                .count();
+            eprintln!("fast_rejections, {n} limited answers, p95 under {under:?}: {held} of {LIMITERS} limiters holding every answer 300 ms and {slow} with p95 1.5 × passed, {fast} of {LIMITERS} with p95 / 1.5 failed");
+            (held, slow, fast)
+        };
+        let (held, slow, fast) = rates(&mut rng, d::STOP_AFTER);
+        for n in [held, slow, fast] {
+            assert!(n <= MAX_ERRORS, "{n} wrong verdicts in {LIMITERS}");
+        }
+        // The old default (20 limited answers) passed 6–7 % of the slow
+        // limiters and failed nearly 1 % of the fast ones.
+        let (_, slow, fast) = rates(&mut rng, 20);
+        assert!(
+            slow > 300 && fast > 30,
+            "the old default's flaw is visible: {slow} {fast}"
+        );
     }
 
     #[test]
