@@ -107,7 +107,7 @@ checks:
 /// rl-recovery's FAIL does not depend on timing luck: its key is fresh, the
 /// burst is spent within milliseconds, so the first 429's true wait is just
 /// under 2 s and the floored value loses almost a whole second, far more than
-/// the 500 ms margin tminus adds before its recovery probe.
+/// the 50 ms margin tminus adds before its recovery probe.
 pub const EXPECTED: &[Expect] = &[
     Expect {
         check: "rl-headers",
@@ -140,7 +140,7 @@ pub const EXPECTED: &[Expect] = &[
               the next request is allowed ~2 s later and the 429 says `Retry-After: 1`. \
               RFC 9110 §10.2.3 (and RFC 6585 §4) make Retry-After how long the client \
               ought to wait; a client that obeys it is refused again. tminus probes at \
-              Retry-After + 500 ms (1.5 s) and is limited: a correct FAIL. Upstream: \
+              Retry-After + 50 ms (1.05 s) and is limited: a correct FAIL. Upstream: \
               benwis/tower-governor#65 (open); #62 (open) would add 1 s, after which \
               this row turns pass",
         message_has: Some("still limited after Retry-After"),

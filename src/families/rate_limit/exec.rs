@@ -5,13 +5,11 @@
 //! cool-down (wait for Retry-After, then probe until the key is served again)
 //! so that the checks after them in the same run are not hit by 429s.
 
-use super::fields;
+use super::{fields, timing};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
-
-use hdrhistogram::Histogram;
 
 use crate::families::common::describe;
 use crate::families::rate_limit::plan::{
@@ -20,7 +18,7 @@ use crate::families::rate_limit::plan::{
 use crate::families::CheckContext;
 use crate::fmt_duration;
 use crate::http::{Exchange, Rendered};
-use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue};
+use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue, Verdict};
 use crate::plan::Scope;
 use fields::{date_of, observe};
 
@@ -336,8 +334,7 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
     let x = &p.exhaust;
     let r = ctx.target.render(&x.request, &Scope::new());
     let tally = Mutex::new(StormTally::default());
-    let hist =
-        Mutex::new(Histogram::<u64>::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds"));
+    let hist = Mutex::new(timing::latency_histogram());
     let sent = AtomicU32::new(0);
     let started = Instant::now();
     ctx.note(format!(
@@ -382,10 +379,10 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
                 continue;
             }
             t.limited += 1;
-            let _ = hist
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .record((ex.elapsed.as_micros() as u64).max(1));
+            timing::record(
+                &mut hist.lock().unwrap_or_else(|e| e.into_inner()),
+                ex.elapsed,
+            );
             if t.first_limited.is_none() {
                 t.first_limited = Some(Evidence::from_exchange(&label, &ex));
             }
@@ -467,7 +464,7 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
     } else {
         seen.join(", ")
     };
-    let p95 = Duration::from_micros(hist.value_at_quantile(0.95));
+    let p95 = timing::p95(&hist);
     let mut props = vec![
         prop("requests", total),
         prop("statuses", seen.clone()),
@@ -622,7 +619,7 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
             ),
             "fast_rejections" => Assertion::check(
                 property,
-                p95 <= p.p95_under,
+                timing::fast_rejections_rule(&hist, p.p95_under),
                 format!(
                     "p95 {} over {} × {limited} (threshold {})",
                     secs(p95),
@@ -672,47 +669,34 @@ fn wait_of(
     }
 }
 
-/// `rate_limit.recovery` (RL-003).
-pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
-    let x = &p.exhaust;
-    let r = ctx.target.render(&x.request, &Scope::new());
-    let mut evidence = Vec::new();
-    // A limit that resets between the 429 and the early probe is a race, not
-    // a defect; one retry tells the two apart.
-    for attempt in 1..=2 {
-        let lim = match exhaust(ctx, &r, x, "the key").await {
-            Ok(l) => l,
-            Err(o) => return o,
-        };
-        evidence.push(Evidence::from_exchange(
-            format!("first {} (attempt {attempt})", x.limited_status),
-            &lim.ex,
-        ));
-        let (wait, reset, source) = match wait_of(&lim.ex, p) {
-            Ok(w) => w,
-            Err(e) => {
-                let warn = cool_down(ctx, &r, x.limited_status, None, x.cooldown_max).await;
-                return with_warning(
-                    Outcome::error(format!("{}: {e}; cannot judge recovery", describe(&lim.ex)))
-                        .with_evidence(evidence),
-                    warn,
-                );
-            }
-        };
-        if wait > p.max_wait {
-            let warn = cool_down(ctx, &r, x.limited_status, Some(wait), x.cooldown_max).await;
-            return with_warning(
-                Outcome::error(format!(
-                    "{source} asks for {}, above max_wait {}; raise max_wait to judge recovery",
-                    secs(wait),
-                    secs(p.max_wait)
-                ))
-                .with_evidence(evidence),
-                warn,
-            );
+/// One sample of `rate_limit.recovery`: the limited answer, the wait it asks
+/// for, and the two probes.
+struct Probed {
+    lim: Limited,
+    wait: Duration,
+    reset: Option<f64>,
+    source: &'static str,
+    early: Exchange,
+    early_after: Duration,
+    /// The recovery probe; `None` when `Retry-After: 0` was refused at once.
+    after: Option<Exchange>,
+}
+
+impl Probed {
+    fn sample(&self, limited: u16) -> timing::Sample {
+        timing::Sample {
+            early_limited: self.early.status() == limited,
+            served: self
+                .after
+                .as_ref()
+                .is_some_and(|a| a.status() != limited && a.status() < 500),
         }
-        // RL-003: Retry-After must not be earlier than the advertised reset.
-        let honest_hint = match (reset, source) {
+    }
+
+    /// RL-003: Retry-After must not be earlier than the advertised reset.
+    fn honest_hint(&self, limited: u16) -> Assertion {
+        let (wait, source) = (self.wait, self.source);
+        match (self.reset, source) {
             (Some(reset), "Retry-After") => Assertion::check(
                 "retry_after_not_before_reset",
                 wait.as_secs_f64() + 1.0 >= reset,
@@ -722,7 +706,7 @@ pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
                 ),
                 format!(
                     "{}: Retry-After {} is earlier than the reset {reset:.0} s after Date",
-                    describe(&lim.ex),
+                    describe(&self.lim.ex),
                     secs(wait)
                 ),
                 "Retry-After not earlier than the reset",
@@ -730,128 +714,249 @@ pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
             ),
             _ => Assertion::skipped(
                 "retry_after_not_before_reset",
-                format!(
-                    "the {} gives only {source}, nothing to compare it with",
-                    x.limited_status
-                ),
+                format!("the {limited} gives only {source}, nothing to compare it with"),
             ),
+        }
+    }
+}
+
+/// Drives the key to its limit, then probes at Retry-After − 1 s and at
+/// Retry-After + margin (`timing`). A served early probe may be a window
+/// that just rolled over, so the sample is taken again with a fresh limit,
+/// up to `timing::EARLY_ATTEMPTS` times. `Err` is the check's outcome.
+async fn probe_sample(
+    p: &RecoveryPlan,
+    ctx: &CheckContext,
+    r: &Rendered,
+    tag: &str,
+    evidence: &mut Vec<Evidence>,
+) -> Result<Probed, Outcome> {
+    let x = &p.exhaust;
+    let kept = evidence.len();
+    for attempt in 1..=timing::EARLY_ATTEMPTS {
+        let lim = exhaust(ctx, r, x, "the key").await?;
+        evidence.push(Evidence::from_exchange(
+            format!("{tag}first {} (attempt {attempt})", x.limited_status),
+            &lim.ex,
+        ));
+        let (wait, reset, source) = match wait_of(&lim.ex, p) {
+            Ok(w) => w,
+            Err(e) => {
+                let warn = cool_down(ctx, r, x.limited_status, None, x.cooldown_max).await;
+                return Err(with_warning(
+                    Outcome::error(format!("{}: {e}; cannot judge recovery", describe(&lim.ex)))
+                        .with_evidence(std::mem::take(evidence)),
+                    warn,
+                ));
+            }
         };
-        // Early probe at Retry-After − 1 s (catalogue RL-003), at once for short waits.
-        let early = wait.saturating_sub(Duration::from_secs(1));
+        if wait > p.max_wait {
+            let warn = cool_down(ctx, r, x.limited_status, Some(wait), x.cooldown_max).await;
+            return Err(with_warning(
+                Outcome::error(format!(
+                    "{source} asks for {}, above max_wait {}; raise max_wait to judge recovery",
+                    secs(wait),
+                    secs(p.max_wait)
+                ))
+                .with_evidence(std::mem::take(evidence)),
+                warn,
+            ));
+        }
+        let early = timing::early_probe_at(wait);
         if !early.is_zero() {
             ctx.note(format!(
-                "waiting {} (Retry-After − 1 s) for the early probe",
+                "{tag}waiting {} (Retry-After − 1 s) for the early probe",
                 secs(early)
             ));
             tokio::time::sleep_until((lim.at + early).into()).await;
         }
-        let before = match ctx.client.send(&r).await {
+        let before = match ctx.client.send(r).await {
             Ok(ex) => ex,
-            Err(e) => return Outcome::transport("early probe", &e).with_evidence(evidence),
+            Err(e) => {
+                return Err(
+                    Outcome::transport("early probe", &e).with_evidence(std::mem::take(evidence))
+                )
+            }
         };
-        let before_elapsed = lim.at.elapsed();
-        evidence.push(Evidence::from_exchange("early probe", &before));
-        if before.status() != x.limited_status && attempt == 1 {
-            ctx.note("the early probe was served (the window may have just rolled over); trying once more");
-            evidence.clear();
+        let early_after = lim.at.elapsed();
+        evidence.push(Evidence::from_exchange(
+            format!("{tag}early probe"),
+            &before,
+        ));
+        if before.status() != x.limited_status && attempt < timing::EARLY_ATTEMPTS {
+            ctx.note(format!("{tag}the early probe was served (the window may have just rolled over); trying again with a fresh limit"));
+            evidence.truncate(kept);
             continue;
         }
-        let still_limited = Assertion::check(
-            "limited_until_retry_after",
-            before.status() == x.limited_status,
-            format!(
-                "{} after the {} ({source} {}), a probe was still limited: {}",
-                secs(before_elapsed),
-                x.limited_status,
-                secs(wait),
-                describe(&before)
-            ),
-            format!(
-                "the limit is not real: {} after the {} ({} said {}), a probe got {}",
-                secs(before_elapsed),
-                x.limited_status,
-                source,
-                secs(wait),
-                describe(&before)
-            ),
-            format!("{} before {source} elapses", x.limited_status),
-            describe(&before),
-        );
         // `Retry-After: 0` says "retry now": a refused retry at once shows the
         // header understates the wait (a sub-second wait rounded down), which
         // the probe after the margin would otherwise forgive.
         if wait.is_zero() && before.status() == x.limited_status {
-            let understated = Assertion::fail(
-                "served_after_retry_after",
-                format!(
-                    "{source} 0 but a retry at once was refused ({}): the header understates the wait",
-                    describe(&before)
-                ),
-                format!("success right after {source} 0"),
-                describe(&before),
-            );
-            let not_judged = Assertion::skipped(
-                "limited_until_retry_after",
-                format!("not judged: {source} 0 leaves no time before it"),
-            );
-            let warn = cool_down(ctx, &r, x.limited_status, None, x.cooldown_max).await;
-            let o = Outcome::judged(vec![honest_hint, not_judged, understated])
-                .with_evidence(evidence)
-                .with_properties(vec![
-                    prop("requests_to_limit", lim.sent),
-                    prop("wait_ms", 0u64),
-                ]);
-            return with_warning(o, warn);
+            return Ok(Probed {
+                lim,
+                wait,
+                reset,
+                source,
+                early: before,
+                early_after,
+                after: None,
+            });
         }
-        let after_at = lim.at + wait + p.margin;
+        let after_at = lim.at + timing::recovery_probe_at(wait, p.margin);
         ctx.note(format!(
-            "waiting {} ({source} {} + margin {}) before the recovery probe",
+            "{tag}waiting {} ({source} {} + margin {}) before the recovery probe",
             secs(after_at.saturating_duration_since(Instant::now())),
             secs(wait),
             secs(p.margin)
         ));
         tokio::time::sleep_until(after_at.into()).await;
-        let after = match ctx.client.send(&r).await {
+        let after = match ctx.client.send(r).await {
             Ok(ex) => ex,
-            Err(e) => return Outcome::transport("recovery probe", &e).with_evidence(evidence),
+            Err(e) => {
+                return Err(Outcome::transport("recovery probe", &e)
+                    .with_evidence(std::mem::take(evidence)))
+            }
         };
-        evidence.push(Evidence::from_exchange("recovery probe", &after));
-        let props = vec![
-            prop("requests_to_limit", lim.sent),
-            prop("wait_ms", wait.as_millis()),
-        ];
-        let recovered = after.status() != x.limited_status && after.status() < 500;
-        let served = Assertion::check(
-            "served_after_retry_after",
-            recovered,
-            format!(
-                "served {} after the {} ({source} {}): {}",
-                secs(wait + p.margin),
-                x.limited_status,
-                secs(wait),
-                describe(&after)
-            ),
-            format!(
-                "still limited after {source}: {} after the {} ({source} {}), the retry got {}",
-                secs(wait + p.margin),
-                x.limited_status,
-                secs(wait),
-                describe(&after)
-            ),
-            format!("success after {source} elapses"),
-            describe(&after),
-        );
-        let warn = if recovered {
-            None
-        } else {
-            cool_down(ctx, &r, x.limited_status, None, x.cooldown_max).await
-        };
-        let o = Outcome::judged(vec![honest_hint, still_limited, served])
-            .with_evidence(evidence)
-            .with_properties(props);
-        return with_warning(o, warn);
+        evidence.push(Evidence::from_exchange(
+            format!("{tag}recovery probe"),
+            &after,
+        ));
+        return Ok(Probed {
+            lim,
+            wait,
+            reset,
+            source,
+            early: before,
+            early_after,
+            after: Some(after),
+        });
     }
-    unreachable!("the loop returns on its second attempt")
+    unreachable!("the last attempt returns")
+}
+
+/// `rate_limit.recovery` (RL-003): `samples` samples in a row, each limited
+/// at Retry-After − 1 s and served at Retry-After + margin; judged by
+/// `timing::recovery_rule` on the first faulty sample, or the last.
+pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
+    let x = &p.exhaust;
+    let limited = x.limited_status;
+    let r = ctx.target.render(&x.request, &Scope::new());
+    let mut evidence = Vec::new();
+    let mut seen = Vec::new();
+    let mut probed = Vec::new();
+    for n in 1..=p.samples {
+        let tag = if p.samples > 1 {
+            format!("sample {n}: ")
+        } else {
+            String::new()
+        };
+        let s = match probe_sample(p, ctx, &r, &tag, &mut evidence).await {
+            Ok(s) => s,
+            Err(o) => return o,
+        };
+        let sample = s.sample(limited);
+        seen.push(sample);
+        probed.push(s);
+        if sample.faulty() {
+            break;
+        }
+    }
+    let judged_at = match timing::recovery_rule(&seen, p.samples as usize) {
+        timing::RecoveryRule::Broken(i) => i,
+        // Every sample was taken (the loop stops only at a faulty one).
+        timing::RecoveryRule::Held | timing::RecoveryRule::TooFew => seen.len() - 1,
+    };
+    let (s, sample) = (&probed[judged_at], seen[judged_at]);
+    let (wait, source) = (s.wait, s.source);
+    let which = if p.samples > 1 {
+        format!("sample {} of {}: ", judged_at + 1, p.samples)
+    } else {
+        String::new()
+    };
+    let all = if p.samples > 1 && !sample.faulty() {
+        format!("in all {} samples; the last: ", p.samples)
+    } else {
+        String::new()
+    };
+    let honest_hint = probed
+        .iter()
+        .map(|s| s.honest_hint(limited))
+        .find(|a| a.verdict == Verdict::Fail)
+        .unwrap_or_else(|| s.honest_hint(limited));
+    let props = vec![
+        prop("samples", seen.len()),
+        prop("requests_to_limit", s.lim.sent),
+        prop("wait_ms", wait.as_millis()),
+    ];
+    let judged = match &s.after {
+        None => {
+            vec![
+                honest_hint,
+                Assertion::skipped(
+                    "limited_until_retry_after",
+                    format!("not judged: {source} 0 leaves no time before it"),
+                ),
+                Assertion::fail(
+                    "served_after_retry_after",
+                    format!(
+                        "{which}{source} 0 but a retry at once was refused ({}): the header understates the wait",
+                        describe(&s.early)
+                    ),
+                    format!("success right after {source} 0"),
+                    describe(&s.early),
+                ),
+            ]
+        }
+        Some(after) => {
+            let still_limited = Assertion::check(
+                "limited_until_retry_after",
+                sample.early_limited,
+                format!(
+                    "{all}{} after the {limited} ({source} {}), a probe was still limited: {}",
+                    secs(s.early_after),
+                    secs(wait),
+                    describe(&s.early)
+                ),
+                format!(
+                    "{which}the limit is not real: {} after the {limited} ({source} said {}), a probe got {} ({} times with a fresh limit)",
+                    secs(s.early_after),
+                    secs(wait),
+                    describe(&s.early),
+                    timing::EARLY_ATTEMPTS
+                ),
+                format!("{limited} before {source} elapses"),
+                describe(&s.early),
+            );
+            let served = Assertion::check(
+                "served_after_retry_after",
+                sample.served,
+                format!(
+                    "{all}served {} after the {limited} ({source} {}): {}",
+                    secs(wait + p.margin),
+                    secs(wait),
+                    describe(after)
+                ),
+                format!(
+                    "{which}still limited after {source}: {} after the {limited} ({source} {}), the retry got {}",
+                    secs(wait + p.margin),
+                    secs(wait),
+                    describe(after)
+                ),
+                format!("success after {source} elapses"),
+                describe(after),
+            );
+            vec![honest_hint, still_limited, served]
+        }
+    };
+    let warn = if sample.served {
+        None
+    } else {
+        cool_down(ctx, &r, limited, None, x.cooldown_max).await
+    };
+    let o = Outcome::judged(judged)
+        .with_evidence(evidence)
+        .with_properties(props);
+    with_warning(o, warn)
 }
 
 /// `rate_limit.partition` (RL-004).

@@ -5,3 +5,4 @@ pub mod fields;
 pub mod plan;
 pub mod sf;
 pub mod spec;
+pub mod timing;

@@ -48,6 +48,8 @@ pub struct StormPlan {
 #[derive(Debug, Clone)]
 pub struct RecoveryPlan {
     pub exhaust: Exhaust,
+    /// Samples in a row that must recover (`timing::recovery_rule`).
+    pub samples: u32,
     pub margin: Duration,
     pub max_wait: Duration,
     pub dialects: Dialects,
@@ -248,6 +250,7 @@ impl PlanCtx<'_> {
         );
         RecoveryPlan {
             exhaust,
+            samples: self.rl_count(&s.samples, defaults::RECOVERY_SAMPLES, 100, "samples"),
             margin: dur(&s.margin, defaults::MARGIN),
             max_wait: dur(&s.max_wait, defaults::MAX_WAIT),
             dialects: Dialects {

@@ -5,3 +5,4 @@ pub mod plan;
 pub mod sender;
 pub mod sink;
 pub mod spec;
+pub mod timing;

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use super::exec::unix_now;
+use super::timing;
 use crate::families::common::{describe, send};
 use crate::families::webhook::plan::{SinkCase, WebhookSinkPlan, SINK_URL_VAR};
 use crate::families::{CheckContext, Evidence, Outcome};
@@ -281,7 +282,7 @@ fn trace(p: &WebhookSinkPlan, d: &Received, trace_id: &str, parent_id: &str) -> 
 }
 
 fn tolerance(p: &WebhookSinkPlan, expected: Duration) -> Duration {
-    expected.mul_f64(p.tolerance_pct / 100.0) + p.tolerance_floor
+    timing::tolerance(expected, p.tolerance_pct, p.tolerance_floor)
 }
 
 /// WHS-002: every attempt fails; attempts follow the schedule with one
@@ -378,11 +379,8 @@ async fn retries(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcom
             format!("{} attempts", got.len()),
         )
     };
-    let off = g
-        .iter()
-        .zip(&expected)
-        .enumerate()
-        .find(|(_, (gap, want))| gap.abs_diff(**want) > tolerance(p, **want));
+    let off = timing::schedule_rule(&g, &expected, p.tolerance_pct, p.tolerance_floor)
+        .map(|i| (i, (&g[i], &expected[i])));
     let schedule = match off {
         Some((i, (gap, want))) => Assertion::fail(
             "schedule",
@@ -484,12 +482,12 @@ async fn stops(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
         return Outcome::judged(judged);
     }
     // Wait out the next scheduled retry (or `quiet`) to see that none comes.
-    let next = p
-        .schedule
-        .get(stop_at)
-        .map(|d| *d + tolerance(p, *d))
-        .unwrap_or(Duration::ZERO)
-        .max(p.quiet);
+    let next = timing::stop_watch(
+        p.schedule.get(stop_at).copied(),
+        p.tolerance_pct,
+        p.tolerance_floor,
+        p.quiet,
+    );
     ctx.note(format!(
         "answered {}; {} of quiet to confirm no further attempt",
         p.respond[stop_at],
@@ -546,10 +544,10 @@ async fn retry_after(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Ou
         "retry_gap_ms",
         PropValue::rounded(gap.as_secs_f64() * 1000.0, 0),
     )];
-    // A little slack for the two timestamps being taken on different sides.
+    let slack = timing::retry_after_slack(ra, p.tolerance_pct, p.tolerance_floor);
     Outcome::judged(vec![Assertion::check(
         "honours_retry_after",
-        gap + Duration::from_millis(50) >= ra,
+        timing::retry_after_rule(gap, ra, p.tolerance_pct, p.tolerance_floor),
         format!(
             "the next attempt waited {} (Retry-After: {})",
             crate::fmt_duration(gap),
@@ -561,7 +559,11 @@ async fn retry_after(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Ou
             p.respond[0],
             p.retry_after
         ),
-        format!("next attempt >= {} s later", p.retry_after),
+        format!(
+            "next attempt >= {} s later (less {} for a scheduler's whole seconds)",
+            p.retry_after,
+            crate::fmt_duration(slack)
+        ),
         crate::fmt_duration(gap),
     )])
     .with_properties(props)

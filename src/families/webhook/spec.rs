@@ -571,7 +571,7 @@ pub const KINDS: &[Kind] = &[
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_TRACE), WAIT, RETRY_AFTER, TRACE_JSON],
     },
     Kind {
-        properties: &[should("honours_retry_after", "WHS-006; RFC 9110 §10.2.3 (how long the user agent ought to wait)", "the attempt after a 429/503 with Retry-After comes no earlier; not exercised when no second attempt came")],
+        properties: &[should("honours_retry_after", "WHS-006; RFC 9110 §10.2.3 (how long the user agent ought to wait)", "the attempt after a 429/503 with Retry-After comes no earlier (less a scheduler's whole second, at most tolerance_pct of it, + tolerance_floor); not exercised when no second attempt came")],
         name: "webhook.sink_respects_retry_after",
         summary: "WHS-006: answered 429 + Retry-After, the next attempt comes no earlier",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_RETRY_AFTER), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE],
