@@ -429,7 +429,14 @@ impl PlanCtx<'_> {
             event: s.event.clone().unwrap_or_else(|| d::EVENT.into()),
             headers,
             effects,
-            ack_within: s.ack_within.as_ref().map_or(d::ACK_WITHIN, |v| v.value.0),
+            ack_within: s.ack_within.as_ref().map_or(
+                if case == SenderCase::AcceptsValid {
+                    d::ACK_DEADLINE
+                } else {
+                    d::ACK_WITHIN
+                },
+                |v| v.value.0,
+            ),
             tolerance: s.tolerance.as_ref().map_or(d::TOLERANCE, |v| v.value.0),
             accept: s
                 .accept_status

@@ -176,7 +176,13 @@ pub mod defaults {
     /// (`\u00e9` vs raw UTF-8).
     pub const BODY: &str = r#"{"id":"${var.webhook_id}","type":"message.created","data":{"message_id":"msg_1","amount":100,"text":"café"}}"#;
     pub const EVENT: &str = "message.created";
+    /// The p95 acknowledgement time `webhook.burst` allows (WH-014's 2 s).
     pub const ACK_WITHIN: Duration = Duration::from_secs(2);
+    /// The deadline of `webhook.accepts_valid`'s one delivery: a sender's
+    /// timeout (GitHub gives up at 10 s), past which the delivery failed.
+    /// One delivery says nothing of a p95, so the 2 s budget is judged by
+    /// `webhook.burst` over 200.
+    pub const ACK_DEADLINE: Duration = Duration::from_secs(10);
     pub const TOLERANCE: Duration = Duration::from_secs(300);
     pub const ACCEPT_STATUS: &[StatusPattern] = &[Class(2)];
     pub const REJECT_STATUS: &[StatusPattern] = &[Class(4)];
@@ -259,7 +265,12 @@ const EFFECTS_REQUIRED: Param = param(
 const ACK_WITHIN: Param = param(
     "ack_within",
     D::Duration(d::ACK_WITHIN),
-    "time limit for the 2xx (webhook.burst: its p95)",
+    "limit for the p95 of the acknowledgement times",
+);
+const ACK_DEADLINE: Param = param(
+    "ack_within",
+    D::Duration(d::ACK_DEADLINE),
+    "deadline for the delivery's 2xx (a sender's timeout; the 2 s p95 is webhook.burst's)",
 );
 const TOLERANCE: Param = param(
     "tolerance",
@@ -393,8 +404,8 @@ const ACKNOWLEDGED_VALID: Property = must(
 );
 const ACK_TIME: Property = should(
     "ack_time",
-    "WH-000 (2 s proposed; GitHub cuts off at 10 s)",
-    "the acknowledgement came within ack_within; not exercised when nothing was acknowledged",
+    "WH-000 (GitHub cuts off at 10 s; the 2 s p95 of WH-014 is webhook.burst's)",
+    "the acknowledgement came within ack_within, a sender's timeout; not exercised when nothing was acknowledged",
 );
 const SIGNATURE: Property = must(
     "signature",
@@ -447,8 +458,8 @@ pub const KINDS: &[Kind] = &[
     Kind {
         properties: &[ACKNOWLEDGED_VALID, ACK_TIME, PROCESSED_ONCE],
         name: "webhook.accepts_valid",
-        summary: "WH-000: a correctly signed delivery gets 2xx within ack_within and is processed once",
-        params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS, ACK_WITHIN],
+        summary: "WH-000: a correctly signed delivery gets 2xx before a sender's timeout and is processed once",
+        params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS, ACK_DEADLINE],
     },
     Kind {
         properties: &[rejected("WH-001; Standard Webhooks §Verifying webhook authenticity (id, timestamp and signature headers)"), NO_SIDE_EFFECT],
