@@ -91,7 +91,9 @@ fn tail(ks: impl Iterator<Item = u64>, n: u64, s: f64) -> f64 {
     for k in ks {
         let p = ln_pmf(k, n, s).exp();
         sum += p;
-        if p < sum * 1e-17 || (sum == 0.0 && p == 0.0 && k > 0 && k < n) {
+        // Walking away from the mode the terms only shrink: once one is
+        // zero or negligible, so is the rest.
+        if p == 0.0 || p < sum * 1e-17 {
             break;
         }
     }

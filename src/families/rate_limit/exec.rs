@@ -791,36 +791,30 @@ async fn probe_sample(
         // `Retry-After: 0` says "retry now": a refused retry at once shows the
         // header understates the wait (a sub-second wait rounded down), which
         // the probe after the margin would otherwise forgive.
-        if wait.is_zero() && before.status() == x.limited_status {
-            return Ok(Probed {
-                lim,
-                wait,
-                reset,
-                source,
-                early: before,
-                early_after,
-                after: None,
-            });
-        }
-        let after_at = lim.at + timing::recovery_probe_at(wait, p.margin);
-        ctx.note(format!(
-            "{tag}waiting {} ({source} {} + margin {}) before the recovery probe",
-            secs(after_at.saturating_duration_since(Instant::now())),
-            secs(wait),
-            secs(p.margin)
-        ));
-        tokio::time::sleep_until(after_at.into()).await;
-        let after = match ctx.client.send(r).await {
-            Ok(ex) => ex,
-            Err(e) => {
-                return Err(Outcome::transport("recovery probe", &e)
-                    .with_evidence(std::mem::take(evidence)))
-            }
+        let after = if wait.is_zero() && before.status() == x.limited_status {
+            None
+        } else {
+            let after_at = lim.at + timing::recovery_probe_at(wait, p.margin);
+            ctx.note(format!(
+                "{tag}waiting {} ({source} {} + margin {}) before the recovery probe",
+                secs(after_at.saturating_duration_since(Instant::now())),
+                secs(wait),
+                secs(p.margin)
+            ));
+            tokio::time::sleep_until(after_at.into()).await;
+            let after = match ctx.client.send(r).await {
+                Ok(ex) => ex,
+                Err(e) => {
+                    return Err(Outcome::transport("recovery probe", &e)
+                        .with_evidence(std::mem::take(evidence)))
+                }
+            };
+            evidence.push(Evidence::from_exchange(
+                format!("{tag}recovery probe"),
+                &after,
+            ));
+            Some(after)
         };
-        evidence.push(Evidence::from_exchange(
-            format!("{tag}recovery probe"),
-            &after,
-        ));
         return Ok(Probed {
             lim,
             wait,
@@ -828,7 +822,7 @@ async fn probe_sample(
             source,
             early: before,
             early_after,
-            after: Some(after),
+            after,
         });
     }
     unreachable!("the last attempt returns")
