@@ -97,6 +97,15 @@ fn cmd_validate(a: ValidateArgs) -> i32 {
         Ok(v) => v,
         Err(e) => return usage_error(&e),
     };
+    let quota = match a
+        .quota
+        .as_deref()
+        .map(crate::http::quota::DeclaredQuota::parse)
+        .transpose()
+    {
+        Ok(q) => q,
+        Err(e) => return usage_error(&format!("--quota: {e}")),
+    };
     let opts = PlanOptions {
         vars,
         ..PlanOptions::default()
@@ -108,6 +117,7 @@ fn cmd_validate(a: ValidateArgs) -> i32 {
                 p.suites.len(),
                 p.check_count()
             );
+            eprint!("{}", crate::cost::report(&p, quota));
             exit::OK
         }
         Err(d) => report_diagnostics(&d),
@@ -130,6 +140,10 @@ fn cmd_run(a: RunArgs) -> i32 {
         }
         Ok(t) => t,
         Err(e) => return usage_error(&format!("--timeout: {e}")),
+    };
+    let quota = match quota_options(a.quota.as_deref(), &a.max_quota_wait) {
+        Ok(q) => q,
+        Err(e) => return usage_error(&e),
     };
     if let Some(t) = &a.target {
         if let Err(e) = crate::plan::check_base_url(t.trim_end_matches('/')) {
@@ -223,6 +237,7 @@ fn cmd_run(a: RunArgs) -> i32 {
         report_dir: a.reports.report_dir.clone(),
         allow_remote_load: a.allow_remote_load,
         strict: a.strict,
+        quota,
     };
     rt.block_on(run_plan(
         plan,
@@ -250,6 +265,20 @@ fn cmd_run(a: RunArgs) -> i32 {
         },
         cancel_rx,
     ))
+}
+
+/// `--quota` and `--max-quota-wait` as the request budget's options.
+pub fn quota_options(
+    quota: Option<&str>,
+    max_wait: &str,
+) -> Result<crate::http::quota::QuotaOptions, String> {
+    let declared = quota
+        .map(crate::http::quota::DeclaredQuota::parse)
+        .transpose()
+        .map_err(|e| format!("--quota: {e}"))?;
+    let max_wait = crate::model::scalar::parse_duration(max_wait)
+        .map_err(|e| format!("--max-quota-wait: {e}"))?;
+    Ok(crate::http::quota::QuotaOptions { max_wait, declared })
 }
 
 /// Refuses two outputs on one file, and an output on an input suite.
@@ -345,7 +374,7 @@ async fn run_plan(
         }
     }
     let client = match crate::http::Client::new() {
-        Ok(c) => c,
+        Ok(c) => c.with_quota(crate::http::Quota::new(opts.quota)),
         Err(e) => {
             eprintln!("error: {e}");
             return exit::RUN_BROKEN;
@@ -621,6 +650,26 @@ fn apply_reference_tuning(a: &ReferenceArgs, config: &mut ReferenceConfig) -> Re
             }
             config.rate_limit.window = w;
         }
+    }
+    config.rate_limit.sliding = match a.rate_limit_window.as_str() {
+        "fixed" => false,
+        "sliding" => true,
+        other => {
+            return Err(format!(
+                "--rate-limit-window: `{other}` is not fixed or sliding"
+            ))
+        }
+    };
+    config.rate_limit.headers = match a.rate_limit_headers.as_str() {
+        "on" => true,
+        "off" => false,
+        other => return Err(format!("--rate-limit-headers: `{other}` is not on or off")),
+    };
+    if let Some(n) = a.rate_limit_daily {
+        if n == 0 {
+            return Err("--rate-limit-daily must be at least 1".into());
+        }
+        config.rate_limit.daily = Some(n);
     }
     if let Some(n) = a.stall_every {
         if n == 0 {

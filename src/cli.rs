@@ -106,6 +106,12 @@ pub struct RunArgs {
     /// Let a suite's `load:` section send load to a non-loopback target
     #[arg(long)]
     pub allow_remote_load: bool,
+    /// The target's quota per credential, for a target that sends no rate-limit headers, e.g. 60/1m (overrides `target.rate_limit`)
+    #[arg(long, value_name = "N/WINDOW")]
+    pub quota: Option<String>,
+    /// The most the whole run may wait for the target's quota (429s, exhausted windows), e.g. 10m; past it a check is an error naming the block
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub max_quota_wait: String,
     /// Colour on stderr: `auto` (a terminal, and NO_COLOR unset or empty), `always` or `never`
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -204,6 +210,9 @@ pub struct ValidateArgs {
     /// Variables, as for `run`, so placeholders resolve the same way
     #[arg(long = "var", value_name = "K=V")]
     pub vars: Vec<String>,
+    /// The target's quota per credential, e.g. 60/1m: also print the least wall time it implies
+    #[arg(long, value_name = "N/WINDOW")]
+    pub quota: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -230,6 +239,15 @@ pub struct ReferenceArgs {
     /// Per-API-key rate limit as LIMIT/WINDOW (default 100/1s); `off` disables it
     #[arg(long, value_name = "LIMIT/WINDOW")]
     pub rate_limit: Option<String>,
+    /// How the limit's window moves: `fixed` (epoch-aligned, the default) or `sliding` (a log of admissions)
+    #[arg(long, value_name = "fixed|sliding", default_value = "fixed")]
+    pub rate_limit_window: String,
+    /// `off`: the limiter answers 429 with no limit fields and no Retry-After (a target for `--quota`)
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    pub rate_limit_headers: String,
+    /// A second limit per API key and UTC day, e.g. 10000 (429 for either; both in `RateLimit`)
+    #[arg(long, value_name = "N")]
+    pub rate_limit_daily: Option<u64>,
     /// With `--defect stall`: every Nth API request stalls (default 200)
     #[arg(long, value_name = "N")]
     pub stall_every: Option<u64>,

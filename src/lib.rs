@@ -35,6 +35,7 @@ pub fn fmt_duration(d: std::time::Duration) -> String {
 }
 pub mod app;
 pub mod cli;
+pub mod cost;
 pub mod events;
 pub mod exit;
 pub mod families;

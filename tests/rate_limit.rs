@@ -16,9 +16,12 @@ const SUITE: &str = "suites/rate-limit.yaml";
 
 #[test]
 fn storm_against_a_limit_never_reached_fails_at_its_bound() {
+    // A limiter that advertises nothing and never limits: the storm ends at
+    // its planned bound with a failure that says so.
     let r = RefHandle::start_with(ReferenceConfig {
         rate_limit: RateLimitConfig {
             limit: 1_000_000,
+            headers: false,
             ..RateLimitConfig::default()
         },
         ..ReferenceConfig::default()
@@ -33,7 +36,7 @@ fn storm_against_a_limit_never_reached_fails_at_its_bound() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("the limit was never reached") && stdout.contains("max_requests 500"),
+        stdout.contains("the limit was never reached") && stdout.contains("1000 requests"),
         "{stdout}"
     );
     assert!(took < Duration::from_secs(30), "took {took:?}");
@@ -45,6 +48,34 @@ fn storm_against_a_limit_never_reached_fails_at_its_bound() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+#[test]
+fn storm_under_a_ceiling_below_the_advertised_limit_is_an_error_not_a_failure() {
+    // The limit is advertised (and enforced) but the storm's ceiling is below
+    // it: tminus cannot reach it, which is tminus's problem, not the target's.
+    let r = RefHandle::start_with(ReferenceConfig {
+        rate_limit: RateLimitConfig {
+            limit: 5_000,
+            ..RateLimitConfig::default()
+        },
+        ..ReferenceConfig::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("s.yaml");
+    std::fs::write(
+        &suite,
+        "suite: s\ntarget:\n  headers: { Authorization: \"Bearer ref_test_key_a\" }\nchecks:\n  - id: storm\n    kind: rate_limit.storm\n    request: { path: /public/v1/messages/count }\n    max_requests: 300\n",
+    )
+    .unwrap();
+    let (v, out) = run_suite_against(suite.to_str().unwrap(), &r.url, &[]);
+    let text = format!("{}{}", common::stdout(&out), common::stderr(&out));
+    assert_eq!(not_passing(&v), vec!["s/storm=error".to_owned()], "{text}");
+    assert!(
+        text.contains("max_requests 300 is below the advertised limit of 5000"),
+        "{text}"
+    );
+    assert!(!text.contains("never reached"), "{text}");
 }
 
 #[test]

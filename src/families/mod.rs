@@ -8,6 +8,7 @@
 //! plan and a `CheckContext` and returns an `Outcome`; it never prints and
 //! never knows about reporters.
 
+pub mod budget;
 pub mod common;
 
 pub mod client;

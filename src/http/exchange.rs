@@ -130,6 +130,11 @@ pub enum TransportError {
         request: String,
         reason: String,
     },
+    /// The target's quota could not be waited for within the run's budget.
+    Quota {
+        request: String,
+        reason: String,
+    },
 }
 
 impl TransportError {
@@ -168,7 +173,8 @@ impl TransportError {
         match self {
             TransportError::Timeout { request, .. }
             | TransportError::Connect { request, .. }
-            | TransportError::Other { request, .. } => request,
+            | TransportError::Other { request, .. }
+            | TransportError::Quota { request, .. } => request,
         }
     }
 }
@@ -191,7 +197,8 @@ impl fmt::Display for TransportError {
             } => {
                 write!(f, "cannot connect to {address}: {reason} ({request})")
             }
-            TransportError::Other { request, reason } => write!(f, "{reason} ({request})"),
+            TransportError::Other { request, reason }
+            | TransportError::Quota { request, reason } => write!(f, "{reason} ({request})"),
         }
     }
 }

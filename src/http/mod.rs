@@ -3,10 +3,12 @@
 //! evidence. Sensitive headers are masked at capture time.
 
 pub mod exchange;
+pub mod quota;
 
 use std::time::{Duration, Instant};
 
 pub use exchange::{Exchange, RecordedRequest, RecordedResponse, TransportError};
+pub use quota::{Credential, Quota};
 
 use crate::model::request::{BodyPlan, RequestPlan, UrlPlan};
 use crate::model::template::{Scope, Template};
@@ -19,6 +21,20 @@ pub struct Rendered {
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
     pub timeout: Duration,
+    /// Whose quota it spends (set by [`Target::render`]; `None`: the
+    /// origin's, with no credential).
+    pub credential: Option<CredentialScope>,
+}
+
+/// How a rendered request's credential is found when it is sent: the
+/// values its credential headers have then (a check may have changed or
+/// removed one, and is then another caller).
+#[derive(Debug, Clone)]
+pub struct CredentialScope {
+    origin: String,
+    names: Vec<String>,
+    label: String,
+    own_key: u64,
 }
 
 impl Rendered {
@@ -36,6 +52,44 @@ impl Rendered {
     pub fn remove_header(&mut self, name: &str) {
         self.headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
     }
+    /// The credential whose quota this request spends.
+    pub fn credential(&self) -> Credential {
+        match &self.credential {
+            Some(c) => {
+                let values: Vec<(String, String)> = c
+                    .names
+                    .iter()
+                    .map(|n| (n.clone(), self.header(n).unwrap_or("").to_owned()))
+                    .collect();
+                let key = Credential::key_of(&c.origin, &values);
+                let label = if key == c.own_key {
+                    c.label.clone()
+                } else {
+                    "a request's own credential".to_owned()
+                };
+                Credential::from_key(key, label)
+            }
+            None => {
+                let o = origin_of(&self.url);
+                Credential::from_key(Credential::key_of(&o, &[]), format!("requests to {o}"))
+            }
+        }
+    }
+}
+
+/// `scheme://host:port` of a URL (the URL itself when it does not parse).
+pub fn origin_of(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .ok()
+        .map(|u| {
+            format!(
+                "{}://{}:{}",
+                u.scheme(),
+                u.host_str().unwrap_or("").to_ascii_lowercase(),
+                u.port_or_known_default().unwrap_or(0)
+            )
+        })
+        .unwrap_or_else(|| url.to_owned())
 }
 
 /// Where a check's requests go, and what they all carry.
@@ -46,7 +100,15 @@ pub struct Target {
     /// Headers of a second tenant (they replace same-named suite headers).
     pub second_tenant_headers: Option<Vec<(String, Template)>>,
     pub timeout: Duration,
+    /// Whose credential `headers` are, for quota notes ("the suite's
+    /// credential", "the second tenant").
+    pub label: String,
 }
+
+/// The label of the suite's own credential in quota notes.
+pub const SUITE_CREDENTIAL: &str = "the suite's credential";
+/// The label of the second tenant's credential.
+pub const SECOND_TENANT: &str = "the second tenant";
 
 impl Target {
     /// Renders a planned request: suite headers first, the request's own win.
@@ -75,10 +137,12 @@ impl Target {
             headers: Vec::new(),
             body: Vec::new(),
             timeout: req.timeout.unwrap_or(self.timeout),
+            credential: None,
         };
         // The suite's headers carry its credentials: they go to the
         // configured target only, never to an absolute URL on another host.
-        if same_origin(&r.url, &self.base_url) {
+        let own_origin = same_origin(&r.url, &self.base_url);
+        if own_origin {
             for (k, v) in &self.headers {
                 r.set_header(k, v.render(scope));
             }
@@ -105,7 +169,36 @@ impl Target {
         for (k, v) in &req.headers {
             r.set_header(k, v.render(scope));
         }
+        if own_origin {
+            r.credential = Some(self.credential_scope(scope));
+        }
         r
+    }
+
+    /// Which of a request's headers identify its caller, and whose they
+    /// are when they keep the target's values.
+    fn credential_scope(&self, scope: &Scope) -> CredentialScope {
+        let names: Vec<String> = self.headers.iter().map(|(k, _)| k.clone()).collect();
+        let own: Vec<(String, String)> = self
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.render(scope)))
+            .collect();
+        let origin = origin_of(&self.base_url);
+        let own_key = Credential::key_of(&origin, &own);
+        CredentialScope {
+            origin,
+            names,
+            label: self.label.clone(),
+            own_key,
+        }
+    }
+
+    /// The credential of the target's own headers (what a check's requests
+    /// spend unless they override them).
+    pub fn credential(&self) -> Credential {
+        let c = self.credential_scope(&Scope::default());
+        Credential::from_key(c.own_key, c.label)
     }
 }
 
@@ -118,6 +211,7 @@ impl Target {
             t.headers.retain(|(name, _)| !name.eq_ignore_ascii_case(k));
             t.headers.push((k.clone(), v.clone()));
         }
+        t.label = SECOND_TENANT.to_owned();
         Some(t)
     }
 }
@@ -172,6 +266,12 @@ pub fn client_builder() -> reqwest::ClientBuilder {
 pub struct Client {
     inner: reqwest::Client,
     max_body: usize,
+    /// The run's request budget; `None`: no quota handling at all.
+    quota: Option<Quota>,
+    /// A 429 (or 503 + Retry-After) is waited out and the request sent
+    /// again. Off only for the families that judge rate limiting, which see
+    /// every 429 (the book still learns from it).
+    polite: bool,
 }
 
 impl Client {
@@ -183,7 +283,38 @@ impl Client {
         Ok(Client {
             inner,
             max_body: DEFAULT_MAX_BODY,
+            quota: None,
+            polite: true,
         })
+    }
+
+    /// The same client keeping the run's request budget.
+    pub fn with_quota(mut self, quota: Quota) -> Self {
+        self.quota = Some(quota);
+        self
+    }
+
+    /// The run's request budget, if the client keeps one.
+    pub fn quota(&self) -> Option<&Quota> {
+        self.quota.as_ref()
+    }
+
+    /// The same client for a family that judges rate limiting: every 429
+    /// comes back as an answer (the book still learns from it and still
+    /// makes later polite requests wait).
+    pub fn judging_limits(&self) -> Client {
+        Client {
+            polite: false,
+            ..self.clone()
+        }
+    }
+
+    /// The same client, waiting out 429s (see [`Client::judging_limits`]).
+    pub fn polite(&self) -> Client {
+        Client {
+            polite: true,
+            ..self.clone()
+        }
     }
 
     /// The same client with another response-body cap.
@@ -202,7 +333,63 @@ impl Client {
     }
 
     /// Sends the request and reads the whole body, all within its timeout.
+    /// With a request budget, a polite client first waits while the
+    /// credential is blocked, and answers a 429 (or a 503 with Retry-After)
+    /// by waiting as asked and sending the same request again (same body,
+    /// same idempotency key); past the run's wait budget that is a
+    /// [`TransportError::Quota`]. The timeout is per attempt.
     pub async fn send(&self, r: &Rendered) -> Result<Exchange, TransportError> {
+        let Some(q) = &self.quota else {
+            return self.send_once(r).await;
+        };
+        let cred = r.credential();
+        let quota_error = |e: quota::QuotaError| TransportError::Quota {
+            request: format!("{} {}", r.method, r.url),
+            reason: e.0,
+        };
+        let mut hintless = 0u32;
+        let mut asked_to_wait = 0u32;
+        loop {
+            if asked_to_wait > quota::MAX_RESENDS {
+                return Err(quota_error(quota::QuotaError(format!(
+                    "quota: {} was asked to wait {} times for one request; gave up",
+                    cred.label, asked_to_wait
+                ))));
+            }
+            if self.polite {
+                q.reserve(&cred, 1).await.map_err(quota_error)?;
+            }
+            q.on_send(&cred);
+            let ex = self.send_once(r).await?;
+            let Some(asked) = q.learn(&cred, &ex.response) else {
+                return Ok(ex);
+            };
+            if !self.polite {
+                return Ok(ex);
+            }
+            asked_to_wait += 1;
+            if asked.is_none() {
+                hintless += 1;
+                if hintless > quota::HINTLESS_TRIES {
+                    return Err(quota_error(quota::QuotaError(format!(
+                        "quota: {} was answered {} {} times in a row with no Retry-After and no reset; gave up backing off",
+                        cred.label,
+                        ex.status(),
+                        hintless
+                    ))));
+                }
+                let wait = quota::hintless_backoff(hintless);
+                q.block_for(
+                    &cred,
+                    wait,
+                    format!("{} with no Retry-After: backoff #{hintless}", ex.status()),
+                );
+            }
+        }
+    }
+
+    /// One attempt: send and read the whole body, within the timeout.
+    async fn send_once(&self, r: &Rendered) -> Result<Exchange, TransportError> {
         let request = RecordedRequest::capture(r);
         let mut b = self.inner.request(r.method.clone(), &r.url);
         for (k, v) in &r.headers {

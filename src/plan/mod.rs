@@ -84,6 +84,9 @@ pub struct PlannedSuite {
     /// Headers of a second tenant, when the suite configures one.
     pub second_tenant_headers: Option<Vec<(String, Template)>>,
     pub timeout: Duration,
+    /// `target.rate_limit`: the quota declared for a target that sends no
+    /// rate-limit headers.
+    pub rate_limit: Option<crate::http::quota::DeclaredQuota>,
     pub checks: Vec<PlannedCheck>,
     /// The burst rehearsal, run after the checks.
     pub load: Option<load::LoadPlan>,
@@ -364,7 +367,14 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
     let mut headers = Vec::new();
     let mut second_tenant_headers = None;
     let mut timeout = DEFAULT_TIMEOUT;
+    let mut rate_limit = None;
     if let Some(t) = &f.target {
+        if let Some(q) = &t.rate_limit {
+            match crate::http::quota::DeclaredQuota::parse(&q.value) {
+                Ok(q) => rate_limit = Some(q),
+                Err(e) => ctx.error(q.referenced, format!("rate_limit: {e}")),
+            }
+        }
         if let Some(b) = &t.base_url {
             let tpl = ctx.template(b);
             if let Some(s) = tpl.as_literal() {
@@ -473,6 +483,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         headers,
         second_tenant_headers,
         timeout,
+        rate_limit,
         checks,
         strict: f.strict.unwrap_or(false),
         profile: ctx.profile,

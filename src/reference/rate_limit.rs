@@ -46,7 +46,16 @@ pub struct RateLimitConfig {
     pub sliding: bool,
     /// Keys never limited (and given no limit headers).
     pub exempt_keys: Vec<String>,
+    /// Send the limit fields (and Retry-After); `false` is the limiter
+    /// that says nothing but 429, which a declared quota paces against.
+    pub headers: bool,
+    /// A second, per-day limit per key (the seed's platform answers 429
+    /// for either): epoch-aligned days.
+    pub daily: Option<u64>,
 }
+
+/// The window of the per-day limit.
+const DAY: u64 = 86_400;
 
 impl Default for RateLimitConfig {
     fn default() -> Self {
@@ -55,6 +64,8 @@ impl Default for RateLimitConfig {
             window: Duration::from_secs(1),
             sliding: false,
             exempt_keys: vec![LOAD_API_KEY.into()],
+            headers: true,
+            daily: None,
         }
     }
 }
@@ -69,6 +80,9 @@ struct Bucket {
     carried: bool,
     /// Sliding log: admission times in epoch seconds.
     log: VecDeque<f64>,
+    /// The per-day limit: index of the day and requests admitted in it.
+    day_idx: u64,
+    day_count: u64,
 }
 
 /// One admission decision and the header values that go with it.
@@ -184,10 +198,16 @@ fn set(resp: &mut Response, name: &'static str, value: String) {
     }
 }
 
-fn stamp(resp: &mut Response, d: &Decision, date: SystemTime, app: &AppState) {
+fn stamp(
+    resp: &mut Response,
+    d: &Decision,
+    day: Option<&Decision>,
+    date: SystemTime,
+    app: &AppState,
+) {
     // One instant for Date and Reset, so Reset - Date is exact.
     set(resp, "date", httpdate::fmt_http_date(date));
-    if app.has(Defect::NoRateLimitHeaders) {
+    if app.has(Defect::NoRateLimitHeaders) || !app.config().rate_limit.headers {
         return;
     }
     let date_secs = date
@@ -197,20 +217,62 @@ fn stamp(resp: &mut Response, d: &Decision, date: SystemTime, app: &AppState) {
     set(resp, "x-ratelimit-limit", d.limit.to_string());
     set(resp, "x-ratelimit-remaining", d.remaining.to_string());
     set(resp, "x-ratelimit-reset", d.reset.to_string());
-    set(
-        resp,
-        "ratelimit-policy",
-        format!("\"default\";q={};w={}", d.limit, d.window),
+    let mut policy = format!("\"default\";q={};w={}", d.limit, d.window);
+    let mut limit = format!(
+        "\"default\";r={};t={}",
+        d.remaining,
+        d.reset.saturating_sub(date_secs)
     );
-    set(
-        resp,
-        "ratelimit",
-        format!(
-            "\"default\";r={};t={}",
-            d.remaining,
-            d.reset.saturating_sub(date_secs)
-        ),
-    );
+    if let Some(day) = day {
+        policy.push_str(&format!(", \"day\";q={};w={}", day.limit, day.window));
+        limit.push_str(&format!(
+            ", \"day\";r={};t={}",
+            day.remaining,
+            day.reset.saturating_sub(date_secs)
+        ));
+    }
+    set(resp, "ratelimit-policy", policy);
+    set(resp, "ratelimit", limit);
+}
+
+/// The window decision, and the day's when a per-day limit is set: a
+/// request is admitted only when both allow it, and a day that is used up
+/// decides the answer (its reset is the one to wait for).
+fn admit_with_daily(
+    b: &mut Bucket,
+    now: f64,
+    cfg: &RateLimitConfig,
+    carry: bool,
+) -> (Decision, Option<Decision>) {
+    let Some(daily) = cfg.daily else {
+        return (admit(b, now, cfg, carry), None);
+    };
+    let idx = now as u64 / DAY;
+    if idx != b.day_idx {
+        b.day_idx = idx;
+        b.day_count = 0;
+    }
+    let day = |count: u64, allowed: bool, rejected: u64| {
+        decision(
+            allowed,
+            daily,
+            daily.saturating_sub(count),
+            (idx + 1) * DAY,
+            now,
+            DAY,
+            rejected,
+        )
+    };
+    if b.day_count >= daily {
+        b.rejected += 1;
+        let d = day(b.day_count, false, b.rejected);
+        return (d, Some(d));
+    }
+    let d = admit(b, now, cfg, carry);
+    if d.allowed {
+        b.day_count += 1;
+    }
+    (d, Some(day(b.day_count, true, 0)))
 }
 
 /// Route layer on `/public/v1/*`, outside auth so 401s are limited and stamped too.
@@ -238,11 +300,12 @@ pub(crate) async fn limit(State(l): State<Limiter>, req: Request, next: Next) ->
             buckets.retain(|_, b| b.idx + 1 >= now as u64 / w || !b.log.is_empty());
         }
         let b = buckets.entry(key).or_default();
-        admit(b, now, cfg, app.has(Defect::ShortRetryAfter))
+        admit_with_daily(b, now, cfg, app.has(Defect::ShortRetryAfter))
     };
+    let (d, day) = d;
     if d.allowed {
         let mut resp = next.run(req).await;
-        stamp(&mut resp, &d, date, app);
+        stamp(&mut resp, &d, day.as_ref(), date, app);
         return resp;
     }
     if app.has(Defect::Slow429) {
@@ -257,8 +320,8 @@ pub(crate) async fn limit(State(l): State<Limiter>, req: Request, next: Next) ->
         "message": format!("rate limit of {} requests per {} s exceeded", d.limit, d.window),
     }});
     let mut resp = (StatusCode::TOO_MANY_REQUESTS, axum::Json(body)).into_response();
-    stamp(&mut resp, &d, date, app);
-    if !app.has(Defect::NoRetryAfter) {
+    stamp(&mut resp, &d, day.as_ref(), date, app);
+    if !app.has(Defect::NoRetryAfter) && cfg.headers {
         set(&mut resp, "retry-after", d.retry_after.to_string());
     }
     resp
@@ -299,6 +362,27 @@ mod tests {
         assert!(!admit(&mut b, t + 1.0, &c, true).allowed);
         // The window after: served again.
         assert!(admit(&mut b, t + 2.0, &c, true).allowed);
+    }
+
+    #[test]
+    fn a_used_up_day_decides_until_midnight() {
+        let c = RateLimitConfig {
+            daily: Some(3),
+            ..cfg(2)
+        };
+        let mut b = Bucket::default();
+        let t = 1_700_000_000.2; // 22:13:20 UTC
+        assert!(admit_with_daily(&mut b, t, &c, false).0.allowed);
+        assert!(admit_with_daily(&mut b, t, &c, false).0.allowed);
+        assert!(
+            !admit_with_daily(&mut b, t, &c, false).0.allowed,
+            "the window"
+        );
+        let (d, day) = admit_with_daily(&mut b, t + 1.0, &c, false);
+        assert!(d.allowed && day.unwrap().remaining == 0);
+        let (d, _) = admit_with_daily(&mut b, t + 2.0, &c, false);
+        assert!(!d.allowed && d.window == DAY);
+        assert_eq!(d.retry_after, 1_700_006_400 - 1_700_000_002);
     }
 
     #[test]

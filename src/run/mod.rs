@@ -22,6 +22,8 @@ pub struct RunOptions {
     pub allow_remote_load: bool,
     /// `--strict`: a broken SHOULD property fails the check (exit 1).
     pub strict: bool,
+    /// `--quota`, `--max-quota-wait`: the request budget's options.
+    pub quota: crate::http::quota::QuotaOptions,
 }
 
 /// Something that consumes the runner's events (a set of reporters, a
@@ -81,13 +83,22 @@ pub async fn run(
             headers: suite.headers.clone(),
             second_tenant_headers: suite.second_tenant_headers.clone(),
             timeout: suite.timeout,
+            label: crate::http::SUITE_CREDENTIAL.to_owned(),
         };
+        let credentials = Credentials::of(&target);
+        if let Some(q) = client.quota() {
+            q.declare(&credentials.own, suite.rate_limit);
+            if let Some(c) = &credentials.second {
+                q.declare(c, suite.rate_limit);
+            }
+        }
         for check in &suite.checks {
             if stop.is_none() && *cancel.borrow() {
                 stop = Some("not run: the run was cancelled".into());
             }
             let check_started = Instant::now();
             let started_at = SystemTime::now();
+            let spent_before = credentials.spent(client);
             let mut outcome = if let Some(why) = &stop {
                 Outcome::skipped(why.clone())
             } else {
@@ -96,6 +107,9 @@ pub async fn run(
                     id: check.id.clone(),
                 });
                 let (tx, mut rx) = mpsc::unbounded_channel();
+                if let Some(q) = client.quota() {
+                    q.set_notes(Some(tx.clone()));
+                }
                 let ctx = CheckContext {
                     client: client.clone(),
                     target: target.clone(),
@@ -104,7 +118,15 @@ pub async fn run(
                     allow_remote_load: opts.allow_remote_load,
                     sink: suite.sink.clone(),
                 };
-                let mut fut = std::pin::pin!(families::execute(&check.body, &ctx));
+                let needs = check.body.requests();
+                let mut fut = std::pin::pin!(async {
+                    // The check's requests are reserved before it starts, so
+                    // it is not cut across a window's reset by accident.
+                    if let Err(e) = credentials.reserve(client, needs).await {
+                        return Outcome::error(e.0);
+                    }
+                    families::execute(&check.body, &ctx).await
+                });
                 let mut cancel = cancel.clone();
                 loop {
                     tokio::select! {
@@ -123,6 +145,10 @@ pub async fn run(
                     }
                 }
             };
+            if let Some(q) = client.quota() {
+                q.set_notes(None);
+            }
+            credentials.account(client, &mut outcome, &spent_before, check.body.requests());
             // Levels are the plan's business, not the family's: the family
             // says what held, the table and the check say how much it matters.
             outcome.apply_severity(
@@ -214,6 +240,100 @@ pub async fn run(
         cancelled,
     });
     summary
+}
+
+/// The credentials of a suite's target, as the request budget knows them.
+struct Credentials {
+    own: crate::http::Credential,
+    second: Option<crate::http::Credential>,
+}
+
+/// What the book had counted for a suite's credentials when a check began.
+struct Spent {
+    waited: std::time::Duration,
+    own: u64,
+    second: u64,
+}
+
+impl Credentials {
+    fn of(target: &Target) -> Self {
+        Credentials {
+            own: target.credential(),
+            second: target.as_second_tenant().map(|t| t.credential()),
+        }
+    }
+
+    async fn reserve(
+        &self,
+        client: &Client,
+        needs: families::budget::Requests,
+    ) -> Result<(), crate::http::quota::QuotaError> {
+        let Some(q) = client.quota() else {
+            return Ok(());
+        };
+        if needs.window > 0 {
+            q.reserve(&self.own, needs.window).await?;
+        }
+        if let (Some(c), true) = (&self.second, needs.second > 0) {
+            q.reserve(c, needs.second).await?;
+        }
+        Ok(())
+    }
+
+    fn spent(&self, client: &Client) -> Spent {
+        let Some(q) = client.quota() else {
+            return Spent {
+                waited: std::time::Duration::ZERO,
+                own: 0,
+                second: 0,
+            };
+        };
+        Spent {
+            waited: q.waited(),
+            own: q.sent(&self.own),
+            second: self.second.as_ref().map_or(0, |c| q.sent(c)),
+        }
+    }
+
+    /// Puts what the check spent on its outcome: the time it waited for
+    /// quota (`quota_wait_s`, only when it waited), the requests each
+    /// credential sent (`requests_own`, `requests_second`) and what the plan
+    /// reserved (`requests_budget`; absent for the checks sized from the
+    /// advertised limit).
+    fn account(
+        &self,
+        client: &Client,
+        outcome: &mut Outcome,
+        before: &Spent,
+        budget: families::budget::Requests,
+    ) {
+        if client.quota().is_none() || outcome.verdict == families::Verdict::Skipped {
+            return;
+        }
+        let now = self.spent(client);
+        let waited = now.waited.saturating_sub(before.waited);
+        if !waited.is_zero() {
+            outcome.properties.push(crate::outcome::prop(
+                "quota_wait_s",
+                crate::outcome::PropValue::rounded(waited.as_secs_f64(), 3),
+            ));
+        }
+        outcome.properties.push(crate::outcome::prop(
+            "requests_own",
+            (now.own - before.own) as i64,
+        ));
+        if budget != families::budget::Requests::default() {
+            outcome
+                .properties
+                .push(crate::outcome::prop("requests_budget", budget.own as i64));
+        }
+        if self.second.is_some() {
+            outcome.properties.push(crate::outcome::prop(
+                "requests_second",
+                (now.second - before.second) as i64,
+            ));
+        }
+    }
 }
 
 /// Counts a finished result, applies `--fail-fast` and reports it: the one

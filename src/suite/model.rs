@@ -267,6 +267,12 @@ pub struct TargetSpec {
     #[serde(default)]
     #[schemars(with = "Option<DurationValue>")]
     pub timeout: Option<Spanned<DurationValue>>,
+    /// The target's quota per credential, `REQUESTS/WINDOW` (`60/1m`,
+    /// `10000/1d`), for a target that sends no rate-limit headers: tminus
+    /// paces itself to it (CLI `--quota` overrides).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub rate_limit: Option<Spanned<String>>,
     /// Where sink checks' receiver listens and the URL the platform is
     /// given (CLI `--sink-listen` / `--sink-url` override).
     #[serde(default)]

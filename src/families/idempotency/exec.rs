@@ -37,7 +37,7 @@ const POLL_EVERY: Duration = Duration::from_millis(100);
 /// one, 5 s at most), at most 5 times per check: 25 s of waiting at worst.
 const RATE_LIMIT_WAIT: Duration = Duration::from_secs(1);
 const RATE_LIMIT_WAIT_MAX: Duration = Duration::from_secs(5);
-const RATE_LIMIT_WAITS: u32 = 5;
+pub const RATE_LIMIT_WAITS: u32 = 5;
 
 /// Collects evidence, properties and problems while a check runs.
 struct Run<'a> {
@@ -694,7 +694,23 @@ async fn concurrent(
         for (k, v) in slow {
             req.set_header(k, v.render(&r.scope));
         }
+        // Each round falls inside one window of the target's quota: its n
+        // requests and the counter read after it are reserved first.
+        let quota = r.ctx.client.quota().cloned();
+        let cred = req.credential();
+        if let Some(q) = &quota {
+            q.reserve(&cred, n as u64 + 1)
+                .await
+                .map_err(|e| Outcome::error(e.0).with_evidence(r.evidence.clone()))?;
+        }
         let (release, results) = together::send_together(&r.ctx.client, &req, n).await;
+        if let Some(q) = &quota {
+            // The pre-opened connections bypass the client: the book learns here.
+            for ex in results.iter().flatten() {
+                q.on_send(&cred);
+                q.learn(&cred, &ex.response);
+            }
+        }
         if round == 1 && waits == 0 {
             r.ctx.note(match release {
                 Release::PreOpened => format!(
@@ -737,11 +753,20 @@ async fn concurrent(
                     .max()
                     .unwrap_or(RATE_LIMIT_WAIT)
                     .min(RATE_LIMIT_WAIT_MAX);
-                r.ctx.note(format!(
-                    "round {round}: {} of {n} requests were rate limited (429); redoing it after {wait:?}",
-                    tally.rate_limited
-                ));
-                tokio::time::sleep(wait).await;
+                if quota.is_some() {
+                    // The book holds the block; the next round's reservation
+                    // waits it out (announced, within --max-quota-wait).
+                    r.ctx.note(format!(
+                        "round {round}: {} of {n} requests were rate limited (429); redoing it when the quota allows",
+                        tally.rate_limited
+                    ));
+                } else {
+                    r.ctx.note(format!(
+                        "round {round}: {} of {n} requests were rate limited (429); redoing it after {wait:?}",
+                        tally.rate_limited
+                    ));
+                    tokio::time::sleep(wait).await;
+                }
                 (before, waits) = (after, waits + 1);
                 continue;
             }
@@ -1999,6 +2024,7 @@ mod tests {
             headers: vec![("Idempotency-Key".into(), "k".into())],
             body: b"{}".to_vec(),
             timeout: Duration::from_secs(1),
+            credential: None,
         };
         let s = String::from_utf8(raw_request(&r, "h", "/p")).unwrap();
         assert!(s.starts_with("POST /p HTTP/1.1\r\nHost: h\r\nIdempotency-Key: k\r\n"));

@@ -272,6 +272,7 @@ mod tests {
             ],
             body: br#"{"text":"race"}"#.to_vec(),
             timeout: Duration::from_secs(5),
+            credential: None,
         }
     }
 

@@ -33,6 +33,85 @@ fn secs(d: Duration) -> String {
     fmt_duration(d)
 }
 
+/// Requests past the advertised limit a check that exhausts the quota may
+/// send (a window that turns during the storm, a limiter that counts late).
+fn margin(limit: u64) -> u64 {
+    (limit / 10).max(20)
+}
+
+/// Most requests an auto-sized storm sends, whatever the target advertises.
+const AUTO_CEILING: u64 = 20_000;
+
+/// How many requests `x` may send to reach a limit (and `extra` answers
+/// past it): sized from the limit the run's book learned for the
+/// credential (or the declared quota); `max_requests` when the suite wrote
+/// it, or when no limit is known. Read before every request, so a limit the
+/// first answers advertise sizes the rest.
+fn cap(ctx: &CheckContext, r: &Rendered, x: &Exhaust, extra: u64) -> u64 {
+    let planned = u64::from(x.max_requests);
+    if x.max_requests_set {
+        return planned;
+    }
+    let sized = match ctx.client.quota().and_then(|q| q.limit_of(&r.credential())) {
+        Some(limit) if limit + extra + margin(limit) <= AUTO_CEILING => {
+            limit + extra + margin(limit)
+        }
+        // Beyond the ceiling: the planned default, and an error that says why.
+        _ => planned,
+    };
+    if remote_load_refused(ctx) {
+        // More is load, which a remote target gets only when allowed.
+        sized.min(crate::families::HIGH_VOLUME_REQUESTS)
+    } else {
+        sized
+    }
+}
+
+fn remote_load_refused(ctx: &CheckContext) -> bool {
+    !ctx.allow_remote_load && !crate::families::load::exec::is_loopback(&ctx.target.base_url)
+}
+
+/// Not reaching the limit because the ceiling is below it is tminus's
+/// problem, not the target's: the error says so (`None`: the ceiling was
+/// not the reason).
+fn ceiling_below_limit(
+    ctx: &CheckContext,
+    r: &Rendered,
+    x: &Exhaust,
+    sent: u64,
+) -> Option<Outcome> {
+    let limit = ctx.client.quota()?.limit_of(&r.credential())?;
+    let ceiling = cap(ctx, r, x, 0);
+    (sent >= ceiling && ceiling <= limit).then(|| {
+        Outcome::error(if x.max_requests_set {
+            format!(
+                "max_requests {} is below the advertised limit of {limit} requests: the limit cannot be reached; raise max_requests (or leave it out: tminus sizes the storm from the advertised limit)",
+                x.max_requests
+            )
+        } else if remote_load_refused(ctx) && ceiling == crate::families::HIGH_VOLUME_REQUESTS {
+            format!(
+                "the advertised limit of {limit} requests needs more than {ceiling} to reach: that is load, and {} is not a loopback address; pass --allow-remote-load",
+                crate::redact::mask_userinfo(&ctx.target.base_url)
+            )
+        } else {
+            format!(
+                "the advertised limit of {limit} requests is above the {ceiling} tminus sends to reach a limit on its own (at most {AUTO_CEILING}): set max_requests above the limit to storm it"
+            )
+        })
+    })
+}
+
+/// A storm sized past [`crate::families::HIGH_VOLUME_REQUESTS`] to a remote
+/// target is load: refused without `--allow-remote-load`, like a burst.
+fn refuse_remote_load(ctx: &CheckContext, n: u64) -> Option<Outcome> {
+    (n > crate::families::HIGH_VOLUME_REQUESTS && remote_load_refused(ctx)).then(|| {
+        Outcome::error(format!(
+            "the advertised limit needs up to {n} requests to reach: that is load, and {} is not a loopback address; pass --allow-remote-load",
+            crate::redact::mask_userinfo(&ctx.target.base_url)
+        ))
+    })
+}
+
 /// The first limited answer of a burst, and when it arrived.
 struct Limited {
     ex: Exchange,
@@ -63,7 +142,7 @@ async fn exhaust(
                 break;
             }
             let n = sent.fetch_add(1, Ordering::Relaxed) + 1;
-            if n > x.max_requests {
+            if u64::from(n) > cap(ctx, r, x, 0) {
                 break;
             }
             match ctx.client.send(r).await {
@@ -103,9 +182,13 @@ async fn exhaust(
     if let Some(o) = broken.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(o);
     }
+    let sent_n = u64::from(sent.load(Ordering::Relaxed)).min(cap(ctx, r, x, 0));
+    if let Some(o) = ceiling_below_limit(ctx, r, x, sent_n) {
+        return Err(o);
+    }
     Err(Outcome::error(format!(
         "could not reach {who}'s rate limit: {} requests ({} in flight) over {} got no {}; raise max_requests or use rate_limit.storm to judge this",
-        sent.load(Ordering::Relaxed).min(x.max_requests),
+        sent_n,
         x.concurrency,
         secs(started.elapsed()),
         x.limited_status
@@ -122,6 +205,19 @@ async fn cool_down(
     hint: Option<Duration>,
     max: Duration,
 ) -> Option<String> {
+    // With the run's request budget the block the storm left is in the
+    // book: a polite send waits it out (announced, within --max-quota-wait)
+    // and comes back when the key is served again.
+    if ctx.client.quota().is_some() {
+        return match ctx.client.polite().send(r).await {
+            Ok(ex) if ex.status() != limited => None,
+            Ok(ex) => Some(format!(
+                "the key was still answered {} after waiting for its window; later checks may see {limited}s",
+                ex.status()
+            )),
+            Err(e) => Some(e.to_string()),
+        };
+    }
     let started = Instant::now();
     let first = hint.unwrap_or(Duration::from_secs(1)).min(max);
     ctx.note(format!(
@@ -339,7 +435,10 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
     let started = Instant::now();
     ctx.note(format!(
         "storm: up to {} requests, {} in flight, stopping after {} × {}",
-        x.max_requests, x.concurrency, p.stop_after, x.limited_status
+        cap(ctx, &r, x, u64::from(p.stop_after)),
+        x.concurrency,
+        p.stop_after,
+        x.limited_status
     ));
     let worker = || async {
         loop {
@@ -350,7 +449,7 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
                 break;
             }
             let n = sent.fetch_add(1, Ordering::Relaxed) + 1;
-            if n > x.max_requests {
+            if u64::from(n) > cap(ctx, &r, x, u64::from(p.stop_after)) {
                 break;
             }
             let label = format!("storm request {n}");
@@ -541,6 +640,11 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
         ("fast_rejections", "", String::new(), ""),
     ];
     let reached = t.limited > 0;
+    if !reached && elapsed <= p.max_duration {
+        if let Some(o) = ceiling_below_limit(ctx, &r, x, u64::from(total)) {
+            return with_warning(o.with_properties(props), warn);
+        }
+    }
     let no_limit = format!("not judged: no {limited} was received, the limit was never reached");
     let mut judged = vec![if reached {
         Assertion::pass(
@@ -551,7 +655,7 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
         let bound = if elapsed > p.max_duration {
             format!("max_duration {}", secs(p.max_duration))
         } else {
-            format!("max_requests {}", x.max_requests)
+            format!("{} requests", cap(ctx, &r, x, u64::from(p.stop_after)))
         };
         Assertion::fail(
             "limit_reached",
@@ -560,7 +664,10 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
                 x.concurrency,
                 secs(elapsed),
             ),
-            format!("{limited} within {} requests", x.max_requests),
+            format!(
+                "{limited} within {} requests",
+                cap(ctx, &r, x, u64::from(p.stop_after))
+            ),
             seen.clone(),
         )
     }];
@@ -750,7 +857,14 @@ async fn probe_sample(
                 ));
             }
         };
-        if wait > p.max_wait {
+        // Unless the suite bounds it, a window longer than max_wait is
+        // the target's quota: waited for within the run's quota budget.
+        let within_budget = !p.max_wait_set
+            && ctx
+                .client
+                .quota()
+                .is_some_and(|q| q.charge(&r.credential(), wait).is_ok());
+        if wait > p.max_wait && !within_budget {
             let warn = cool_down(ctx, r, x.limited_status, Some(wait), x.cooldown_max).await;
             return Err(with_warning(
                 Outcome::error(format!(
@@ -1054,10 +1168,31 @@ pub async fn partition(p: &PartitionPlan, ctx: &CheckContext) -> Outcome {
 
 /// Runs a planned `rate_limit.*` check.
 pub async fn run(plan: &RateLimitPlan, ctx: &CheckContext) -> Outcome {
+    // The checks that exhaust the quota judge every 429 themselves (the
+    // run's book still learns from them); the headers check samples
+    // politely: a 429 there means wait, not a sample.
+    let judging = CheckContext {
+        client: ctx.client.judging_limits(),
+        ..ctx.clone()
+    };
+    let exhaust = match plan {
+        RateLimitPlan::Headers(p) => return headers(p, ctx).await,
+        RateLimitPlan::Storm(p) => &p.exhaust,
+        RateLimitPlan::Recovery(p) => &p.exhaust,
+        RateLimitPlan::Partition(p) => &p.exhaust,
+    };
+    let r = ctx.target.render(&exhaust.request, &Scope::new());
+    let extra = match plan {
+        RateLimitPlan::Storm(p) => u64::from(p.stop_after),
+        _ => 0,
+    };
+    if let Some(refused) = refuse_remote_load(ctx, cap(ctx, &r, exhaust, extra)) {
+        return refused;
+    }
     match plan {
-        RateLimitPlan::Headers(p) => headers(p, ctx).await,
-        RateLimitPlan::Storm(p) => storm(p, ctx).await,
-        RateLimitPlan::Recovery(p) => recovery(p, ctx).await,
-        RateLimitPlan::Partition(p) => partition(p, ctx).await,
+        RateLimitPlan::Headers(_) => unreachable!("returned above"),
+        RateLimitPlan::Storm(p) => storm(p, &judging).await,
+        RateLimitPlan::Recovery(p) => recovery(p, &judging).await,
+        RateLimitPlan::Partition(p) => partition(p, &judging).await,
     }
 }

@@ -21,6 +21,9 @@ pub struct Exhaust {
     pub request: RequestPlan,
     pub limited_status: u16,
     pub max_requests: u32,
+    /// `max_requests` was written in the suite: a ceiling that is never
+    /// raised to the advertised limit (and a limit above it is an error).
+    pub max_requests_set: bool,
     pub concurrency: u32,
     /// Longest wait for the window to reset before the check ends.
     pub cooldown_max: Duration,
@@ -52,6 +55,9 @@ pub struct RecoveryPlan {
     pub samples: u32,
     pub margin: Duration,
     pub max_wait: Duration,
+    /// `max_wait` was written in the suite (else a longer window is waited
+    /// for within the run's quota budget).
+    pub max_wait_set: bool,
     pub dialects: Dialects,
 }
 
@@ -141,6 +147,7 @@ impl PlanCtx<'_> {
                 100_000,
                 "max_requests",
             ),
+            max_requests_set: max_requests.is_some(),
             concurrency: self.rl_count(concurrency, defaults.concurrency, 256, "concurrency"),
             cooldown_max: dur(cooldown_max, defaults::COOLDOWN_MAX),
         }
@@ -253,6 +260,7 @@ impl PlanCtx<'_> {
             samples: self.rl_count(&s.samples, defaults::RECOVERY_SAMPLES, 100, "samples"),
             margin: dur(&s.margin, defaults::MARGIN),
             max_wait: dur(&s.max_wait, defaults::MAX_WAIT),
+            max_wait_set: s.max_wait.is_some(),
             dialects: Dialects {
                 dialect: Dialect::Auto,
                 reset: self.rl_reset(&s.reset),

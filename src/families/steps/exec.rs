@@ -31,7 +31,19 @@ pub async fn run(plan: &StepsPlan, ctx: &CheckContext) -> Outcome {
             }
         };
         let rendered = ctx.target.render(request, &scope);
-        let ex = match ctx.client.send(&rendered).await {
+        // A step that names 429 among its statuses is about the limit and
+        // sees it; any other step (a `4xx` class too) waits a 429 out and
+        // sends again: a 429 it did not ask for is the quota, not the answer.
+        let names_429 = step.expect.status.as_ref().is_some_and(|st| {
+            st.0.iter()
+                .any(|p| matches!(p, crate::model::scalar::StatusPattern::Exact(429)))
+        });
+        let client = if names_429 {
+            ctx.client.judging_limits()
+        } else {
+            ctx.client.clone()
+        };
+        let ex = match client.send(&rendered).await {
             Ok(ex) => ex,
             Err(e) => return Outcome::transport(&label, &e).with_evidence(evidence),
         };

@@ -61,6 +61,7 @@ impl Run<'_> {
             headers: vec![("Content-Type".into(), "application/json".into())],
             body: body.unwrap_or(&d.body).to_vec(),
             timeout: self.ctx.target.timeout,
+            credential: None,
         };
         for (k, v) in &self.p.headers {
             r.set_header(k, v.render(&scope));
