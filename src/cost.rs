@@ -11,9 +11,12 @@ use crate::families::CheckPlan;
 use crate::http::quota::{fmt_wait, DeclaredQuota};
 use crate::plan::Plan;
 
-/// Storms are sized from the limit: this many requests past it, at most.
+/// What a storm against `limit` costs the quota: it is served at most the
+/// rest of the window it starts in plus one whole window (it stops at the
+/// limit), plus its `stop_after` limited answers, which the reference and
+/// most limiters do not count.
 fn storm_cost(limit: u64, stop_after: u64) -> u64 {
-    limit + stop_after + (limit / 10).max(20)
+    limit + stop_after
 }
 
 /// True for the checks that exhaust the quota on purpose.
@@ -88,7 +91,7 @@ pub fn report(plan: &Plan, quota: Option<DeclaredQuota>) -> String {
             let n = total.own + storm_requests;
             let _ = writeln!(
                 out,
-                "    at {q}: at least {} of wall time waiting for windows",
+                "    at {q}: at least {} of wall time waiting for windows, if every request counts (paths outside the limiter, such as health checks, do not)",
                 fmt_wait(lower_bound(n, q))
             );
         }

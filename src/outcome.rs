@@ -380,6 +380,14 @@ impl Outcome {
             .iter()
             .find_map(|(k, v)| (k == key).then_some(v))
     }
+
+    /// Seconds the check waited for the target's quota (the runner's
+    /// `quota_wait_s` property; 0 when it did not wait).
+    pub fn quota_wait_s(&self) -> f64 {
+        self.property("quota_wait_s")
+            .and_then(PropValue::as_f64)
+            .unwrap_or(0.0)
+    }
 }
 
 /// One measured value or identifier of an [`Outcome`]. Numbers stay numbers

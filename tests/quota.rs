@@ -272,3 +272,58 @@ fn validate_prints_the_budget_and_the_least_wall_time() {
     assert!(err.contains("sized from the limit 60/1m"), "{err}");
     assert!(err.contains("at 60/1m: at least"), "{err}");
 }
+
+/// `(check, property)` pairs that did not pass, with their verdicts.
+fn broken(report: &Value) -> Vec<String> {
+    let mut out: Vec<String> = checks(report)
+        .iter()
+        .flat_map(|c| {
+            c["assertions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|a| a["verdict"] != "pass")
+                .map(move |a| format!("{}.{}={}", c["id"], a["property"], a["verdict"]))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The defect harness's launch-checklist rows (and a defect of each
+/// checklist point) fail the same properties under a tight quota as with
+/// none: the quota changes how long the gate takes, never its verdicts.
+#[test]
+fn defects_fail_the_same_properties_under_a_quota() {
+    use tminus::reference::Defect::*;
+    for defect in [
+        AcceptAnyKey,
+        BrokenPagination,
+        NoTraceId,
+        ReplayReexecutes,
+        NoRetryAfter,
+        ReceiverAcceptsForged,
+    ] {
+        let free = RefHandle::start(&[defect]);
+        let (free_code, free_report, free_console) = run(GATE, &free.url, &[]);
+        drop(free);
+        let tight = RefHandle::start_with(ReferenceConfig {
+            defects: vec![defect],
+            rate_limit: RateLimitConfig {
+                limit: 60,
+                window: Duration::from_secs(5),
+                ..RateLimitConfig::default()
+            },
+            ..ReferenceConfig::default()
+        });
+        let (code, report, console) = run(GATE, &tight.url, &[]);
+        assert_eq!(free_code, 1, "{defect}: {free_console}");
+        assert_eq!(code, 1, "{defect} under 60/5s: {console}");
+        assert_eq!(
+            broken(&report),
+            broken(&free_report),
+            "{defect}: under 60/5s\n{console}"
+        );
+        no_429_as_an_answer(&report);
+    }
+}

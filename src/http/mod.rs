@@ -357,11 +357,11 @@ impl Client {
                 ))));
             }
             if self.polite {
-                q.reserve(&cred, 1).await.map_err(quota_error)?;
+                q.before_send(&cred, &r.url).await.map_err(quota_error)?;
             }
             q.on_send(&cred);
             let ex = self.send_once(r).await?;
-            let Some(asked) = q.learn(&cred, &ex.response) else {
+            let Some(asked) = q.learn(&cred, &r.url, &ex.response) else {
                 return Ok(ex);
             };
             if !self.polite {

@@ -20,7 +20,7 @@
 //! pass it is an error naming the credential and the block, never a 24-hour
 //! sleep. Cancellation drops the waiting future, so Ctrl-C ends a wait.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -321,6 +321,21 @@ struct Ledger {
     last_used: Option<Instant>,
     /// Requests sent in the run, for the run's per-check counts.
     total: u64,
+    /// Paths whose answers carry no quota fields while the credential's
+    /// others do: outside the limiter (a health check, a test hook), never
+    /// held back by a block or an empty window. Bounded.
+    unlimited: HashSet<String>,
+}
+
+/// Paths the book remembers as outside the limiter, per credential.
+const MAX_UNLIMITED_PATHS: usize = 256;
+
+/// The part of a URL the book tells limited from unlimited paths by: the
+/// path, without query or fragment.
+pub fn path_key(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let path = rest.find('/').map_or("/", |i| &rest[i..]);
+    path.split(['?', '#']).next().unwrap_or("/").to_owned()
 }
 
 impl Ledger {
@@ -383,6 +398,21 @@ impl Ledger {
             while self.sent.len() as u64 > d.limit {
                 self.sent.pop_front();
             }
+        }
+    }
+
+    /// Remembers whether `path` is inside the limiter: an answer with no
+    /// quota field (and no 429) on a credential whose other answers carry
+    /// them is outside. A declared quota (no fields anywhere) counts every
+    /// path, since nothing says which do.
+    fn learn_path(&mut self, path: &str, h: &Hint, status: u16) {
+        let silent = h.remaining.is_none() && h.limit.is_none() && h.retry_after.is_none();
+        if silent && status != 429 && self.limit.is_some() {
+            if self.unlimited.len() < MAX_UNLIMITED_PATHS {
+                self.unlimited.insert(path.to_owned());
+            }
+        } else {
+            self.unlimited.remove(path);
         }
     }
 
@@ -449,6 +479,9 @@ struct Book {
     ledgers: HashMap<u64, Ledger>,
     waited: Duration,
     notes: Option<UnboundedSender<String>>,
+    /// The current check's reservation per credential, taken by its first
+    /// request to a limited path (see [`Quota::expect`]).
+    pending: HashMap<u64, u64>,
 }
 
 /// The run's request budget, shared by every client of the run.
@@ -472,6 +505,7 @@ impl Quota {
                 ledgers: HashMap::new(),
                 waited: Duration::ZERO,
                 notes: None,
+                pending: HashMap::new(),
             })),
         }
     }
@@ -551,35 +585,50 @@ impl Quota {
                 let now = Instant::now();
                 let l = self.ledger(&mut b, c);
                 let declared = self.declared_of(l);
-                let w = l.wait_for(n, now, declared);
-                match w {
-                    None => return Ok(()),
-                    Some((until, why)) => {
-                        let d = until.saturating_duration_since(now) + WAIT_MARGIN;
-                        let left = self.opts.max_wait.saturating_sub(b.waited);
-                        if d > left {
-                            return Err(QuotaError(format!(
-                                "quota: {} is blocked for {} ({why}); --max-quota-wait is {} and {} of it is left",
-                                c.label,
-                                fmt_wait(d),
-                                fmt_wait(self.opts.max_wait),
-                                fmt_wait(left)
-                            )));
-                        }
-                        b.waited += d;
-                        if let Some(n) = &b.notes {
-                            let _ = n.send(format!(
-                                "quota: waiting {} for {}'s window ({why})",
-                                fmt_wait(d),
-                                c.label
-                            ));
-                        }
-                        d
-                    }
-                }
+                let Some((until, why)) = l.wait_for(n, now, declared) else {
+                    return Ok(());
+                };
+                let d = until.saturating_duration_since(now) + WAIT_MARGIN;
+                self.book_wait(&mut b, c, d, &why)?;
+                d
             };
             tokio::time::sleep(wait).await;
         }
+    }
+
+    /// The next check needs `n` requests of `c` inside one window: its first
+    /// request to a limited path reserves them (waiting for the window when
+    /// fewer are left), so requests to paths outside the limiter never wait
+    /// for it. `n = 0` clears the reservation.
+    pub fn expect(&self, c: &Credential, n: u64) {
+        let mut b = self.lock();
+        if n == 0 {
+            b.pending.remove(&c.key);
+        } else {
+            b.pending.insert(c.key, n);
+        }
+    }
+
+    /// Clears every pending reservation (the check is over).
+    pub fn clear_expected(&self) {
+        self.lock().pending.clear();
+    }
+
+    /// What a polite send waits for: nothing on a path outside the limiter;
+    /// else the check's pending reservation (once), or one request.
+    pub async fn before_send(&self, c: &Credential, url: &str) -> Result<(), QuotaError> {
+        let n = {
+            let mut b = self.lock();
+            let path = path_key(url);
+            if b.ledgers
+                .get(&c.key)
+                .is_some_and(|l| l.unlimited.contains(&path))
+            {
+                return Ok(());
+            }
+            b.pending.remove(&c.key).unwrap_or(1)
+        };
+        self.reserve(c, n).await
     }
 
     /// Books a wait a family makes itself for `c`'s window (a recovery
@@ -587,21 +636,33 @@ impl Quota {
     /// when it does not fit (nothing is booked then). Announced as a note.
     pub fn charge(&self, c: &Credential, wait: Duration) -> Result<(), QuotaError> {
         let mut b = self.lock();
+        self.book_wait(&mut b, c, wait, "the check's own wait")
+    }
+
+    /// Counts `d` against the run's wait budget and announces it, or says
+    /// why it does not fit (then nothing is counted).
+    fn book_wait(
+        &self,
+        b: &mut Book,
+        c: &Credential,
+        d: Duration,
+        why: &str,
+    ) -> Result<(), QuotaError> {
         let left = self.opts.max_wait.saturating_sub(b.waited);
-        if wait > left {
+        if d > left {
             return Err(QuotaError(format!(
-                "quota: {} must wait {} for its window; --max-quota-wait is {} and {} of it is left",
+                "quota: {} is blocked for {} ({why}); --max-quota-wait is {} and {} of it is left",
                 c.label,
-                fmt_wait(wait),
+                fmt_wait(d),
                 fmt_wait(self.opts.max_wait),
                 fmt_wait(left)
             )));
         }
-        b.waited += wait;
+        b.waited += d;
         if let Some(n) = &b.notes {
             let _ = n.send(format!(
-                "quota: waiting {} for {}'s window (the check's own wait)",
-                fmt_wait(wait),
+                "quota: waiting {} for {}'s window ({why})",
+                fmt_wait(d),
                 c.label
             ));
         }
@@ -619,12 +680,18 @@ impl Quota {
     /// Learns from a response of `c`; a 429 (or a 503 with Retry-After)
     /// blocks the credential for as long as the target asked, and the
     /// answer says so: `Some(asked)` (`None` inside: no hint at all).
-    pub fn learn(&self, c: &Credential, resp: &RecordedResponse) -> Option<Option<Duration>> {
+    pub fn learn(
+        &self,
+        c: &Credential,
+        url: &str,
+        resp: &RecordedResponse,
+    ) -> Option<Option<Duration>> {
         let now = Instant::now();
         let h = Hint::read(resp, SystemTime::now());
         let mut b = self.lock();
         let l = self.ledger(&mut b, c);
         l.learn(&h, now);
+        l.learn_path(&path_key(url), &h, resp.status);
         let asked_to_wait = resp.status == 429 || (resp.status == 503 && h.retry_after.is_some());
         if !asked_to_wait {
             return None;
@@ -837,7 +904,11 @@ mod tests {
             declared: None,
         });
         let c = cred();
-        let asked = q.learn(&c, &resp(429, &[("Retry-After", "86400")]));
+        let asked = q.learn(
+            &c,
+            "http://127.0.0.1:1/x",
+            &resp(429, &[("Retry-After", "86400")]),
+        );
         assert_eq!(asked, Some(Some(Duration::from_secs(86_400))));
         let e = q.reserve(&c, 1).await.unwrap_err();
         assert!(
@@ -867,6 +938,32 @@ mod tests {
         // Another credential is not blocked.
         let other = Credential::new("http://127.0.0.1:1", &[("authorization", "Bearer b")], "b");
         assert_ne!(other, c);
+    }
+
+    #[tokio::test]
+    async fn paths_outside_the_limiter_do_not_wait_for_its_block() {
+        let q = Quota::new(QuotaOptions::default());
+        let c = cred();
+        let limited = resp(
+            200,
+            &[("X-RateLimit-Limit", "10"), ("X-RateLimit-Remaining", "3")],
+        );
+        q.learn(&c, "http://h/public/v1/x?a=1", &limited);
+        q.learn(&c, "http://h/healthz", &resp(200, &[]));
+        q.block_for(&c, Duration::from_secs(3600), "429".into());
+        let t = Instant::now();
+        q.before_send(&c, "http://h/healthz?probe=1").await.unwrap();
+        assert!(t.elapsed() < Duration::from_millis(100));
+        // A limited path waits (here: past the budget, so an error at once).
+        let q2 = Quota::new(QuotaOptions {
+            max_wait: Duration::from_secs(1),
+            declared: None,
+        });
+        q2.learn(&c, "http://h/public/v1/x", &limited);
+        q2.block_for(&c, Duration::from_secs(3600), "429".into());
+        assert!(q2.before_send(&c, "http://h/public/v1/x").await.is_err());
+        assert_eq!(path_key("https://h:1/a/b?c#d"), "/a/b");
+        assert_eq!(path_key("http://h"), "/");
     }
 
     #[test]

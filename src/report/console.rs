@@ -257,8 +257,17 @@ impl Reporter for Console {
                     0 => String::new(),
                     n => format!(", {n} warned"),
                 };
+                let waited: f64 = self.results.iter().map(|r| r.outcome.quota_wait_s()).sum();
+                let quota = if waited > 0.0 {
+                    format!(
+                        ", {} of it waiting for the target's quota",
+                        fmt_duration(std::time::Duration::from_secs_f64(waited))
+                    )
+                } else {
+                    String::new()
+                };
                 self.line(&format!(
-                    "\n{} passed, {} failed, {} errors, {} skipped{warnings} in {}{state}",
+                    "\n{} passed, {} failed, {} errors, {} skipped{warnings} in {}{quota}{state}",
                     summary.passed,
                     summary.failed,
                     summary.errored,

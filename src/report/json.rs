@@ -36,6 +36,9 @@ struct Totals {
     errored: usize,
     skipped: usize,
     warned: usize,
+    /// Seconds the run waited for the target's quota (the checks'
+    /// `quota_wait_s` added up).
+    quota_wait_s: f64,
 }
 
 #[derive(Serialize)]
@@ -84,6 +87,7 @@ pub struct Json {
     duration_ms: f64,
     cancelled: bool,
     finished: bool,
+    quota_wait_s: f64,
 }
 
 impl Json {
@@ -97,6 +101,7 @@ impl Json {
             duration_ms: 0.0,
             cancelled: true,
             finished: false,
+            quota_wait_s: 0.0,
         }
     }
 }
@@ -116,6 +121,7 @@ impl Reporter for Json {
             Event::CheckFinished(r) => {
                 self.summary.add(r.outcome.verdict);
                 let o = &r.outcome;
+                self.quota_wait_s += o.quota_wait_s();
                 // Typed values: numbers are written as JSON numbers, text as
                 // strings (never parsed back), so an id like "0042" stays text.
                 let props = o
@@ -178,6 +184,7 @@ impl Reporter for Json {
                 errored: s.errored,
                 warned: s.warned,
                 skipped: s.skipped,
+                quota_wait_s: (self.quota_wait_s * 1000.0).round() / 1000.0,
             },
             suites: std::mem::take(&mut self.suites),
         };

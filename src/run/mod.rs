@@ -118,15 +118,11 @@ pub async fn run(
                     allow_remote_load: opts.allow_remote_load,
                     sink: suite.sink.clone(),
                 };
-                let needs = check.body.requests();
-                let mut fut = std::pin::pin!(async {
-                    // The check's requests are reserved before it starts, so
-                    // it is not cut across a window's reset by accident.
-                    if let Err(e) = credentials.reserve(client, needs).await {
-                        return Outcome::error(e.0);
-                    }
-                    families::execute(&check.body, &ctx).await
-                });
+                // The check's requests are reserved by its first request to
+                // a limited path, so it is not cut across a window's reset by
+                // accident (and paths outside the limiter never wait).
+                credentials.expect(client, check.body.requests());
+                let mut fut = std::pin::pin!(families::execute(&check.body, &ctx));
                 let mut cancel = cancel.clone();
                 loop {
                     tokio::select! {
@@ -147,6 +143,7 @@ pub async fn run(
             };
             if let Some(q) = client.quota() {
                 q.set_notes(None);
+                q.clear_expected();
             }
             credentials.account(client, &mut outcome, &spent_before, check.body.requests());
             // Levels are the plan's business, not the family's: the family
@@ -263,21 +260,14 @@ impl Credentials {
         }
     }
 
-    async fn reserve(
-        &self,
-        client: &Client,
-        needs: families::budget::Requests,
-    ) -> Result<(), crate::http::quota::QuotaError> {
+    fn expect(&self, client: &Client, needs: families::budget::Requests) {
         let Some(q) = client.quota() else {
-            return Ok(());
+            return;
         };
-        if needs.window > 0 {
-            q.reserve(&self.own, needs.window).await?;
+        q.expect(&self.own, needs.window);
+        if let Some(c) = &self.second {
+            q.expect(c, needs.second);
         }
-        if let (Some(c), true) = (&self.second, needs.second > 0) {
-            q.reserve(c, needs.second).await?;
-        }
-        Ok(())
     }
 
     fn spent(&self, client: &Client) -> Spent {

@@ -708,7 +708,7 @@ async fn concurrent(
             // The pre-opened connections bypass the client: the book learns here.
             for ex in results.iter().flatten() {
                 q.on_send(&cred);
-                q.learn(&cred, &ex.response);
+                q.learn(&cred, &req.url, &ex.response);
             }
         }
         if round == 1 && waits == 0 {

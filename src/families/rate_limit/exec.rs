@@ -44,17 +44,20 @@ const AUTO_CEILING: u64 = 20_000;
 
 /// How many requests `x` may send to reach a limit (and `extra` answers
 /// past it): sized from the limit the run's book learned for the
-/// credential (or the declared quota); `max_requests` when the suite wrote
-/// it, or when no limit is known. Read before every request, so a limit the
+/// credential (or the declared quota), twice the limit plus a margin, never
+/// below the planned default; `max_requests` when the suite wrote it. Read before every request, so a limit the
 /// first answers advertise sizes the rest.
 fn cap(ctx: &CheckContext, r: &Rendered, x: &Exhaust, extra: u64) -> u64 {
     let planned = u64::from(x.max_requests);
     if x.max_requests_set {
         return planned;
     }
+    // A burst that starts late in a fixed window is served the rest of it
+    // and then a whole fresh one: reaching the limit may take up to twice
+    // the limit. Never less than the planned default.
     let sized = match ctx.client.quota().and_then(|q| q.limit_of(&r.credential())) {
-        Some(limit) if limit + extra + margin(limit) <= AUTO_CEILING => {
-            limit + extra + margin(limit)
+        Some(limit) if 2 * limit + extra + margin(limit) <= AUTO_CEILING => {
+            (2 * limit + extra + margin(limit)).max(planned)
         }
         // Beyond the ceiling: the planned default, and an error that says why.
         _ => planned,
