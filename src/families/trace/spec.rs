@@ -354,7 +354,8 @@ const ID_RETURNED: Property = should(
     "id_returned",
     "TRC-001 (BOTIX: the trace id on the response; W3C traceresponse is a draft)",
     "one of return_headers is on the response",
-);
+)
+.botix_must();
 const TRACE_ID_CONTINUED: Property = must(
     "trace_id_continued",
     "W3C Trace Context §4.3 (the trace-id is kept); TRC-001",
@@ -372,7 +373,7 @@ pub const DOC: &str = include_str!("README.md");
 /// Kinds of the trace family.
 pub const KINDS: &[Kind] = &[
     Kind {
-        properties: &[should("present", "TRC-009 (BOTIX: an id on all responses)", "every response of the sample carries one of id_headers; not exercised when the sample did not provoke its statuses")],
+        properties: &[should("present", "TRC-009 (BOTIX: an id on all responses)", "every response of the sample carries one of id_headers; not exercised when the sample did not provoke its statuses").botix_must()],
         name: "trace.present",
         summary: "every response of a sample (2xx, 401, 404, and given 4xx/429/5xx) carries a request/trace id (TRC-009)",
         params: &[
@@ -405,7 +406,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[should("present", "TRC-002 (BOTIX: Trace-Id on every response)", "every response carries trace_header"), must("well_formed", "W3C Trace Context §3.2.2.3 (trace-id: 32 lowercase hex, not all zeros)", "every id has id_format; not exercised without ids"), must("unique", "W3C Trace Context §3.2.2.3 (a globally unique trace-id); TRC-002", "no id repeats; not exercised with fewer than two ids")],
+        properties: &[should("present", "TRC-002 (BOTIX: Trace-Id on every response)", "every response carries trace_header").botix_must(), must("well_formed", "W3C Trace Context §3.2.2.3 (trace-id: 32 lowercase hex, not all zeros)", "every id has id_format; not exercised without ids"), must("unique", "W3C Trace Context §3.2.2.3 (a globally unique trace-id); TRC-002", "no id repeats; not exercised with fewer than two ids")],
         name: "trace.unique",
         summary: "trace ids are well formed and differ across N requests (TRC-002)",
         params: &[
@@ -471,7 +472,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[should("status_monitor", "RFC 9110 §15.3.3 (a 202 ought to point to a status monitor)", "the request answers `status` with a Location that answers poll_status"), should("trace_id_joined", "TRC-008 (BOTIX)", "the status resource carries the starting response's trace id; not exercised without a status resource or an id on the start")],
+        properties: &[should("status_monitor", "RFC 9110 §15.3.3 (a 202 ought to point to a status monitor); TRC-008 (BOTIX: 202 + Location)", "the request answers `status` with a Location that answers poll_status").botix_must(), should("trace_id_joined", "TRC-008 (BOTIX)", "the status resource carries the starting response's trace id; not exercised without a status resource or an id on the start").botix_must()],
         name: "trace.async_status",
         summary: "a 202's Location status resource answers with the starting request's trace id (TRC-008)",
         params: &[
