@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+pub use super::bounds::bounded;
 use super::exec::{stderr_note, RunRecord};
 use super::process::Ended;
-use super::spec::defaults;
 use super::timing::{
     backoff_rule, densest_half, herd_growth, jitter_rule, least_judged, retry_after_rule, Wait,
     WaitRule,
@@ -83,7 +83,7 @@ pub fn as_property(property: &'static str, o: Outcome) -> Outcome {
 }
 
 /// Every property of a check not exercised for one reason.
-fn none_exercised(properties: &[&'static str], why: &str) -> Outcome {
+pub(super) fn none_exercised(properties: &[&'static str], why: &str) -> Outcome {
     Outcome::judged(
         properties
             .iter()
@@ -116,7 +116,7 @@ pub fn not_served(what: &str, a: &[&Attempt]) -> String {
 
 /// The waits after scripted answers with Retry-After: (wait, Retry-After in
 /// seconds, HTTP-date form).
-fn retry_after_waits(a: &[&Attempt], tolerance: Duration) -> Vec<(Wait, f64, bool)> {
+pub(super) fn retry_after_waits(a: &[&Attempt], tolerance: Duration) -> Vec<(Wait, f64, bool)> {
     a.windows(2)
         .filter(|w| w[0].is_scripted())
         .filter_map(|w| {
@@ -393,116 +393,6 @@ pub fn jitter(runs: &[RunRecord], min_spread: Duration) -> Outcome {
         )
     };
     as_property(P, o.with_properties(props))
-}
-
-pub fn bounded(runs: &[RunRecord], max_attempts: usize, max_total: Duration) -> Outcome {
-    const PROPS: [&str; 3] = ["gives_up", "fails_visibly", "paced"];
-    let r = &runs[0];
-    let res = &r.results[0];
-    let a = r.of(res.client);
-    if !a.iter().any(|x| x.is_scripted()) {
-        return none_exercised(
-            &PROPS,
-            &(not_served("failure answered to every attempt", &a) + &stderr_note(res)),
-        );
-    }
-    let expected = format!(
-        "at most {max_attempts} attempts and {}, then a non-zero exit",
-        crate::fmt_duration(max_total)
-    );
-    let ended = matches!(res.ended, Ended::Exited(_));
-    let over = match &res.ended {
-        _ if a.len() > max_attempts => Some(format!("{} attempts", a.len())),
-        Ended::Exited(_) if res.elapsed > max_total => {
-            Some(format!("exited after {}", crate::fmt_duration(res.elapsed)))
-        }
-        Ended::Exited(_) => None,
-        _ => Some(format!("the client {}", res.describe())),
-    };
-    let shown = format!(
-        "it {}; {}{}",
-        res.describe(),
-        timeline(&a),
-        stderr_note(res)
-    );
-    let gives_up = match over {
-        Some(p) => Assertion::fail(
-            PROPS[0],
-            format!("the client does not stop retrying in bounds: {shown}"),
-            expected.clone(),
-            p,
-        ),
-        None => Assertion::pass(
-            PROPS[0],
-            format!(
-                "the client gave up after {} attempt(s) and {}",
-                a.len(),
-                crate::fmt_duration(res.elapsed)
-            ),
-        ),
-    };
-    let visibly = match &res.ended {
-        _ if !ended => Assertion::skipped(
-            PROPS[1],
-            "the client never gave up by itself (see gives_up)",
-        ),
-        Ended::Exited(Some(0)) => Assertion::fail(
-            PROPS[1],
-            format!("exit status 0 although no attempt succeeded (a silent give-up): {shown}"),
-            "a non-zero exit after giving up",
-            "exit status 0",
-        ),
-        Ended::Exited(Some(c)) => {
-            Assertion::pass(PROPS[1], format!("the client exited with status {c}"))
-        }
-        _ => Assertion::fail(
-            PROPS[1],
-            format!("the client was killed by a signal instead of reporting a failure: {shown}"),
-            "a non-zero exit after giving up",
-            "killed by a signal",
-        ),
-    };
-    let waits = retry_after_waits(&a, defaults::TOLERANCE);
-    let only: Vec<Wait> = waits.iter().map(|w| w.0).collect();
-    let paced = if a.len() < 2 {
-        Assertion::skipped(PROPS[2], "one attempt: no retry to pace")
-    } else if only.is_empty() {
-        Assertion::not_exercised(
-            PROPS[2],
-            format!(
-                "no retry followed a scripted answer with Retry-After, so the pacing between attempts could not be judged; {}",
-                timeline(&a)
-            ),
-        )
-    } else {
-        match retry_after_rule(&only, 1) {
-            WaitRule::Early(i) => {
-                let (w, ra, date) = waits[i];
-                Assertion::fail(
-                    PROPS[2],
-                    format!(
-                        "the client retried {:.3} s after a Retry-After of {ra:.0} s{} (attempt {} to {}); {}",
-                        w.gap,
-                        if date { " (HTTP-date)" } else { "" },
-                        i + 1,
-                        i + 2,
-                        timeline(&a)
-                    ),
-                    format!("every retry at least {:.3} s after the answer", w.required),
-                    format!("{:.3} s", w.gap),
-                )
-            }
-            _ => Assertion::pass(
-                PROPS[2],
-                format!(
-                    "{} retries, each after the Retry-After asked for (shortest {:.3} s)",
-                    only.len(),
-                    only.iter().map(|w| w.gap).fold(f64::INFINITY, f64::min)
-                ),
-            ),
-        }
-    };
-    Outcome::judged(vec![gives_up, visibly, paced])
 }
 
 /// The first attempt answered by the script with a status `pick` accepts,
@@ -1149,6 +1039,7 @@ fn replay_outcome(runs: &[RunRecord], header: &str, value: &str, operations: usi
 mod tests {
     use super::*;
     use crate::families::client::process::ClientRunResult;
+    use crate::families::client::spec::defaults;
     use crate::upstream::Served;
 
     /// A client's recorded attempts: (offset s, answer, key, served).
@@ -1351,6 +1242,7 @@ mod tests {
             verdicts(&o),
             vec![
                 ("gives_up", Verdict::Pass),
+                ("ends_in_time", Verdict::Pass),
                 ("fails_visibly", Verdict::Pass),
                 ("paced", Verdict::Fail)
             ],
@@ -1373,8 +1265,67 @@ mod tests {
             verdicts(&o),
             vec![
                 ("gives_up", Verdict::Pass),
+                ("ends_in_time", Verdict::Pass),
                 ("fails_visibly", Verdict::Fail),
                 ("paced", Verdict::Skipped)
+            ],
+            "{o:#?}"
+        );
+    }
+
+    /// Issue 22 case 3: the two bounds are judged apart, and the defaults
+    /// admit 6 full-jitter attempts from 1 s that took 31 s (the old 15 s
+    /// total failed it as "still running").
+    #[test]
+    fn bounded_judges_attempts_and_time_apart() {
+        // 6 attempts, gaps max(1, U(0, 2^n)) at their longest: 1+2+4+8+16 s.
+        let mut at = 0.3;
+        let six: Vec<_> = (0..6)
+            .map(|n| {
+                let a = (at, status(429, Some(1.0)), None, Served::Then { route: 0 });
+                at += 2f64.powi(n);
+                a
+            })
+            .collect();
+        let mut runs = record(&six, 1);
+        runs[0].results[0].elapsed = Duration::from_secs_f64(31.5);
+        let o = bounded(&runs, defaults::MAX_ATTEMPTS as usize, defaults::MAX_TOTAL);
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+
+        // Within the attempts but over the time: only ends_in_time fails.
+        let o = bounded(&runs, 10, Duration::from_secs(15));
+        assert_eq!(
+            verdicts(&o),
+            vec![
+                ("gives_up", Verdict::Pass),
+                ("ends_in_time", Verdict::Fail),
+                ("fails_visibly", Verdict::Pass),
+                ("paced", Verdict::Pass)
+            ],
+            "{o:#?}"
+        );
+        // Stopped at the time bound, still running, few attempts.
+        runs[0].results[0].ended = Ended::Stopped("still running after 15 s".into());
+        let o = bounded(&runs, 10, Duration::from_secs(15));
+        assert_eq!(
+            verdicts(&o),
+            vec![
+                ("gives_up", Verdict::Pass),
+                ("ends_in_time", Verdict::Fail),
+                ("fails_visibly", Verdict::Skipped),
+                ("paced", Verdict::Pass)
+            ],
+            "{o:#?}"
+        );
+        // Stopped for its attempts: the time was never reached.
+        let o = bounded(&runs, 4, Duration::from_secs(45));
+        assert_eq!(
+            verdicts(&o),
+            vec![
+                ("gives_up", Verdict::Fail),
+                ("ends_in_time", Verdict::Skipped),
+                ("fails_visibly", Verdict::Skipped),
+                ("paced", Verdict::Pass)
             ],
             "{o:#?}"
         );

@@ -526,7 +526,12 @@ impl PlanCtx<'_> {
     }
 
     pub fn client_bounded(&mut self, s: &BoundedSpec) -> ClientPlan {
-        let cmd = self.command(&s.client, s.id.referenced);
+        let mut cmd = self.command(&s.client, s.id.referenced);
+        // Its own kill timeout: the family's 20 s is below the default
+        // `max_total`, which admits policies that sleep over 30 s.
+        if s.client.timeout.is_none() {
+            cmd.timeout = defaults::BOUNDED_CLIENT_TIMEOUT;
+        }
         // Retry-After on every answer: the pacing between attempts is judged
         // against it.
         let reply = Reply::status(s.status.unwrap_or(defaults::LIMITED_STATUS)).retry_after(
