@@ -590,6 +590,16 @@ static CLIENT: Table = Table {
             &[("retry-amplification", "retry amplification")],
             &[],
         ),
+        // Issue 22 case 6: a crash on the date form is a verdict, not "not
+        // exercised"; the seconds-form control run shows it retries at all.
+        row(
+            &[ClientCrashesOnHttpDate],
+            &[(
+                "respects-retry-after-date",
+                "does not understand the HTTP-date form of Retry-After",
+            )],
+            &[],
+        ),
         row(
             &[ClientRejectsReplay],
             &[(

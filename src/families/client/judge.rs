@@ -7,6 +7,7 @@ use std::time::Duration;
 pub use super::bounds::bounded;
 use super::exec::{stderr_note, RunRecord};
 use super::process::Ended;
+use super::spec::defaults;
 use super::timing::{
     backoff_rule, densest_half, herd_growth, jitter_rule, least_judged, retry_after_rule, Wait,
     WaitRule,
@@ -142,15 +143,21 @@ pub(super) fn retry_after_waits(a: &[&Attempt], tolerance: Duration) -> Vec<(Wai
         .collect()
 }
 
-pub fn retry_after(runs: &[RunRecord], tolerance: Duration, samples: usize) -> Outcome {
-    const P: &str = "waits_retry_after";
+/// `client.respects_retry_after`: `waits_retry_after` (no early retry over
+/// `samples` waits), `retries` (it retried after each of them: a client
+/// that gives up instead lacks the feature, a FAIL where the profile makes
+/// retrying a contract and a WARN otherwise, never an error: issue 22 case
+/// 6) and `understands_http_date` (with `date`, a client that retries
+/// after the seconds form of the control run but ends after the date).
+pub fn retry_after(runs: &[RunRecord], tolerance: Duration, samples: usize, date: bool) -> Outcome {
+    const PROPS: [&str; 3] = ["waits_retry_after", "retries", "understands_http_date"];
     let r = &runs[0];
     let res = &r.results[0];
     let a = r.of(res.client);
     let waits = retry_after_waits(&a, tolerance);
     let only: Vec<Wait> = waits.iter().map(|w| w.0).collect();
     let shown: Vec<String> = only.iter().map(|w| format!("{:.3}", w.gap)).collect();
-    let props = vec![
+    let mut props = vec![
         prop("waits_s", shown.join(", ")),
         prop("samples", only.len()),
     ];
@@ -158,10 +165,20 @@ pub fn retry_after(runs: &[RunRecord], tolerance: Duration, samples: usize) -> O
         .iter()
         .filter(|x| x.is_scripted() && x.answer.retry_after().is_some())
         .count();
-    let o = match retry_after_rule(&only, samples) {
+    if served == 0 {
+        // It never reached the scenario: the suite does not fit the client.
+        return none_exercised(
+            &PROPS,
+            &(not_served("answer with Retry-After", &a) + &stderr_note(res)),
+        )
+        .with_properties(props);
+    }
+    let rule = retry_after_rule(&only, samples);
+    let waited = match rule {
         WaitRule::Early(i) => {
             let (w, ra, date) = waits[i];
-            Outcome::fail(
+            Assertion::fail(
+                PROPS[0],
                 format!(
                     "the client retried {:.3} s after a Retry-After of {ra:.0} s{}; {}",
                     w.gap,
@@ -172,27 +189,109 @@ pub fn retry_after(runs: &[RunRecord], tolerance: Duration, samples: usize) -> O
                 format!("{:.3} s", w.gap),
             )
         }
-        WaitRule::TooFew if served == 0 => {
-            Outcome::error(not_served("answer with Retry-After", &a) + &stderr_note(res))
+        // It never retried: the feature is missing, `retries` says so.
+        WaitRule::TooFew if only.is_empty() => {
+            Assertion::skipped(PROPS[0], "not judged: the client never retried (see retries)")
         }
-        WaitRule::TooFew => Outcome::error(format!(
-            "the client retried after {} of the {served} scripted answers with Retry-After it received; {samples} waits are needed to judge it (it {}); {}{}",
-            only.len(),
-            res.describe(),
-            timeline(&a),
-            stderr_note(res)
-        )),
+        // It retries, but gave up before the scenario's samples: the
+        // scenario does not fit its policy (a suite setting, so an error).
+        WaitRule::TooFew => Assertion::not_exercised(
+            PROPS[0],
+            format!(
+                "the client retried after {} of the {served} scripted answers with Retry-After it received; {samples} waits are needed to judge it (it {}): lower `samples` to what its policy retries; {}{}",
+                only.len(),
+                res.describe(),
+                timeline(&a),
+                stderr_note(res)
+            ),
+        ),
         WaitRule::Held => {
             let min = only.iter().map(|w| w.gap).fold(f64::INFINITY, f64::min);
-            Outcome::pass(format!(
-                "the client waited out Retry-After {} times, the shortest wait {min:.3} s: [{}] s",
-                only.len(),
-                shown.join(", ")
-            ))
-            .with_properties(vec![prop("min_gap_s", PropValue::rounded(min, 3))])
+            props.push(prop("min_gap_s", PropValue::rounded(min, 3)));
+            Assertion::pass(
+                PROPS[0],
+                format!(
+                    "the client waited out Retry-After {} times, the shortest wait {min:.3} s: [{}] s",
+                    only.len(),
+                    shown.join(", ")
+                ),
+            )
         }
     };
-    as_property(P, o.with_properties(props))
+    let retries = if !only.is_empty() {
+        Assertion::pass(
+            PROPS[1],
+            format!(
+                "the client retried after {} of the {served} answers with Retry-After",
+                only.len()
+            ),
+        )
+    } else {
+        Assertion::fail(
+            PROPS[1],
+            format!(
+                "the client never retried after a 429 with Retry-After (it {}), so whether it waits Retry-After is not observable; to make it so, run the client with retries on (at least {} attempts); {}{}",
+                res.describe(),
+                samples + 1,
+                timeline(&a),
+                stderr_note(res)
+            ),
+            "a retry after the answer with Retry-After",
+            "no retry",
+        )
+    };
+    let http_date = http_date_understood(runs, date, &only, tolerance);
+    Outcome::judged(vec![waited, retries, http_date]).with_properties(props)
+}
+
+/// `understands_http_date`: judged only where the control run (the seconds
+/// form, `runs[1]`) shows the client does retry.
+fn http_date_understood(
+    runs: &[RunRecord],
+    date: bool,
+    date_waits: &[Wait],
+    tolerance: Duration,
+) -> Assertion {
+    const P: &str = "understands_http_date";
+    if !date {
+        return Assertion::skipped(P, "not applicable: `form: seconds`");
+    }
+    if !date_waits.is_empty() {
+        return Assertion::pass(
+            P,
+            format!(
+                "the client retried after {} HTTP-date Retry-After answer(s)",
+                date_waits.len()
+            ),
+        );
+    }
+    let Some(control) = runs.get(1) else {
+        return Assertion::skipped(
+            P,
+            "not judged: with the suite's own `upstream:` there is no seconds-form control run",
+        );
+    };
+    let c = &control.results[0];
+    let ca = control.of(c.client);
+    if retry_after_waits(&ca, tolerance).is_empty() {
+        return Assertion::skipped(
+            P,
+            "not judged: the client retries after neither form (see retries)",
+        );
+    }
+    let d = &runs[0].results[0];
+    Assertion::fail(
+        P,
+        format!(
+            "the client retries after `Retry-After: {}` in seconds (the control run) but not after the HTTP-date form: it {} ({}); it does not understand the HTTP-date form of Retry-After{}",
+            defaults::RETRY_AFTER.as_secs(),
+            d.describe(),
+            timeline(&runs[0].of(d.client)),
+            stderr_note(d)
+        ),
+        "a retry after the HTTP-date Retry-After, as after the seconds form",
+        format!("no retry: it {}", d.describe()),
+    )
 }
 
 /// `client.exponential_backoff`: a herd's gaps after scripted 429s without
@@ -1220,8 +1319,62 @@ mod tests {
         assert!(o.assertions.iter().all(|a| a.verdict == Verdict::Error));
         let o = bounded(&runs, 10, Duration::from_secs(15));
         assert!(o.assertions.iter().all(|a| a.verdict == Verdict::Error));
-        let o = retry_after(&runs, Duration::from_millis(50), 3);
-        assert_eq!(verdicts(&o), vec![("waits_retry_after", Verdict::Error)]);
+        let o = retry_after(&runs, Duration::from_millis(50), 3, false);
+        assert!(o.assertions.iter().all(|a| a.verdict == Verdict::Error));
+    }
+
+    /// Issue 22 case 6: a client that lacks the feature (never retries a
+    /// 429, or ends on an HTTP-date it cannot parse) gets a verdict, not
+    /// an error: `retries` fails (its severity, SHOULD or botix's MUST,
+    /// decides FAIL or WARN), and with a control run that retried after the
+    /// seconds form, `understands_http_date` fails.
+    #[test]
+    fn a_client_that_never_retries_gets_a_verdict_not_an_error() {
+        let once = vec![(
+            0.0,
+            status(429, Some(2.0)),
+            None,
+            Served::Step { route: 0, index: 0 },
+        )];
+        let o = retry_after(&record(&once, 1), Duration::from_millis(50), 3, false);
+        assert_eq!(
+            verdicts(&o),
+            vec![
+                ("waits_retry_after", Verdict::Skipped),
+                ("retries", Verdict::Fail),
+                ("understands_http_date", Verdict::Skipped)
+            ],
+            "{o:#?}"
+        );
+        assert!(o.message.contains("not observable"), "{}", o.message);
+
+        // HTTP-date: no retry after the date, one after the seconds control.
+        let mut runs = record(&once, 1);
+        let control = vec![
+            (
+                0.0,
+                status(429, Some(1.0)),
+                None,
+                Served::Step { route: 0, index: 0 },
+            ),
+            (1.1, status(201, None), None, Served::Then { route: 0 }),
+        ];
+        runs.extend(record(&control, 0));
+        let o = retry_after(&runs, Duration::from_millis(50), 3, true);
+        assert_eq!(
+            verdicts(&o),
+            vec![
+                ("waits_retry_after", Verdict::Skipped),
+                ("retries", Verdict::Fail),
+                ("understands_http_date", Verdict::Fail)
+            ],
+            "{o:#?}"
+        );
+        assert!(
+            o.message.contains("does not understand the HTTP-date form"),
+            "{}",
+            o.message
+        );
     }
 
     // Issue 12: ten attempts with nothing between them passed `client.bounded`.

@@ -478,11 +478,24 @@ pub const DOC: &str = include_str!("README.md");
 /// Kinds of the client family.
 pub const KINDS: &[Kind] = &[
     Kind {
-        properties: &[must(
-            "waits_retry_after",
-            "catalogue RETRY-001 (BOTIX contract); RFC 9110 §10.2.3; RateLimit headers draft (\"Retry-After MUST take precedence\")",
-            "every retry after an answer with Retry-After comes no earlier than it asks, over `samples` answers",
-        )],
+        properties: &[
+            must(
+                "waits_retry_after",
+                "catalogue RETRY-001 (BOTIX contract); RFC 9110 §10.2.3; RateLimit headers draft (\"Retry-After MUST take precedence\")",
+                "every retry after an answer with Retry-After comes no earlier than it asks, over `samples` answers; skipped when the client never retries (`retries`), an error when it retries fewer than `samples` times (lower `samples`)",
+            ),
+            should(
+                "retries",
+                "BOTIX contract (checklist point 2: a 429 is retried after Retry-After); RFC 6585 §4 and RFC 9110 §10.2.3 only say how long to wait",
+                "the client retries after an answer with Retry-After; one that never does lacks the feature (the wait is not observable: the message says how to make it so)",
+            )
+            .botix_must(),
+            must(
+                "understands_http_date",
+                "RFC 9110 §10.2.3 (Retry-After = HTTP-date / delay-seconds: a recipient reads both)",
+                "with `form: http-date`, a client that retries after a seconds Retry-After (a control run) retries after the date too, rather than ending; skipped for `form: seconds`, with `upstream:`, or when it retries after neither",
+            ),
+        ],
         name: "client.respects_retry_after",
         summary: "the client waits at least Retry-After (seconds or HTTP-date) before retrying (RETRY-001)",
         params: &[
@@ -499,7 +512,7 @@ pub const KINDS: &[Kind] = &[
             param(
                 "samples",
                 D::Int(d::SAMPLES as u64),
-                "answers with Retry-After before the 201; every wait is judged, fewer retries is an error",
+                "answers with Retry-After before the 201; every wait is judged; a client retrying fewer times is an error (set it to what the client's policy retries), one never retrying fails `retries`",
             ),
             param(
                 "form",
@@ -899,7 +912,9 @@ mod tests {
                 ("client.url_env", word(&p.command.url_env)),
             ];
             planned.extend(match &p.judge {
-                Judge::RetryAfter { tolerance, samples } => {
+                Judge::RetryAfter {
+                    tolerance, samples, ..
+                } => {
                     let r = reply(&route.steps[0]);
                     let form = match r.retry_after.expect("a Retry-After").1 {
                         RetryAfterForm::Seconds => "seconds",
