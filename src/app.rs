@@ -508,17 +508,27 @@ fn md_params(out: &mut String, params: &[Param]) {
 }
 
 /// What a kind judges: one verdict per row (a JUnit testcase
-/// `<check-id>.<property>` when there are several), its default level and
+/// `<check-id>.<property>` when there are several), its level under each
+/// profile (a botix MUST in bold where it differs from the RFC level) and
 /// where that level comes from.
 fn md_properties(out: &mut String, props: &[crate::suite::kinds::Property]) {
+    use crate::model::profile::Profile;
     use std::fmt::Write;
-    out.push_str("| property | severity | source | holds when |\n|---|---|---|---|\n");
+    out.push_str("| property | standard | botix | source | holds when |\n|---|---|---|---|---|\n");
     for p in props {
+        let standard = p.severity_in(Profile::Standard);
+        let botix = p.severity_in(Profile::Botix);
+        let botix = if botix == standard {
+            botix.to_string()
+        } else {
+            format!("**{botix}**")
+        };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} |",
             p.name,
-            p.severity,
+            standard,
+            botix,
             cell(p.source),
             cell(p.doc)
         );
@@ -573,6 +583,15 @@ fn md_family(out: &mut String, doc: &str, kinds: &[KindDoc]) {
     }
 }
 
+/// How to read the two severity columns of every property table.
+const SEVERITY_NOTE: &str = "**Severities per profile.** Every property table gives the property's level under \
+each profile: `standard` is the RFC, IETF draft or Standard Webhooks level; `botix` is the seed \
+checklist's contract, where every property the checklist states (the replay marker, limit headers on \
+every response, Retry-After and the error code on 429, fast 429s, a Trace-Id on every response, an \
+async status that keeps the trace, the webhook retry schedule, stopping on 410, ...) is a MUST, shown \
+in **bold** where it differs. A broken MUST fails the run (exit 1); a broken SHOULD is a warning \
+(exit 0) unless `--strict`. A check's `severity:` wins over both.\n\n";
+
 /// The check reference (`docs/checks.md`), generated from the kind tables
 /// and the family docs of the registry.
 pub fn checks_markdown() -> String {
@@ -614,6 +633,7 @@ pub fn checks_markdown() -> String {
     }
     out.push_str("\n## Parameters every check takes\n\n");
     md_params(&mut out, COMMON_PARAMS);
+    out.push_str(SEVERITY_NOTE);
     for (doc, kinds) in &families {
         md_family(&mut out, doc, kinds);
     }

@@ -234,14 +234,15 @@ fn a_payments_api_passes_under_standard_and_botix_holds_it_to_its_contract() {
         checks[1]
     );
 
-    // `botix` expects its contract: a code in the 429 body (a SHOULD: a
-    // warning) and 401 for an unauthenticated probe (which this API, with no
-    // auth at all, cannot provoke: the property is not exercised).
+    // `botix` expects its contract: a code in the 429 body (a MUST there,
+    // issue 22 case 5: a failure without --strict) and 401 for an
+    // unauthenticated probe (which this API, with no auth at all, cannot
+    // provoke: the property is not exercised).
     let dir = tempfile::tempdir().unwrap();
     let (code, err, checks) = run(dir.path(), &payments_suite("botix"), Some(&api.url));
     assert_eq!(code, Some(3), "{err}");
     let storm = checks.iter().find(|c| c["id"] == "storm").unwrap();
-    assert_eq!(storm["verdict"], "warn", "{storm:#}");
+    assert_eq!(storm["verdict"], "fail", "{storm:#}");
     assert!(
         storm["message"].as_str().unwrap().contains("error_code"),
         "{storm:#}"

@@ -160,29 +160,31 @@ fn properties_of(url: &str, id: &str) -> (String, std::collections::BTreeMap<Str
     (check["verdict"].as_str().unwrap().to_owned(), props)
 }
 
-/// 429s without Retry-After break only the SHOULD `retry_after_present` (a
-/// warning without --strict); the limit, the status and the rest still pass,
-/// and `retry_after_valid` is skipped: there was no Retry-After to read.
+/// 429s without Retry-After break only `retry_after_present` (a SHOULD in
+/// RFC 6585, a MUST under the shipped suite's `botix` profile since issue 22:
+/// a failure without --strict); the limit, the status and the rest still
+/// pass, and `retry_after_valid` is skipped: there was no Retry-After to read.
 #[test]
 fn storm_without_retry_after_warns_on_that_property_alone() {
     let r = RefHandle::start(&[Defect::NoRetryAfter]);
     let (verdict, p) = properties_of(&r.url, "rl-storm");
-    assert_eq!(verdict, "warn", "{p:?}");
-    assert_eq!(p["retry_after_present"], "warn", "{p:?}");
+    assert_eq!(verdict, "fail", "{p:?}");
+    assert_eq!(p["retry_after_present"], "fail", "{p:?}");
     assert_eq!(p["retry_after_valid"], "skipped", "{p:?}");
     for prop in ["limit_reached", "no_5xx", "no_drops", "fast_rejections"] {
         assert_eq!(p[prop], "pass", "{prop}: {p:?}");
     }
 }
 
-/// No headers at all: `present` (SHOULD) warns, and the syntax and
+/// No headers at all: `present` fails (a MUST under `botix`, the shipped
+/// suite's profile; a warning under `standard`), and the syntax and
 /// consistency of fields never sent are not judged (skipped, never passed).
 #[test]
 fn headers_absent_are_a_presence_warning_and_nothing_else_passes() {
     let r = RefHandle::start(&[Defect::NoRateLimitHeaders]);
     let (verdict, p) = properties_of(&r.url, "rl-headers");
-    assert_eq!(verdict, "warn", "{p:?}");
-    assert_eq!(p["present"], "warn", "{p:?}");
+    assert_eq!(verdict, "fail", "{p:?}");
+    assert_eq!(p["present"], "fail", "{p:?}");
     assert_eq!(p["syntax"], "skipped", "{p:?}");
     assert_eq!(p["consistency"], "skipped", "{p:?}");
     // The healthy reference passes all three.

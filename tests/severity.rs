@@ -2,7 +2,8 @@
 //! breaks only a SHOULD property (the replay marker) gives a warning, exit 0,
 //! a passing JUnit testcase that says WARN and the other properties of the
 //! same check passing; `--strict`, `strict: true` and `severity: { marker:
-//! must }` turn it into a failure (exit 1); an override naming a property the
+//! must }` turn it into a failure (exit 1), and so does `profile: botix`,
+//! whose contract makes the marker a MUST; an override naming a property the
 //! kind does not judge is a suite error with its position.
 
 mod common;
@@ -173,6 +174,40 @@ fn strict_in_the_suite_and_a_must_override_fail_the_same_warning() {
     let single = property(&r, "single_effect");
     assert_eq!(single["verdict"], "warn", "{}", check(&r));
     assert_eq!(single["severity"], "should");
+}
+
+/// Issue 22 case 5: under `profile: botix` the seed checklist's own test of
+/// point 1 (a replay carries `Idempotent-Replayed: 1`) is a MUST, so the CI
+/// gate (no `--strict`) exits 1; `standard` keeps the RFC level (a warning),
+/// and a check's override still wins over the profile.
+#[test]
+fn the_botix_profile_makes_its_contract_a_must() {
+    let reference = RefHandle::start(&[Defect::ReplayWithoutMarker]);
+    let dir = tempfile::tempdir().unwrap();
+
+    let suite = replay_suite(dir.path(), "profile: botix\n", "");
+    let r = run(&suite, &reference.url, &[]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(check(&r)["verdict"], "fail", "{}", check(&r));
+    let marker = property(&r, "marker");
+    assert_eq!(marker["severity"], "must", "{marker}");
+    assert_eq!(marker["verdict"], "fail", "{marker}");
+    assert!(r.junit.contains("<failure"), "{}", r.junit);
+
+    let suite = replay_suite(dir.path(), "profile: standard\n", "");
+    let r = run(&suite, &reference.url, &[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(property(&r, "marker")["severity"], "should");
+    assert_eq!(property(&r, "marker")["verdict"], "warn");
+
+    let suite = replay_suite(
+        dir.path(),
+        "profile: botix\n",
+        "    severity: { marker: should }\n",
+    );
+    let r = run(&suite, &reference.url, &[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(property(&r, "marker")["verdict"], "warn");
 }
 
 #[test]

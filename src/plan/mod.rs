@@ -135,7 +135,8 @@ impl PlannedCheck {
     }
 }
 
-/// The kind's properties with the check's `severity:` overrides applied; an
+/// The kind's properties at their level under the suite's profile, with the
+/// check's `severity:` overrides applied; an
 /// override naming no property of the kind is an error with "did you mean".
 fn plan_severities(
     ctx: &mut PlanCtx<'_>,
@@ -145,8 +146,12 @@ fn plan_severities(
     let props = crate::families::kind(kind)
         .map(|k| k.judged())
         .unwrap_or_default();
-    let mut out: Vec<(&'static str, Severity)> =
-        props.iter().map(|p| (p.name, p.severity)).collect();
+    // The suite's profile picks the level (a botix contract property is a
+    // MUST there); a check's `severity:` override wins over both.
+    let mut out: Vec<(&'static str, Severity)> = props
+        .iter()
+        .map(|p| (p.name, p.severity_in(ctx.profile)))
+        .collect();
     if let Some(o) = overrides {
         for (name, sev) in &o.value {
             match out.iter_mut().find(|(p, _)| *p == name.as_str()) {

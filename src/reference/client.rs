@@ -84,6 +84,7 @@ pub fn is_client_defect(d: Defect) -> bool {
             | Defect::ClientIgnoresRemaining
             | Defect::ClientRetryStorm
             | Defect::ClientRejectsReplay
+            | Defect::ClientCrashesOnHttpDate
     )
 }
 
@@ -272,10 +273,15 @@ async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
 }
 
 fn classify(status: u16, h: &reqwest::header::HeaderMap, has: &dyn Fn(Defect) -> bool) -> Next {
-    let ra = h
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .and_then(parse_retry_after);
+    let raw = h.get("retry-after").and_then(|v| v.to_str().ok());
+    if let Some(v) =
+        raw.filter(|v| has(Defect::ClientCrashesOnHttpDate) && v.trim().parse::<u64>().is_err())
+    {
+        // The defect: an integer-only parser, unwrapped, as a crash looks.
+        eprintln!("thread 'main' panicked: Retry-After {v:?}: invalid digit found in string");
+        std::process::exit(101);
+    }
+    let ra = raw.and_then(parse_retry_after);
     let why = format!("status {status}");
     let replayed = h
         .get("idempotent-replayed")

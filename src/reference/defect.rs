@@ -269,6 +269,9 @@ defects! {
         /// Client: a replayed 2xx (Idempotent-Replayed) is taken as a failure.
         ClientRejectsReplay => "client-rejects-replay",
             "client: treats a replayed 2xx (Idempotent-Replayed: 1) as an error and sends the operation again under a new key";
+        /// Client: parses Retry-After as an integer only and crashes on the HTTP-date form.
+        ClientCrashesOnHttpDate => "client-crashes-on-http-date",
+            "client: reads Retry-After as delay-seconds only and crashes (exit 101) on the HTTP-date form";
     }
     Load => "load" {
         /// Every Nth API request (`ReferenceConfig.stall_every`) stalls for `stall_for`.

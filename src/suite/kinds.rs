@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use serde_saphyr::Spanned;
 
+use crate::model::profile::Profile;
 use crate::model::scalar::StatusPattern;
 pub use crate::outcome::Severity;
 
@@ -187,7 +188,14 @@ pub const fn param(name: &'static str, default: DefaultValue, doc: &'static str)
 pub struct Property {
     /// As written in `severity:` and in JUnit (`<check-id>.<name>`).
     pub name: &'static str,
+    /// The level under `profile: standard`: what the RFC, draft or Standard
+    /// Webhooks says.
     pub severity: Severity,
+    /// The level under `profile: botix`: a property the seed checklist states
+    /// is its contract, so a MUST there even where the RFC says SHOULD
+    /// (issue 22 case 5: a CI gate without `--strict` must not let the
+    /// contract's own test pass with a warning).
+    pub botix: Severity,
     /// Why this level: the RFC, draft or catalogue entry that says MUST or SHOULD.
     pub source: &'static str,
     pub doc: &'static str,
@@ -198,6 +206,7 @@ pub const fn must(name: &'static str, source: &'static str, doc: &'static str) -
     Property {
         name,
         severity: Severity::Must,
+        botix: Severity::Must,
         source,
         doc,
     }
@@ -208,8 +217,26 @@ pub const fn should(name: &'static str, source: &'static str, doc: &'static str)
     Property {
         name,
         severity: Severity::Should,
+        botix: Severity::Should,
         source,
         doc,
+    }
+}
+
+impl Property {
+    /// The same property, a MUST under `profile: botix`: the seed checklist
+    /// states it (its `source` says where), while the RFC level stays for
+    /// `standard`.
+    pub const fn botix_must(self) -> Property {
+        Property {
+            botix: Severity::Must,
+            ..self
+        }
+    }
+
+    /// The level this property has under `profile`.
+    pub fn severity_in(&self, profile: Profile) -> Severity {
+        profile.pick(self.severity, self.botix)
     }
 }
 

@@ -85,7 +85,11 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
         }
     }
     let out = match &p.judge {
-        Judge::RetryAfter { tolerance, samples } => judge::retry_after(&runs, *tolerance, *samples),
+        Judge::RetryAfter {
+            tolerance,
+            samples,
+            date,
+        } => judge::retry_after(&runs, *tolerance, *samples, *date),
         Judge::Exponential {
             growth,
             min_increase,

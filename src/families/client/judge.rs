@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+pub use super::bounds::bounded;
 use super::exec::{stderr_note, RunRecord};
 use super::process::Ended;
 use super::spec::defaults;
@@ -83,7 +84,7 @@ pub fn as_property(property: &'static str, o: Outcome) -> Outcome {
 }
 
 /// Every property of a check not exercised for one reason.
-fn none_exercised(properties: &[&'static str], why: &str) -> Outcome {
+pub(super) fn none_exercised(properties: &[&'static str], why: &str) -> Outcome {
     Outcome::judged(
         properties
             .iter()
@@ -116,7 +117,7 @@ pub fn not_served(what: &str, a: &[&Attempt]) -> String {
 
 /// The waits after scripted answers with Retry-After: (wait, Retry-After in
 /// seconds, HTTP-date form).
-fn retry_after_waits(a: &[&Attempt], tolerance: Duration) -> Vec<(Wait, f64, bool)> {
+pub(super) fn retry_after_waits(a: &[&Attempt], tolerance: Duration) -> Vec<(Wait, f64, bool)> {
     a.windows(2)
         .filter(|w| w[0].is_scripted())
         .filter_map(|w| {
@@ -142,15 +143,21 @@ fn retry_after_waits(a: &[&Attempt], tolerance: Duration) -> Vec<(Wait, f64, boo
         .collect()
 }
 
-pub fn retry_after(runs: &[RunRecord], tolerance: Duration, samples: usize) -> Outcome {
-    const P: &str = "waits_retry_after";
+/// `client.respects_retry_after`: `waits_retry_after` (no early retry over
+/// `samples` waits), `retries` (it retried after each of them: a client
+/// that gives up instead lacks the feature, a FAIL where the profile makes
+/// retrying a contract and a WARN otherwise, never an error: issue 22 case
+/// 6) and `understands_http_date` (with `date`, a client that retries
+/// after the seconds form of the control run but ends after the date).
+pub fn retry_after(runs: &[RunRecord], tolerance: Duration, samples: usize, date: bool) -> Outcome {
+    const PROPS: [&str; 3] = ["waits_retry_after", "retries", "understands_http_date"];
     let r = &runs[0];
     let res = &r.results[0];
     let a = r.of(res.client);
     let waits = retry_after_waits(&a, tolerance);
     let only: Vec<Wait> = waits.iter().map(|w| w.0).collect();
     let shown: Vec<String> = only.iter().map(|w| format!("{:.3}", w.gap)).collect();
-    let props = vec![
+    let mut props = vec![
         prop("waits_s", shown.join(", ")),
         prop("samples", only.len()),
     ];
@@ -158,10 +165,20 @@ pub fn retry_after(runs: &[RunRecord], tolerance: Duration, samples: usize) -> O
         .iter()
         .filter(|x| x.is_scripted() && x.answer.retry_after().is_some())
         .count();
-    let o = match retry_after_rule(&only, samples) {
+    if served == 0 {
+        // It never reached the scenario: the suite does not fit the client.
+        return none_exercised(
+            &PROPS,
+            &(not_served("answer with Retry-After", &a) + &stderr_note(res)),
+        )
+        .with_properties(props);
+    }
+    let rule = retry_after_rule(&only, samples);
+    let waited = match rule {
         WaitRule::Early(i) => {
             let (w, ra, date) = waits[i];
-            Outcome::fail(
+            Assertion::fail(
+                PROPS[0],
                 format!(
                     "the client retried {:.3} s after a Retry-After of {ra:.0} s{}; {}",
                     w.gap,
@@ -172,27 +189,109 @@ pub fn retry_after(runs: &[RunRecord], tolerance: Duration, samples: usize) -> O
                 format!("{:.3} s", w.gap),
             )
         }
-        WaitRule::TooFew if served == 0 => {
-            Outcome::error(not_served("answer with Retry-After", &a) + &stderr_note(res))
+        // It never retried: the feature is missing, `retries` says so.
+        WaitRule::TooFew if only.is_empty() => {
+            Assertion::skipped(PROPS[0], "not judged: the client never retried (see retries)")
         }
-        WaitRule::TooFew => Outcome::error(format!(
-            "the client retried after {} of the {served} scripted answers with Retry-After it received; {samples} waits are needed to judge it (it {}); {}{}",
-            only.len(),
-            res.describe(),
-            timeline(&a),
-            stderr_note(res)
-        )),
+        // It retries, but gave up before the scenario's samples: the
+        // scenario does not fit its policy (a suite setting, so an error).
+        WaitRule::TooFew => Assertion::not_exercised(
+            PROPS[0],
+            format!(
+                "the client retried after {} of the {served} scripted answers with Retry-After it received; {samples} waits are needed to judge it (it {}): lower `samples` to what its policy retries; {}{}",
+                only.len(),
+                res.describe(),
+                timeline(&a),
+                stderr_note(res)
+            ),
+        ),
         WaitRule::Held => {
             let min = only.iter().map(|w| w.gap).fold(f64::INFINITY, f64::min);
-            Outcome::pass(format!(
-                "the client waited out Retry-After {} times, the shortest wait {min:.3} s: [{}] s",
-                only.len(),
-                shown.join(", ")
-            ))
-            .with_properties(vec![prop("min_gap_s", PropValue::rounded(min, 3))])
+            props.push(prop("min_gap_s", PropValue::rounded(min, 3)));
+            Assertion::pass(
+                PROPS[0],
+                format!(
+                    "the client waited out Retry-After {} times, the shortest wait {min:.3} s: [{}] s",
+                    only.len(),
+                    shown.join(", ")
+                ),
+            )
         }
     };
-    as_property(P, o.with_properties(props))
+    let retries = if !only.is_empty() {
+        Assertion::pass(
+            PROPS[1],
+            format!(
+                "the client retried after {} of the {served} answers with Retry-After",
+                only.len()
+            ),
+        )
+    } else {
+        Assertion::fail(
+            PROPS[1],
+            format!(
+                "the client never retried after a 429 with Retry-After (it {}), so whether it waits Retry-After is not observable; to make it so, run the client with retries on (at least {} attempts); {}{}",
+                res.describe(),
+                samples + 1,
+                timeline(&a),
+                stderr_note(res)
+            ),
+            "a retry after the answer with Retry-After",
+            "no retry",
+        )
+    };
+    let http_date = http_date_understood(runs, date, &only, tolerance);
+    Outcome::judged(vec![waited, retries, http_date]).with_properties(props)
+}
+
+/// `understands_http_date`: judged only where the control run (the seconds
+/// form, `runs[1]`) shows the client does retry.
+fn http_date_understood(
+    runs: &[RunRecord],
+    date: bool,
+    date_waits: &[Wait],
+    tolerance: Duration,
+) -> Assertion {
+    const P: &str = "understands_http_date";
+    if !date {
+        return Assertion::skipped(P, "not applicable: `form: seconds`");
+    }
+    if !date_waits.is_empty() {
+        return Assertion::pass(
+            P,
+            format!(
+                "the client retried after {} HTTP-date Retry-After answer(s)",
+                date_waits.len()
+            ),
+        );
+    }
+    let Some(control) = runs.get(1) else {
+        return Assertion::skipped(
+            P,
+            "not judged: with the suite's own `upstream:` there is no seconds-form control run",
+        );
+    };
+    let c = &control.results[0];
+    let ca = control.of(c.client);
+    if retry_after_waits(&ca, tolerance).is_empty() {
+        return Assertion::skipped(
+            P,
+            "not judged: the client retries after neither form (see retries)",
+        );
+    }
+    let d = &runs[0].results[0];
+    Assertion::fail(
+        P,
+        format!(
+            "the client retries after `Retry-After: {}` in seconds (the control run) but not after the HTTP-date form: it {} ({}); it does not understand the HTTP-date form of Retry-After{}",
+            defaults::RETRY_AFTER.as_secs(),
+            d.describe(),
+            timeline(&runs[0].of(d.client)),
+            stderr_note(d)
+        ),
+        "a retry after the HTTP-date Retry-After, as after the seconds form",
+        format!("no retry: it {}", d.describe()),
+    )
 }
 
 /// `client.exponential_backoff`: a herd's gaps after scripted 429s without
@@ -393,116 +492,6 @@ pub fn jitter(runs: &[RunRecord], min_spread: Duration) -> Outcome {
         )
     };
     as_property(P, o.with_properties(props))
-}
-
-pub fn bounded(runs: &[RunRecord], max_attempts: usize, max_total: Duration) -> Outcome {
-    const PROPS: [&str; 3] = ["gives_up", "fails_visibly", "paced"];
-    let r = &runs[0];
-    let res = &r.results[0];
-    let a = r.of(res.client);
-    if !a.iter().any(|x| x.is_scripted()) {
-        return none_exercised(
-            &PROPS,
-            &(not_served("failure answered to every attempt", &a) + &stderr_note(res)),
-        );
-    }
-    let expected = format!(
-        "at most {max_attempts} attempts and {}, then a non-zero exit",
-        crate::fmt_duration(max_total)
-    );
-    let ended = matches!(res.ended, Ended::Exited(_));
-    let over = match &res.ended {
-        _ if a.len() > max_attempts => Some(format!("{} attempts", a.len())),
-        Ended::Exited(_) if res.elapsed > max_total => {
-            Some(format!("exited after {}", crate::fmt_duration(res.elapsed)))
-        }
-        Ended::Exited(_) => None,
-        _ => Some(format!("the client {}", res.describe())),
-    };
-    let shown = format!(
-        "it {}; {}{}",
-        res.describe(),
-        timeline(&a),
-        stderr_note(res)
-    );
-    let gives_up = match over {
-        Some(p) => Assertion::fail(
-            PROPS[0],
-            format!("the client does not stop retrying in bounds: {shown}"),
-            expected.clone(),
-            p,
-        ),
-        None => Assertion::pass(
-            PROPS[0],
-            format!(
-                "the client gave up after {} attempt(s) and {}",
-                a.len(),
-                crate::fmt_duration(res.elapsed)
-            ),
-        ),
-    };
-    let visibly = match &res.ended {
-        _ if !ended => Assertion::skipped(
-            PROPS[1],
-            "the client never gave up by itself (see gives_up)",
-        ),
-        Ended::Exited(Some(0)) => Assertion::fail(
-            PROPS[1],
-            format!("exit status 0 although no attempt succeeded (a silent give-up): {shown}"),
-            "a non-zero exit after giving up",
-            "exit status 0",
-        ),
-        Ended::Exited(Some(c)) => {
-            Assertion::pass(PROPS[1], format!("the client exited with status {c}"))
-        }
-        _ => Assertion::fail(
-            PROPS[1],
-            format!("the client was killed by a signal instead of reporting a failure: {shown}"),
-            "a non-zero exit after giving up",
-            "killed by a signal",
-        ),
-    };
-    let waits = retry_after_waits(&a, defaults::TOLERANCE);
-    let only: Vec<Wait> = waits.iter().map(|w| w.0).collect();
-    let paced = if a.len() < 2 {
-        Assertion::skipped(PROPS[2], "one attempt: no retry to pace")
-    } else if only.is_empty() {
-        Assertion::not_exercised(
-            PROPS[2],
-            format!(
-                "no retry followed a scripted answer with Retry-After, so the pacing between attempts could not be judged; {}",
-                timeline(&a)
-            ),
-        )
-    } else {
-        match retry_after_rule(&only, 1) {
-            WaitRule::Early(i) => {
-                let (w, ra, date) = waits[i];
-                Assertion::fail(
-                    PROPS[2],
-                    format!(
-                        "the client retried {:.3} s after a Retry-After of {ra:.0} s{} (attempt {} to {}); {}",
-                        w.gap,
-                        if date { " (HTTP-date)" } else { "" },
-                        i + 1,
-                        i + 2,
-                        timeline(&a)
-                    ),
-                    format!("every retry at least {:.3} s after the answer", w.required),
-                    format!("{:.3} s", w.gap),
-                )
-            }
-            _ => Assertion::pass(
-                PROPS[2],
-                format!(
-                    "{} retries, each after the Retry-After asked for (shortest {:.3} s)",
-                    only.len(),
-                    only.iter().map(|w| w.gap).fold(f64::INFINITY, f64::min)
-                ),
-            ),
-        }
-    };
-    Outcome::judged(vec![gives_up, visibly, paced])
 }
 
 /// The first attempt answered by the script with a status `pick` accepts,
@@ -1149,6 +1138,7 @@ fn replay_outcome(runs: &[RunRecord], header: &str, value: &str, operations: usi
 mod tests {
     use super::*;
     use crate::families::client::process::ClientRunResult;
+    use crate::families::client::spec::defaults;
     use crate::upstream::Served;
 
     /// A client's recorded attempts: (offset s, answer, key, served).
@@ -1329,8 +1319,62 @@ mod tests {
         assert!(o.assertions.iter().all(|a| a.verdict == Verdict::Error));
         let o = bounded(&runs, 10, Duration::from_secs(15));
         assert!(o.assertions.iter().all(|a| a.verdict == Verdict::Error));
-        let o = retry_after(&runs, Duration::from_millis(50), 3);
-        assert_eq!(verdicts(&o), vec![("waits_retry_after", Verdict::Error)]);
+        let o = retry_after(&runs, Duration::from_millis(50), 3, false);
+        assert!(o.assertions.iter().all(|a| a.verdict == Verdict::Error));
+    }
+
+    /// Issue 22 case 6: a client that lacks the feature (never retries a
+    /// 429, or ends on an HTTP-date it cannot parse) gets a verdict, not
+    /// an error: `retries` fails (its severity, SHOULD or botix's MUST,
+    /// decides FAIL or WARN), and with a control run that retried after the
+    /// seconds form, `understands_http_date` fails.
+    #[test]
+    fn a_client_that_never_retries_gets_a_verdict_not_an_error() {
+        let once = vec![(
+            0.0,
+            status(429, Some(2.0)),
+            None,
+            Served::Step { route: 0, index: 0 },
+        )];
+        let o = retry_after(&record(&once, 1), Duration::from_millis(50), 3, false);
+        assert_eq!(
+            verdicts(&o),
+            vec![
+                ("waits_retry_after", Verdict::Skipped),
+                ("retries", Verdict::Fail),
+                ("understands_http_date", Verdict::Skipped)
+            ],
+            "{o:#?}"
+        );
+        assert!(o.message.contains("not observable"), "{}", o.message);
+
+        // HTTP-date: no retry after the date, one after the seconds control.
+        let mut runs = record(&once, 1);
+        let control = vec![
+            (
+                0.0,
+                status(429, Some(1.0)),
+                None,
+                Served::Step { route: 0, index: 0 },
+            ),
+            (1.1, status(201, None), None, Served::Then { route: 0 }),
+        ];
+        runs.extend(record(&control, 0));
+        let o = retry_after(&runs, Duration::from_millis(50), 3, true);
+        assert_eq!(
+            verdicts(&o),
+            vec![
+                ("waits_retry_after", Verdict::Skipped),
+                ("retries", Verdict::Fail),
+                ("understands_http_date", Verdict::Fail)
+            ],
+            "{o:#?}"
+        );
+        assert!(
+            o.message.contains("does not understand the HTTP-date form"),
+            "{}",
+            o.message
+        );
     }
 
     // Issue 12: ten attempts with nothing between them passed `client.bounded`.
@@ -1351,6 +1395,7 @@ mod tests {
             verdicts(&o),
             vec![
                 ("gives_up", Verdict::Pass),
+                ("ends_in_time", Verdict::Pass),
                 ("fails_visibly", Verdict::Pass),
                 ("paced", Verdict::Fail)
             ],
@@ -1373,8 +1418,67 @@ mod tests {
             verdicts(&o),
             vec![
                 ("gives_up", Verdict::Pass),
+                ("ends_in_time", Verdict::Pass),
                 ("fails_visibly", Verdict::Fail),
                 ("paced", Verdict::Skipped)
+            ],
+            "{o:#?}"
+        );
+    }
+
+    /// Issue 22 case 3: the two bounds are judged apart, and the defaults
+    /// admit 6 full-jitter attempts from 1 s that took 31 s (the old 15 s
+    /// total failed it as "still running").
+    #[test]
+    fn bounded_judges_attempts_and_time_apart() {
+        // 6 attempts, gaps max(1, U(0, 2^n)) at their longest: 1+2+4+8+16 s.
+        let mut at = 0.3;
+        let six: Vec<_> = (0..6)
+            .map(|n| {
+                let a = (at, status(429, Some(1.0)), None, Served::Then { route: 0 });
+                at += 2f64.powi(n);
+                a
+            })
+            .collect();
+        let mut runs = record(&six, 1);
+        runs[0].results[0].elapsed = Duration::from_secs_f64(31.5);
+        let o = bounded(&runs, defaults::MAX_ATTEMPTS as usize, defaults::MAX_TOTAL);
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+
+        // Within the attempts but over the time: only ends_in_time fails.
+        let o = bounded(&runs, 10, Duration::from_secs(15));
+        assert_eq!(
+            verdicts(&o),
+            vec![
+                ("gives_up", Verdict::Pass),
+                ("ends_in_time", Verdict::Fail),
+                ("fails_visibly", Verdict::Pass),
+                ("paced", Verdict::Pass)
+            ],
+            "{o:#?}"
+        );
+        // Stopped at the time bound, still running, few attempts.
+        runs[0].results[0].ended = Ended::Stopped("still running after 15 s".into());
+        let o = bounded(&runs, 10, Duration::from_secs(15));
+        assert_eq!(
+            verdicts(&o),
+            vec![
+                ("gives_up", Verdict::Pass),
+                ("ends_in_time", Verdict::Fail),
+                ("fails_visibly", Verdict::Skipped),
+                ("paced", Verdict::Pass)
+            ],
+            "{o:#?}"
+        );
+        // Stopped for its attempts: the time was never reached.
+        let o = bounded(&runs, 4, Duration::from_secs(45));
+        assert_eq!(
+            verdicts(&o),
+            vec![
+                ("gives_up", Verdict::Fail),
+                ("ends_in_time", Verdict::Skipped),
+                ("fails_visibly", Verdict::Skipped),
+                ("paced", Verdict::Pass)
             ],
             "{o:#?}"
         );

@@ -75,6 +75,10 @@ pub enum Judge {
         tolerance: Duration,
         /// Waits needed to pass (one per answer with Retry-After).
         samples: usize,
+        /// `form: http-date`: a second run answers the seconds form once,
+        /// the control that tells "does not parse the date" from "never
+        /// retries" (`understands_http_date`).
+        date: bool,
     },
     Exponential {
         growth: f64,
@@ -411,16 +415,31 @@ impl PlanCtx<'_> {
         if s.samples == Some(0) {
             self.error(s.id.referenced, "`samples` must be at least 1");
         }
-        let limited = Step::reply(
-            Reply::status(s.status.unwrap_or(defaults::LIMITED_STATUS)).retry_after(ra, form),
-        );
+        let status = s.status.unwrap_or(defaults::LIMITED_STATUS);
+        let limited = Step::reply(Reply::status(status).retry_after(ra, form));
         let default = route(vec![limited; samples], created());
         let script = self.script(&s.upstream, &s.r#match, default);
+        let date = form == RetryAfterForm::HttpDate;
         let judge = Judge::RetryAfter {
             tolerance: dur(&s.tolerance, defaults::TOLERANCE),
             samples,
+            date,
         };
-        let mut p = self.client_plan(cmd, one("retry-after", script), judge);
+        let mut runs = one("retry-after", script);
+        // The control of `understands_http_date`: the same operation
+        // answered once with the seconds form. Only for the default
+        // scenario: a suite's own `upstream:` is not rewritten.
+        if date && s.upstream.is_none() {
+            let once = Step::reply(
+                Reply::status(status).retry_after(defaults::RETRY_AFTER, RetryAfterForm::Seconds),
+            );
+            let mut control = runs[0].script.clone();
+            for r in &mut control.routes {
+                r.steps = vec![once.clone()];
+            }
+            runs.extend(one("control-seconds", control));
+        }
+        let mut p = self.client_plan(cmd, runs, judge);
         // One attempt per sample and the one after it decide it.
         p.stop_after_attempts = Some(samples + 1);
         p
@@ -526,7 +545,12 @@ impl PlanCtx<'_> {
     }
 
     pub fn client_bounded(&mut self, s: &BoundedSpec) -> ClientPlan {
-        let cmd = self.command(&s.client, s.id.referenced);
+        let mut cmd = self.command(&s.client, s.id.referenced);
+        // Its own kill timeout: the family's 20 s is below the default
+        // `max_total`, which admits policies that sleep over 30 s.
+        if s.client.timeout.is_none() {
+            cmd.timeout = defaults::BOUNDED_CLIENT_TIMEOUT;
+        }
         // Retry-After on every answer: the pacing between attempts is judged
         // against it.
         let reply = Reply::status(s.status.unwrap_or(defaults::LIMITED_STATUS)).retry_after(

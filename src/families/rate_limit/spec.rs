@@ -86,7 +86,7 @@ pub const KINDS: &[Kind] = &[
                 "present",
                 "draft-ietf-httpapi-ratelimit-headers (the fields are optional); BOTIX contract, catalogue RL-001",
                 "every sampled response (4xx included) carries rate-limit headers, every field of its dialect",
-            ),
+            ).botix_must(),
             must(
                 "syntax",
                 "draft-ietf-httpapi-ratelimit-headers §3-4 (RFC 9651 structured fields); catalogue RL-001, RL-005",
@@ -144,7 +144,7 @@ pub const KINDS: &[Kind] = &[
                 "retry_after_present",
                 "RFC 6585 §4 (MAY include Retry-After); BOTIX contract, catalogue RL-002",
                 "every limited answer carries Retry-After",
-            ),
+            ).botix_must(),
             must(
                 "retry_after_valid",
                 "RFC 9110 §10.2.3",
@@ -154,12 +154,12 @@ pub const KINDS: &[Kind] = &[
                 "error_code",
                 "BOTIX contract, catalogue RL-002",
                 "the limited body carries `error_code` at `error_code_path` (skipped without one: the `standard` profile's default)",
-            ),
+            ).botix_must(),
             should(
                 "remaining_zero",
                 "BOTIX contract, catalogue RL-002",
                 "`remaining_header` is 0 on a limited answer (skipped when never sent)",
-            ),
+            ).botix_must(),
             should(
                 "not_cacheable",
                 "RFC 6585 §4 (a 429 MUST NOT be stored by a cache); catalogue RL-006",
@@ -167,9 +167,9 @@ pub const KINDS: &[Kind] = &[
             ),
             should(
                 "fast_rejections",
-                "catalogue RL-007 (proposed p95 < 100 ms)",
+                "catalogue RL-007 (proposed p95 < 100 ms; BOTIX: reject at once, do not hold connections)",
                 "p95 latency of the limited answers under `p95_under`",
-            ),
+            ).botix_must(),
         ],
         name: "rate_limit.storm",
         summary: "a bounded burst over the limit gets fast 429s with Retry-After and the error code, no 5xx, no drops (RL-002, RL-006, RL-007)",

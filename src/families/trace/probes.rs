@@ -220,19 +220,26 @@ impl Returned {
     ) -> Vec<Assertion> {
         let names = return_headers.join(", ");
         let none = self.listed.is_empty() && self.new_trace.is_empty();
+        // A target that returns no trace header lacks the feature: that is
+        // `id_returned`'s verdict (a WARN under `standard`, where W3C does
+        // not require echoing, a FAIL under `botix`), never an error (issue
+        // 22 case 6); what rests on it is not judged, and the message says
+        // how to make it observable.
         let mut out = vec![Assertion::check(
             "id_returned",
             !self.listed.is_empty(),
             format!("{} on the response", self.listed.join(", ")),
-            format!("sent traceparent {sent}, response {resp}: none of {names} in the response"),
+            format!(
+                "sent traceparent {sent}, response {resp}: none of {names} in the response, so whether the trace is continued is not observable; to make it so, list in `return_headers` a header the target does send with the trace id (traceresponse, Trace-Id, ...), or judge propagation downstream (`webhook.sink_trace` with a sink the target calls)"
+            ),
             format!("one of {names}"),
             "none",
         )];
         let unexercised = |what: &str| {
-            format!("none of {names} came back (response {resp}), so {what} could not be observed")
+            format!("not judged: none of {names} came back (response {resp}), so {what} is not observable (see id_returned)")
         };
         if none {
-            out.push(Assertion::not_exercised(
+            out.push(Assertion::skipped(
                 "trace_id_continued",
                 unexercised("whether the trace-id is kept"),
             ));
@@ -254,7 +261,7 @@ impl Returned {
         }
         if versions {
             out.push(if none {
-                Assertion::not_exercised("version_00", unexercised("its version"))
+                Assertion::skipped("version_00", unexercised("its version"))
             } else if self.parents.is_empty() && self.bad_version.is_empty() {
                 // The trace was not continued (that fails above): no version to judge.
                 Assertion::skipped(
@@ -282,7 +289,7 @@ impl Returned {
             .map(|(m, _)| m.as_str())
             .collect();
         out.push(if none {
-            Assertion::not_exercised("new_parent_id", unexercised("a continued parent-id"))
+            Assertion::skipped("new_parent_id", unexercised("a continued parent-id"))
         } else if self.carried.is_empty() && self.parents.is_empty() {
             // A property that rests on one that failed is not judged: the
             // check already fails on evidence.
@@ -439,14 +446,45 @@ pub async fn invalid_ignored(p: &InvalidIgnoredPlan, ctx: &CheckContext) -> Outc
         }
     }
     let n = p.cases.len();
+    // A target that returns no trace id lacks the feature the restart is
+    // observed by: `id_returned` says so (WARN under `standard`, FAIL under
+    // `botix`, whose contract is a Trace-Id on every response), and what
+    // rests on it is not judged (issue 22 case 6: never an error).
+    let id_returned = if unjudged.is_empty() && with_id == 0 {
+        // Every case was refused: `answered` fails on it, no response to read.
+        Assertion::skipped(
+            "id_returned",
+            "not judged: every invalid traceparent was refused (see answered)",
+        )
+    } else if unjudged.is_empty() {
+        Assertion::pass(
+            "id_returned",
+            format!(
+                "{} on every answered response ({with_id} of {n})",
+                p.trace_header
+            ),
+        )
+    } else {
+        Assertion::fail(
+            "id_returned",
+            format!(
+                "{} of {n} responses carry no {}, so whether the target restarts the trace is not observable for them: {}; to make it so, set `trace_header` to the header the target returns its trace id in",
+                unjudged.len(),
+                p.trace_header,
+                unjudged.join("; ")
+            ),
+            format!("{} on every response", p.trace_header),
+            format!("missing on {}", unjudged.len()),
+        )
+    };
     let no_tracing = (with_id == 0).then(|| {
         format!(
-            "no response carried {}, so whether the target reads traceparent at all (let alone ignores invalid ones) was not exercised",
+            "not judged: no response carried {}, so whether the target reads traceparent at all (let alone ignores invalid ones) is not observable (see id_returned)",
             p.trace_header
         )
     });
     let answered = match &no_tracing {
-        Some(why) if refused.is_empty() => Assertion::not_exercised("answered", why.clone()),
+        Some(why) if refused.is_empty() => Assertion::skipped("answered", why.clone()),
         _ => Assertion::check(
             "answered",
             refused.is_empty(),
@@ -474,32 +512,25 @@ pub async fn invalid_ignored(p: &InvalidIgnoredPlan, ctx: &CheckContext) -> Outc
             ),
             continued[0].clone(),
         )
-    } else if !unjudged.is_empty() {
-        Assertion::not_exercised(
-            "restarted",
-            format!(
-                "whether the trace restarts could not be observed for {} of {n} cases: {}",
-                unjudged.len(),
-                unjudged.join("; ")
-            ),
-        )
     } else if with_id == 0 {
-        // Every case was refused (`answered` fails): none shows a restart.
+        // Every case was refused (`answered` fails) or carried no id
+        // (`id_returned` fails): none shows a restart.
         Assertion::skipped(
             "restarted",
-            "not judged: no invalid traceparent was answered as usual",
+            "not judged: no invalid traceparent was answered as usual with a trace id",
         )
     } else {
         Assertion::pass(
             "restarted",
             format!(
-                "{with_id} of {n} invalid traceparents each started a new, well-formed trace ({} refused, judged by `answered`)",
-                refused.len()
+                "{with_id} of {n} invalid traceparents each started a new, well-formed trace ({} refused, judged by `answered`; {} without an id, judged by `id_returned`)",
+                refused.len(),
+                unjudged.len()
             ),
         )
     };
     let not_echoed = match &no_tracing {
-        Some(why) if echoes.is_empty() => Assertion::not_exercised("not_echoed", why.clone()),
+        Some(why) if echoes.is_empty() => Assertion::skipped("not_echoed", why.clone()),
         _ => Assertion::check(
             "not_echoed",
             echoes.is_empty(),
@@ -509,7 +540,7 @@ pub async fn invalid_ignored(p: &InvalidIgnoredPlan, ctx: &CheckContext) -> Outc
             echoes.first().cloned().unwrap_or_default(),
         ),
     };
-    Outcome::judged(vec![answered, restarted, not_echoed])
+    Outcome::judged(vec![answered, restarted, not_echoed, id_returned])
         .with_evidence(evidence)
         .with_properties(vec![prop("cases", n)])
 }
@@ -640,14 +671,36 @@ pub async fn request_id_hygiene(p: &RequestIdPlan, ctx: &CheckContext) -> Outcom
         None => Assertion::not_exercised("echoed", "the well-formed id was not sent"),
     };
     let judged = if answered_with_id == 0 {
+        // The target returns no request id at all: what it does with a
+        // caller's id is not observable. `echoed` (a SHOULD: no spec
+        // requires the echo) carries that as a warning with the way to make
+        // it observable; the MUSTs rest on a returned id (issue 22 case 6).
         let why = format!(
-            "no response carried {}, so how the target handles a caller's id was not exercised",
+            "not judged: no response carried {}, so how the target handles a caller's id is not observable (see echoed)",
             p.header
         );
+        let not_reflected = if reflected.is_empty() {
+            Assertion::skipped("not_reflected", why.clone())
+        } else {
+            Assertion::fail(
+                "not_reflected",
+                format!("{} hygiene: {}", p.header, reflected.join("; ")),
+                "overlong and hostile ids replaced or sanitized",
+                reflected.first().cloned().unwrap_or_default(),
+            )
+        };
         vec![
-            Assertion::not_exercised("not_reflected", why.clone()),
-            Assertion::not_exercised("well_formed_reply", why),
-            echoed,
+            not_reflected,
+            Assertion::skipped("well_formed_reply", why),
+            Assertion::fail(
+                "echoed",
+                format!(
+                    "no response carried {}: how the target handles a caller's request id is not observable; to make it so, set `header` to the request-id header the target does return",
+                    p.header
+                ),
+                format!("{} on the responses", p.header),
+                "none",
+            ),
         ]
     } else {
         vec![
@@ -780,16 +833,22 @@ pub async fn async_status(p: &AsyncStatusPlan, ctx: &CheckContext) -> Outcome {
             describe(&status_ex)
         ),
     );
+    // No id on the start: the target lacks what the join needs. A failure
+    // of `trace_id_joined` (SHOULD under `standard`, a WARN; MUST under
+    // `botix`), not an error (issue 22 case 6).
     let Some(t0) = t0 else {
+        let msg = format!(
+            "no {} on the async response {}, so the status resource cannot be joined to its trace (not observable); to make it so, return the trace id on the 202, or set `trace_header` to the header that carries it",
+            p.trace_header,
+            describe(&start)
+        );
         return Outcome::judged(vec![
             monitor,
-            Assertion::not_exercised(
+            Assertion::fail(
                 "trace_id_joined",
-                format!(
-                    "no {} on the async response {}, so there is no id to join the status resource by",
-                    p.trace_header,
-                    describe(&start)
-                ),
+                msg,
+                format!("{} on the async response", p.trace_header),
+                "none",
             ),
         ])
         .with_evidence(evidence);

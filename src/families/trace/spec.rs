@@ -353,17 +353,17 @@ const RETURN_HEADERS: Param = param(
 const ID_RETURNED: Property = should(
     "id_returned",
     "TRC-001 (BOTIX: the trace id on the response; W3C traceresponse is a draft)",
-    "one of return_headers is on the response",
-);
+    "one of return_headers is on the response; when none is, the properties resting on it are skipped and this one says how to make them observable",
+).botix_must();
 const TRACE_ID_CONTINUED: Property = must(
     "trace_id_continued",
     "W3C Trace Context §4.3 (the trace-id is kept); TRC-001",
-    "every returned header carries the sent trace-id; not exercised when none came back",
+    "every returned header carries the sent trace-id; skipped when none came back (id_returned)",
 );
 const NEW_PARENT_ID: Property = must(
     "new_parent_id",
     "W3C Trace Context §3.2.2.4 (parent-id is the vendor's own span)",
-    "a returned traceparent-shaped header has a parent-id other than the sent one; skipped for plain ids, not exercised when the trace was not continued",
+    "a returned traceparent-shaped header has a parent-id other than the sent one; skipped for plain ids, when none came back or the trace was not continued",
 );
 
 /// The family's documentation (title, intro, per-kind details).
@@ -372,7 +372,7 @@ pub const DOC: &str = include_str!("README.md");
 /// Kinds of the trace family.
 pub const KINDS: &[Kind] = &[
     Kind {
-        properties: &[should("present", "TRC-009 (BOTIX: an id on all responses)", "every response of the sample carries one of id_headers; not exercised when the sample did not provoke its statuses")],
+        properties: &[should("present", "TRC-009 (BOTIX: an id on all responses)", "every response of the sample carries one of id_headers; not exercised when the sample did not provoke its statuses").botix_must()],
         name: "trace.present",
         summary: "every response of a sample (2xx, 401, 404, and given 4xx/429/5xx) carries a request/trace id (TRC-009)",
         params: &[
@@ -405,7 +405,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[should("present", "TRC-002 (BOTIX: Trace-Id on every response)", "every response carries trace_header"), must("well_formed", "W3C Trace Context §3.2.2.3 (trace-id: 32 lowercase hex, not all zeros)", "every id has id_format; not exercised without ids"), must("unique", "W3C Trace Context §3.2.2.3 (a globally unique trace-id); TRC-002", "no id repeats; not exercised with fewer than two ids")],
+        properties: &[should("present", "TRC-002 (BOTIX: Trace-Id on every response)", "every response carries trace_header").botix_must(), must("well_formed", "W3C Trace Context §3.2.2.3 (trace-id: 32 lowercase hex, not all zeros)", "every id has id_format; not exercised without ids"), must("unique", "W3C Trace Context §3.2.2.3 (a globally unique trace-id); TRC-002", "no id repeats; not exercised with fewer than two ids")],
         name: "trace.unique",
         summary: "trace ids are well formed and differ across N requests (TRC-002)",
         params: &[
@@ -433,7 +433,7 @@ pub const KINDS: &[Kind] = &[
         params: &[REQUEST, STATUS, RETURN_HEADERS],
     },
     Kind {
-        properties: &[must("answered", "W3C Trace Context §4.3 (an invalid traceparent MUST be ignored, not refused)", "every invalid traceparent is answered `status`"), must("restarted", "W3C Trace Context §4.3 (restart the trace); TRC-003", "each case got a new, well-formed trace id; not exercised for a case whose response carried none"), should("not_echoed", "TRC-003", "the invalid value is not echoed in a response header")],
+        properties: &[must("answered", "W3C Trace Context §4.3 (an invalid traceparent MUST be ignored, not refused)", "every invalid traceparent is answered `status`"), must("restarted", "W3C Trace Context §4.3 (restart the trace); TRC-003", "each case got a new, well-formed trace id; cases whose response carried none are id_returned's"), should("not_echoed", "TRC-003", "the invalid value is not echoed in a response header; skipped when no response carried a trace id"), should("id_returned", "TRC-002, TRC-009 (BOTIX: Trace-Id on every response); W3C does not require returning it", "every answered case carries trace_header, so a restart is observable (else answered, restarted and not_echoed rest on nothing and are skipped)").botix_must()],
         name: "trace.invalid_ignored",
         summary: "invalid traceparents (uppercase, zero ids, version ff, wrong lengths, extra field) restart the trace without 4xx (TRC-003)",
         params: &[
@@ -449,7 +449,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[must("not_reflected", "TRC-007; OWASP header injection guidance [RID]", "overlong and hostile ids never come back raw in a header or the body; not exercised when no response carries the header"), must("well_formed_reply", "TRC-007 (replaced or sanitized, at most 255 characters)", "every id returned is the caller's well-formed id or a well-formed one of the target's (asgi-correlation-id's replacement meets it); not exercised when no response carries the header"), should("echoed", "TRC-007; issue 13 (echoing is advice: replacing is allowed)", "a well-formed UUIDv4 id comes back unchanged")],
+        properties: &[must("not_reflected", "TRC-007; OWASP header injection guidance [RID]", "overlong and hostile ids never come back raw in a header or the body; skipped when no response carries the header (echoed)"), must("well_formed_reply", "TRC-007 (replaced or sanitized, at most 255 characters)", "every id returned is the caller's well-formed id or a well-formed one of the target's (asgi-correlation-id's replacement meets it); skipped when no response carries the header (echoed)"), should("echoed", "TRC-007; issue 13 (echoing is advice: replacing is allowed)", "a well-formed UUIDv4 id comes back unchanged; fails (a warning) when no response carries the header at all, saying how to make it observable")],
         name: "trace.request_id_hygiene",
         summary: "a caller's UUIDv4 X-Request-Id is echoed (or replaced by a well-formed id); overlong or hostile ones are never reflected raw (TRC-007)",
         params: &[
@@ -471,7 +471,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[should("status_monitor", "RFC 9110 §15.3.3 (a 202 ought to point to a status monitor)", "the request answers `status` with a Location that answers poll_status"), should("trace_id_joined", "TRC-008 (BOTIX)", "the status resource carries the starting response's trace id; not exercised without a status resource or an id on the start")],
+        properties: &[should("status_monitor", "RFC 9110 §15.3.3 (a 202 ought to point to a status monitor); TRC-008 (BOTIX: 202 + Location)", "the request answers `status` with a Location that answers poll_status").botix_must(), should("trace_id_joined", "TRC-008 (BOTIX)", "the status resource carries the starting response's trace id; fails when the start carries none (not observable), skipped without a status resource").botix_must()],
         name: "trace.async_status",
         summary: "a 202's Location status resource answers with the starting request's trace id (TRC-008)",
         params: &[
@@ -500,7 +500,7 @@ pub const KINDS: &[Kind] = &[
         ],
     },
     Kind {
-        properties: &[ID_RETURNED, must("trace_id_continued", "W3C Trace Context §3.2.4 (a higher version is parsed as 00 and continued)", "the returned headers carry the sent trace-id; not exercised when none came back"), must("version_00", "W3C Trace Context §3.2.4 (a vendor sends the version it knows)", "continued traceparent-shaped headers are version 00"), NEW_PARENT_ID],
+        properties: &[ID_RETURNED, must("trace_id_continued", "W3C Trace Context §3.2.4 (a higher version is parsed as 00 and continued)", "the returned headers carry the sent trace-id; skipped when none came back (id_returned)"), must("version_00", "W3C Trace Context §3.2.4 (a vendor sends the version it knows)", "continued traceparent-shaped headers are version 00"), NEW_PARENT_ID],
         name: "trace.version_downgrade",
         summary: "a higher-version traceparent (01-T-P-01-xyz) is continued with the same trace-id and answered as version 00 (TRC-004)",
         params: &[REQUEST, STATUS, RETURN_HEADERS],

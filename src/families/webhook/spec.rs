@@ -404,9 +404,9 @@ const ACKNOWLEDGED_VALID: Property = must(
 );
 const ACK_TIME: Property = should(
     "ack_time",
-    "WH-000 (GitHub cuts off at 10 s; the 2 s p95 of WH-014 is webhook.burst's)",
+    "WH-000 (GitHub cuts off at 10 s; the 2 s p95 of WH-014 is webhook.burst's); BOTIX: answer within seconds, process in the background",
     "the acknowledgement came within ack_within, a sender's timeout; not exercised when nothing was acknowledged",
-);
+).botix_must();
 const SIGNATURE: Property = must(
     "signature",
     "WHS-001; Standard Webhooks §Signature scheme",
@@ -416,7 +416,7 @@ const EVENT_HEADER: Property = should(
     "event_header",
     "WHS-001 (BOTIX: X-Botix-Event)",
     "the scheme's event header is present (and equals `event` when given); skipped for schemes without one",
-);
+).botix_must();
 const DELIVERY_ID: Property = must(
     "delivery_id",
     "Standard Webhooks §Webhook-id (the receiver dedupes on it)",
@@ -426,7 +426,8 @@ const DELIVERY_ID_UUID: Property = should(
     "delivery_id_uuid",
     "WHS-001 (BOTIX: X-Botix-Request-Id is a UUID)",
     "the delivery id is a UUID; skipped for schemes other than botix",
-);
+)
+.botix_must();
 const RETRIED: Property = must(
     "retried",
     "WHS-002; Standard Webhooks §Retries (a failed delivery is retried)",
@@ -446,7 +447,8 @@ const SCHEDULE_KEPT: Property = should(
     "schedule",
     "WHS-002 (BOTIX schedule; Standard Webhooks §Retries suggests backoff)",
     "each gap within tolerance of the schedule; not exercised for gaps that never happened",
-);
+)
+.botix_must();
 
 /// The family's documentation (title, intro, per-kind details).
 pub const DOC: &str = include_str!("README.md");
@@ -546,7 +548,7 @@ pub const KINDS: &[Kind] = &[
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS],
     },
     Kind {
-        properties: &[must("acknowledged", "WH-014; Standard Webhooks §Request timeouts", "every delivery of the burst is answered accept_status"), should("ack_time", "WH-014 (p95 <= 2 s proposed; GitHub cuts off at 10 s)", "p95 acknowledgement time of the accepted deliveries within ack_within; not exercised when none was accepted"), PROCESSED_ONCE],
+        properties: &[must("acknowledged", "WH-014; Standard Webhooks §Request timeouts", "every delivery of the burst is answered accept_status"), should("ack_time", "WH-014 (p95 <= 2 s proposed; GitHub cuts off at 10 s)", "p95 acknowledgement time of the accepted deliveries within ack_within; not exercised when none was accepted").botix_must(), PROCESSED_ONCE],
         name: "webhook.burst",
         summary: "WH-014: `count` valid deliveries spread over `over`: all 2xx, p95 ack within ack_within, each processed once",
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS, ACK_WITHIN, COUNT, OVER],
@@ -570,7 +572,7 @@ pub const KINDS: &[Kind] = &[
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_STOPS_ON_SUCCESS), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
     },
     Kind {
-        properties: &[should("stops_after_gone", "WHS-005; Standard Webhooks §Retries (410 Gone: disable the endpoint)", "no attempt after tminus answered 410")],
+        properties: &[should("stops_after_gone", "WHS-005 (BOTIX contract); Standard Webhooks §Retries (410 Gone: disable the endpoint)", "no attempt after tminus answered 410").botix_must()],
         name: "webhook.sink_stops_on_gone",
         summary: "WHS-005: answered 410, never retried",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_STOPS_ON_GONE), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
@@ -582,7 +584,7 @@ pub const KINDS: &[Kind] = &[
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_TRACE), WAIT, RETRY_AFTER, TRACE_JSON],
     },
     Kind {
-        properties: &[should("honours_retry_after", "WHS-006; RFC 9110 §10.2.3 (how long the user agent ought to wait)", "the attempt after a 429/503 with Retry-After comes no earlier (less a scheduler's whole second, at most tolerance_pct of it, + tolerance_floor); not exercised when no second attempt came")],
+        properties: &[should("honours_retry_after", "WHS-006 (BOTIX contract); RFC 9110 §10.2.3 (how long the user agent ought to wait)", "the attempt after a 429/503 with Retry-After comes no earlier (less a scheduler's whole second, at most tolerance_pct of it, + tolerance_floor); not exercised when no second attempt came").botix_must()],
         name: "webhook.sink_respects_retry_after",
         summary: "WHS-006: answered 429 + Retry-After, the next attempt comes no earlier",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_RETRY_AFTER), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE],
