@@ -230,6 +230,9 @@ pub struct ReferenceArgs {
     /// Per-API-key rate limit as LIMIT/WINDOW (default 100/1s); `off` disables it
     #[arg(long, value_name = "LIMIT/WINDOW")]
     pub rate_limit: Option<String>,
+    /// At most N API requests served at once; the rest wait for a slot (a target that really queues)
+    #[arg(long, value_name = "N")]
+    pub max_concurrency: Option<usize>,
     /// With `--defect stall`: every Nth API request stalls (default 200)
     #[arg(long, value_name = "N")]
     pub stall_every: Option<u64>,

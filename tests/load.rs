@@ -276,7 +276,10 @@ fn sigint_mid_burst_writes_partial_reports_and_exits_nonzero() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
+    // The schedule starts once goose has started the pool (about half a
+    // second in, more on a busy machine) and ramps from 0/s over the first
+    // second: 3.5 s leaves well over 10 requests sent.
+    std::thread::sleep(Duration::from_millis(3500));
     let sent = Instant::now();
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])

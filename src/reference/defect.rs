@@ -271,9 +271,9 @@ defects! {
             "client: treats a replayed 2xx (Idempotent-Replayed: 1) as an error and sends the operation again under a new key";
     }
     Load => "load" {
-        /// Every Nth API request (`ReferenceConfig.stall_every`) stalls for `stall_for`.
+        /// Every Nth API request (`ReferenceConfig.stall_every`) pauses the API for `stall_for`.
         Stall => "stall",
-            "every Nth API request stalls (default every 200th, for 1 s), so latency tails and coordinated omission show";
+            "every Nth API request pauses the whole API (default every 200th, for 1 s; requests arriving meanwhile wait), so latency tails and coordinated omission show";
     }
 }
 
