@@ -455,7 +455,7 @@ pub fn write_figures(
                     bound: r.bound,
                     target_saturated: r.saturated,
                     raw_bound_mean_ms: stats::ms(r.bound_ms * 1000.0),
-                    raw_free_mean_ms: stats::ms(r.free_ms * 1000.0),
+                    raw_light_mean_ms: stats::ms(r.light_ms * 1000.0),
                     needed_users: r.needed_users,
                 })
             }

@@ -71,11 +71,11 @@ pub fn pool_bound_message(rule: &PoolRule, plan: &LoadPlan, f: &Figures) -> Stri
         })
         .unwrap_or_default();
     format!(
-        "inconclusive: the pool bound the run ({peak} of max_users {} in use, {:.1}% of slots waited for a user) and the target's own saturation is not shown (raw {:.1} ms while the pool was full, {:.1} ms otherwise); the rate needed about {} users (rate × p99): raise max_users",
+        "inconclusive: the pool bound the run ({peak} of max_users {} in use, {:.1}% of slots waited for a user) and the target's own saturation is not shown (raw {:.1} ms while the pool was full, {:.1} ms under light load); the rate needed about {} users (rate × p99): raise max_users",
         plan.max_users,
         waited * 100.0,
         rule.bound_ms,
-        rule.free_ms,
+        rule.light_ms,
         rule.needed_users,
     )
 }
@@ -229,7 +229,7 @@ pub fn judge(t: &Threshold, plan: &LoadPlan, f: &Figures, rule: Option<&PoolRule
     let charged = match pool_rule {
         Some(r) if r.saturated => format!(
             "; every one of max_users {} was busy while slots waited, and the target's own latency rose from {:.1} ms to {:.1} ms on the full pool (saturation), so the wait is charged to it",
-            plan.max_users, r.free_ms, r.bound_ms
+            plan.max_users, r.light_ms, r.bound_ms
         ),
         Some(_) => format!(
             "; the pool of max_users {} bound the run, and the threshold holds even with the wait for a user charged",

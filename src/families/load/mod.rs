@@ -9,6 +9,7 @@ pub mod merge;
 pub mod open;
 pub mod plan;
 pub mod pool;
+mod pool_sim;
 pub mod shard;
 pub mod signal;
 pub mod spec;

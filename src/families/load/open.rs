@@ -61,7 +61,7 @@ pub(super) async fn open_request(shared: &Shared, pool: &Pool, user: &mut GooseU
         return;
     }
     let client = user.client.clone();
-    pool.sending();
+    let in_flight = pool.sending();
     let (sent, done, result) = shared.send(&client, &pick).await;
     pool.answered();
     let m = measure_slot(due, claimed, sent, done, pool.full_at());
@@ -69,6 +69,7 @@ pub(super) async fn open_request(shared: &Shared, pool: &Pool, user: &mut GooseU
         waited: claimed > due,
         charged: m.corrected > m.raw,
         bound: pool.bound_at(done, budget),
+        light: in_flight <= pool.users,
     };
     if let Some(st) = user.get_session_data_mut::<UserState>() {
         shared.after_keyed(st, &pick, &result);

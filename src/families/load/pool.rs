@@ -236,13 +236,15 @@ impl Pool {
         }
     }
 
-    /// A request goes out; wakes the standby when it made every opened user busy.
-    pub fn sending(&self) {
+    /// A request goes out; wakes the standby when it made every opened user
+    /// busy. Returns the requests now in flight, this one included.
+    pub fn sending(&self) -> usize {
         let n = self.in_flight.fetch_add(1, Ordering::AcqRel) + 1;
         self.peak.fetch_max(n, Ordering::Relaxed);
         if n >= self.opened() {
             self.all_busy.notify_one();
         }
+        n
     }
 
     pub fn answered(&self) {
@@ -271,13 +273,15 @@ impl Pool {
 /// What the pool recorded, per recorder shard and merged: slots that waited
 /// for a user (and of those, the ones charged because the pool was full),
 /// and the raw latency of requests answered while a slot waited on a full
-/// pool (`raw_bound`) or not (`raw_free`).
+/// pool (`raw_bound`) and of requests sent under light load, with no more
+/// in flight than the users the pool starts with (`raw_light`: the target's
+/// latency before any queue of its own could form).
 #[derive(Clone)]
 pub struct PoolCounts {
     pub waited: u64,
     pub waited_full: u64,
     pub raw_bound: Histogram<u64>,
-    pub raw_free: Histogram<u64>,
+    pub raw_light: Histogram<u64>,
 }
 
 impl PoolCounts {
@@ -286,7 +290,7 @@ impl PoolCounts {
             waited: 0,
             waited_full: 0,
             raw_bound: super::stats::new_hist(),
-            raw_free: super::stats::new_hist(),
+            raw_light: super::stats::new_hist(),
         }
     }
 
@@ -294,7 +298,7 @@ impl PoolCounts {
         self.waited += o.waited;
         self.waited_full += o.waited_full;
         let _ = self.raw_bound.add(&o.raw_bound);
-        let _ = self.raw_free.add(&o.raw_free);
+        let _ = self.raw_light.add(&o.raw_light);
     }
 }
 
@@ -318,8 +322,8 @@ pub struct PoolFigures {
 /// waited may exceed that of the others before the target's own
 /// saturation counts as shown (see [`PoolRule::new`]).
 pub const SATURATION_FACTOR: f64 = 2.0;
-/// Requests answered while no slot waited that the comparison needs.
-pub const MIN_FREE: u64 = 20;
+/// Requests sent under light load that the comparison needs.
+pub const MIN_LIGHT: u64 = 5;
 
 /// Whether a burst's pool bound it, and if so whose fault the waiting was.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -327,14 +331,14 @@ pub struct PoolRule {
     /// Some slot waited for a user with all `max_users` busy.
     pub bound: bool,
     /// The target's own saturation is shown: the requests that held the full
-    /// pool took at least [`SATURATION_FACTOR`] times the raw time of the
-    /// others (the target queued them; a healthy slow target takes the same
-    /// time however many users it serves).
+    /// pool took at least [`SATURATION_FACTOR`] times the raw time of those
+    /// sent under light load (the target queued them; a healthy slow target
+    /// takes the same time however many users it serves).
     pub saturated: bool,
     /// Mean raw ms of the requests answered while the full pool bound the
-    /// run, and of the rest.
+    /// run, and of those sent under light load.
     pub bound_ms: f64,
-    pub free_ms: f64,
+    pub light_ms: f64,
     /// Users the rate needed: `rate × raw p99`, rounded up.
     pub needed_users: u64,
 }
@@ -343,15 +347,33 @@ impl PoolRule {
     /// `rate`: the arrival rate at full load; `raw_p99_us`: the run's raw p99.
     pub fn new(c: &PoolCounts, rate: f64, raw_p99_us: u64) -> Self {
         let mean = |h: &Histogram<u64>| if h.is_empty() { 0.0 } else { h.mean() };
-        let (bound_us, free_us) = (mean(&c.raw_bound), mean(&c.raw_free));
-        let bound = c.waited_full > 0;
+        Self::from_means(
+            c.waited_full,
+            mean(&c.raw_bound),
+            c.raw_light.len(),
+            mean(&c.raw_light),
+            rate,
+            raw_p99_us,
+        )
+    }
+
+    /// The rule on the figures `new` reads (µs), for the simulation.
+    pub fn from_means(
+        waited_full: u64,
+        bound_us: f64,
+        light_n: u64,
+        light_us: f64,
+        rate: f64,
+        raw_p99_us: u64,
+    ) -> Self {
+        let bound = waited_full > 0;
         PoolRule {
             bound,
             saturated: bound
-                && c.raw_free.len() >= MIN_FREE
-                && bound_us >= SATURATION_FACTOR * free_us.max(1.0),
+                && light_n >= MIN_LIGHT
+                && bound_us >= SATURATION_FACTOR * light_us.max(1.0),
             bound_ms: bound_us / 1000.0,
-            free_ms: free_us / 1000.0,
+            light_ms: light_us / 1000.0,
             needed_users: (rate * raw_p99_us as f64 / 1e6).ceil() as u64,
         }
     }
@@ -423,7 +445,7 @@ mod tests {
             c.raw_bound.record(*v).unwrap();
         }
         for v in free {
-            c.raw_free.record(*v).unwrap();
+            c.raw_light.record(*v).unwrap();
         }
         c.waited_full = waited_full;
         c
@@ -444,7 +466,7 @@ mod tests {
         let r = PoolRule::new(&c, 120.0, 1_000);
         assert!(!r.bound && !r.inconclusive());
         // Bound from the start, nothing to compare with: not shown.
-        let c = counts(&[500_000; 300], &[100_000; 5], 250);
+        let c = counts(&[500_000; 300], &[100_000; 3], 250);
         assert!(PoolRule::new(&c, 120.0, 500_000).inconclusive());
     }
 }

@@ -103,6 +103,8 @@ pub struct SlotFacts {
     pub charged: bool,
     /// When it was answered, a slot was waiting on the full pool.
     pub bound: bool,
+    /// It was sent with no more in flight than the users the pool starts with.
+    pub light: bool,
 }
 
 /// A shard of recorders (users are spread over shards).
@@ -128,14 +130,12 @@ impl Shard {
     pub fn record_slot(&mut self, kind: usize, m: &Measured, r: &Result_, f: SlotFacts) {
         self.pool.waited += u64::from(f.waited);
         self.pool.waited_full += u64::from(f.charged);
-        record(
-            if f.bound {
-                &mut self.pool.raw_bound
-            } else {
-                &mut self.pool.raw_free
-            },
-            m.raw,
-        );
+        if f.bound {
+            record(&mut self.pool.raw_bound, m.raw);
+        }
+        if f.light {
+            record(&mut self.pool.raw_light, m.raw);
+        }
         self.record(kind, m, r);
     }
 

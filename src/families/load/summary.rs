@@ -109,9 +109,10 @@ pub struct PoolSummary {
     /// The target's own latency rose on the full pool (its saturation).
     pub target_saturated: bool,
     /// Mean raw latency of requests answered while a slot waited on the
-    /// full pool, and of the others.
+    /// full pool, and of those sent under light load (no more in flight
+    /// than `users`).
     pub raw_bound_mean_ms: f64,
-    pub raw_free_mean_ms: f64,
+    pub raw_light_mean_ms: f64,
     /// Users the rate needed: rate × raw p99.
     pub needed_users: u64,
 }
