@@ -70,9 +70,9 @@ pub const LOAD: Kind = Kind {
         param(
             "hatch_rate",
             D::Text("all at once"),
-            "users started per second (or give `ramp`)",
+            "the rate ramps up as users started this many a second would (or give `ramp`)",
         ),
-        param("ramp", D::Duration(d::RAMP), "time to start all users (whole seconds)"),
+        param("ramp", D::Duration(d::RAMP), "time for the rate to ramp up to `max_rate` (whole seconds)"),
         param(
             "hold",
             D::Text("required (or `iterations`)"),
@@ -81,12 +81,12 @@ pub const LOAD: Kind = Kind {
         param(
             "ramp_down",
             D::Duration(d::RAMP_DOWN),
-            "time to stop all users at the end (whole seconds)",
+            "time for the rate to ramp down to 0 at the end (whole seconds)",
         ),
         param(
             "stages",
             D::Absent,
-            "a goose test plan instead of users/ramp/hold: `[{users, over}, ...]`",
+            "instead of users/ramp/hold: `[{users, over}, ...]`; the rate follows users / their peak (linear within a stage), the pool starts with the peak",
         ),
         param(
             "iterations",
@@ -142,7 +142,7 @@ pub const LOAD: Kind = Kind {
         param(
             "thresholds",
             D::List(&[]),
-            "`[KIND:] METRIC OP VALUE`, e.g. `p95 < 400ms`, `create: p99 < 1s`, `error_rate < 1%`",
+            "`[KIND:] METRIC OP VALUE`, e.g. `p95 < 400ms`, `create: p99 < 1s`, `error_rate < 1%`, `dropped < 1%`",
         ),
         param(
             "min_delivered",
