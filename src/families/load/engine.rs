@@ -1,19 +1,19 @@
-//! Runs one burst with goose embedded: goose owns the users (test plan or
-//! iterations, hatch rate, killswitch); tminus owns what each user sends and
-//! how it is measured.
+//! Runs one burst with goose embedded: goose owns the users (started all at
+//! once, stopped at the profile's end or by the killswitch); tminus owns
+//! what each user sends and how it is measured.
 //!
-//! Each user paces itself to `max_rate / peak_users` requests per second (the
-//! aggregate never exceeds `max_rate`, and a stages profile never sends more
-//! than its scheduled count). Request k of a user is *scheduled* at
-//! `start + k * interval`; when the target stalls, the user falls behind and
-//! sends the queued requests back to back. The user sleeps (tokio's timer, ~1
-//! ms granular) until [`SPIN`] before the slot and yields the rest, so it
-//! sends within a few µs of the slot when it is not busy. Raw latency runs
-//! from the real send; corrected latency adds the wait the *target* caused
-//! (see [`measure`]); the generator's own lateness is measured apart.
-//! Latency is measured to the last body byte, not goose's time to first byte.
-//! Requests go through `GooseUser::client` (goose's reqwest client) so no
-//! goose metric or per-failure log line is produced.
+//! A stages profile (`hold` or `stages`) is an open-arrival burst: one slot
+//! schedule at `max_rate` shared by a pool that grows from `users` to
+//! `max_users` (`pool.rs`, `open.rs`). `iterations` keeps a closed pool:
+//! each user paces itself to `max_rate / users`, request k of a user is
+//! *scheduled* at `start + k * interval`, and a request that waits for the
+//! user's previous one is charged that wait (see [`measure`]). Either way a
+//! user sleeps (tokio's timer, ~1 ms granular) until [`SPIN`] before its
+//! slot and yields the rest, so it sends within a few µs of the slot when it
+//! is not busy; the generator's own lateness is measured apart. Latency is
+//! measured to the last body byte, not goose's time to first byte. Requests
+//! go through `GooseUser::client` (the probe's reqwest client) so no goose
+//! metric or per-failure log line is produced.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +22,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use goose::config::GooseConfiguration;
 use goose::prelude::*;
+
+use super::progress::{progress_bar, progress_line, progress_message, StdoutToStderr};
 
 use super::stats::{HlogFile, KindStats, Result_, Shard};
 use super::summary::IntervalPoint;
@@ -679,82 +681,6 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
     }
 }
 
-/// Points fd 1 at stderr until dropped (unix); a no-op elsewhere.
-struct StdoutToStderr {
-    #[cfg(unix)]
-    saved: Option<i32>,
-}
-
-impl StdoutToStderr {
-    fn new() -> Self {
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
-        #[cfg(unix)]
-        {
-            // SAFETY: plain fd calls; on failure the original fd 1 is kept.
-            let saved = unsafe { libc::dup(1) };
-            if saved >= 0 && unsafe { libc::dup2(2, 1) } >= 0 {
-                return StdoutToStderr { saved: Some(saved) };
-            }
-            if saved >= 0 {
-                unsafe { libc::close(saved) };
-            }
-            StdoutToStderr { saved: None }
-        }
-        #[cfg(not(unix))]
-        StdoutToStderr {}
-    }
-}
-
-impl Drop for StdoutToStderr {
-    fn drop(&mut self) {
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
-        #[cfg(unix)]
-        if let Some(saved) = self.saved.take() {
-            // SAFETY: `saved` is the fd dup'ed in `new`, still open.
-            unsafe {
-                libc::dup2(saved, 1);
-                libc::close(saved);
-            }
-        }
-    }
-}
-
-/// What the bar and the plain progress line say: the current rate, the
-/// corrected p95 so far (µs in), the requests answered and the errors. No
-/// URL, so nothing a secret could hide in.
-fn progress_message(rate: f64, p95_us: u64, total: u64, errors: u64) -> String {
-    format!(
-        "{rate:.0} req/s · p95 {:.1} ms (corrected) · {total} sent · {errors} errors",
-        p95_us as f64 / 1000.0
-    )
-}
-
-/// The line a burst writes to a non-terminal stderr every
-/// [`PROGRESS_EVERY`]: `load 10s/30s: 120 req/s · p95 …`.
-pub fn progress_line(elapsed: Duration, planned: Option<Duration>, message: String) -> String {
-    let planned = planned.map_or_else(String::new, |p| format!("/{}s", p.as_secs()));
-    format!("load {}s{planned}: {message}", elapsed.as_secs())
-}
-
-fn progress_bar(total: Option<Duration>) -> indicatif::ProgressBar {
-    let bar = match total {
-        Some(t) => indicatif::ProgressBar::new(t.as_secs().max(1)),
-        None => indicatif::ProgressBar::new_spinner(),
-    };
-    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
-    let style = match total {
-        Some(_) => "load {elapsed_precise}/{len}s [{bar:25}] {msg}",
-        None => "load {elapsed_precise} {spinner} {msg}",
-    };
-    if let Ok(s) = indicatif::ProgressStyle::with_template(style) {
-        bar.set_style(s.progress_chars("=> "));
-    }
-    bar.enable_steady_tick(Duration::from_millis(250));
-    bar
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -813,17 +739,6 @@ mod tests {
         assert!(prev < slot(4));
         let m4 = measure(slot(4), slot(4), slot(4) + ms(1), Some(prev));
         assert_eq!(m4.corrected, m4.raw);
-    }
-
-    #[test]
-    fn the_plain_progress_line_names_elapsed_rate_p95_and_counts() {
-        let msg = progress_message(118.6, 6_940, 1_234, 2);
-        assert_eq!(
-            progress_line(Duration::from_millis(10_400), Some(ms(30_000)), msg.clone()),
-            "load 10s/30s: 119 req/s · p95 6.9 ms (corrected) · 1234 sent · 2 errors"
-        );
-        // An iterations profile has no planned end.
-        assert!(progress_line(ms(5_000), None, msg).starts_with("load 5s: 119 req/s"));
     }
 
     /// wrk2's case: a precise generator (sent == scheduled) is charged

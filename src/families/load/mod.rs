@@ -10,6 +10,7 @@ pub mod open;
 pub mod plan;
 pub mod pool;
 mod pool_sim;
+pub mod progress;
 pub mod shard;
 pub mod signal;
 pub mod spec;
