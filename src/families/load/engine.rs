@@ -672,9 +672,15 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
     // goose lowers the global level while it runs; put ours back.
     log::set_max_level(level);
     goose::reset_killswitch();
+    // An open pool's throughput is over the schedule's span, not goose's
+    // set-up and tear-down of its users.
+    let elapsed = match shared.pool.as_ref().and_then(|p| p.span()) {
+        Some(span) => span,
+        None => started.elapsed(),
+    };
     RunOutcome {
         kinds: shared.merged_kinds(),
-        elapsed: started.elapsed(),
+        elapsed,
         engine_error: result.err().map(|e| format!("goose failed: {e}")),
         hit_max_duration,
         intervals,

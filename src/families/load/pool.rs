@@ -118,9 +118,11 @@ pub struct Pool {
     /// Users the pool starts with and the most it opens.
     pub users: usize,
     pub max_users: usize,
-    /// The start of the schedule: once every user is ready (has its
-    /// client), or [`READY_WAIT`] after the first was, so no slot falls
-    /// due while users are still being set up.
+    /// The start of the schedule: once the `users` the pool starts with are
+    /// ready (have their client), or [`READY_WAIT`] after the first was, so
+    /// no slot falls due while they are still being set up. Idle users get
+    /// ready meanwhile; one not ready when it would be opened only opens
+    /// later (the harness's lateness, never charged).
     start: OnceLock<Instant>,
     ready: AtomicUsize,
     first_ready: OnceLock<Instant>,
@@ -128,6 +130,8 @@ pub struct Pool {
     next: AtomicU64,
     /// Users allowed to claim (indices below this).
     opened: AtomicUsize,
+    /// Nanoseconds after `start` of the last answer.
+    last_answer: AtomicU64,
     /// Requests in flight, and the most at once.
     in_flight: AtomicUsize,
     peak: AtomicUsize,
@@ -153,6 +157,7 @@ impl Pool {
             first_ready: OnceLock::new(),
             next: AtomicU64::new(0),
             opened: AtomicUsize::new(users),
+            last_answer: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
             full_at: AtomicU64::new(if max_users <= users { 0 } else { u64::MAX }),
@@ -161,10 +166,10 @@ impl Pool {
         }
     }
 
-    /// One more user is ready; the last one starts the schedule.
+    /// One more user is ready; the `users`-th starts the schedule.
     pub fn ready(&self) {
         self.first_ready.get_or_init(Instant::now);
-        if self.ready.fetch_add(1, Ordering::AcqRel) + 1 >= self.max_users {
+        if self.ready.fetch_add(1, Ordering::AcqRel) + 1 >= self.users {
             self.start.get_or_init(Instant::now);
         }
     }
@@ -249,6 +254,18 @@ impl Pool {
 
     pub fn answered(&self) {
         self.in_flight.fetch_sub(1, Ordering::AcqRel);
+        let at = self.start().elapsed().as_nanos() as u64;
+        self.last_answer.fetch_max(at, Ordering::Relaxed);
+    }
+
+    /// From the schedule's start to the last answer: the time the burst
+    /// really ran (goose's start-up and stopping of the users are not the
+    /// target's, and on a busy machine take seconds). None: nothing sent.
+    pub fn span(&self) -> Option<Duration> {
+        match self.last_answer.load(Ordering::Relaxed) {
+            0 => None,
+            n => Some(Duration::from_nanos(n)),
+        }
     }
 
     /// True when every opened user has a request in flight.
