@@ -29,6 +29,7 @@ target: { headers: { Authorization: "Bearer ref_load_key" } }
 load:
   id: bench
   stages: [{ users: $USERS, over: 0s }, { users: $USERS, over: ${SECS}s }]
+  max_users: $USERS      # a closed pool: the same users as the other tools (no growth)
   max_rate: 10000000/s   # no pacing: closed loop at full speed, like the others
   requests:
     - name: count

@@ -643,7 +643,7 @@ pub fn checks_markdown() -> String {
     out
 }
 
-/// The reference's knobs beyond defects: rate limit, stall, webhook schedule.
+/// The reference's knobs beyond defects: rate limit, stall, concurrency, webhook schedule.
 fn apply_reference_tuning(a: &ReferenceArgs, config: &mut ReferenceConfig) -> Result<(), String> {
     let dur = |flag: &str, text: &str| {
         crate::model::scalar::parse_duration(text).map_err(|e| format!("{flag}: {e}"))
@@ -699,6 +699,12 @@ fn apply_reference_tuning(a: &ReferenceArgs, config: &mut ReferenceConfig) -> Re
     }
     if let Some(s) = &a.stall_for {
         config.stall_for = dur("--stall-for", s)?;
+    }
+    if let Some(n) = a.max_concurrency {
+        if n == 0 {
+            return Err("--max-concurrency must be at least 1".into());
+        }
+        config.max_concurrency = Some(n);
     }
     if let Some(s) = &a.webhook_schedule {
         config.webhook_schedule = s

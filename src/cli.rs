@@ -248,6 +248,9 @@ pub struct ReferenceArgs {
     /// A second limit per API key and UTC day, e.g. 10000 (429 for either; both in `RateLimit`)
     #[arg(long, value_name = "N")]
     pub rate_limit_daily: Option<u64>,
+    /// At most N API requests served at once; the rest wait for a slot (a target that really queues)
+    #[arg(long, value_name = "N")]
+    pub max_concurrency: Option<usize>,
     /// With `--defect stall`: every Nth API request stalls (default 200)
     #[arg(long, value_name = "N")]
     pub stall_every: Option<u64>,

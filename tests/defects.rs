@@ -611,8 +611,9 @@ static CLIENT: Table = Table {
     ],
 };
 
-/// Raw figures hide the stall (few requests stalled); corrected ones show the
-/// requests that queued behind it.
+/// The raw median hides the stall (an API-wide pause: most requests never
+/// meet one); the corrected p99 shows the slots that waited on the full pool
+/// behind it, charged because the target's own latency rose (issue 23).
 static LOAD: Table = Table {
     family: DefectFamily::Load,
     suite: "tests/suites/stall.yaml",

@@ -327,3 +327,55 @@ fn defects_fail_the_same_properties_under_a_quota() {
         no_429_as_an_answer(&report);
     }
 }
+
+/// A per-day limit that is used up blocks until midnight UTC: hours, far
+/// past any wait budget, so the check is an error at once naming the block
+/// (the seed's platform answers 429 for the minute and for the day).
+#[test]
+fn a_used_up_day_is_an_error_not_a_wait() {
+    let r = RefHandle::start_with(ReferenceConfig {
+        rate_limit: RateLimitConfig {
+            limit: 100,
+            window: Duration::from_secs(60),
+            daily: Some(3),
+            ..RateLimitConfig::default()
+        },
+        ..ReferenceConfig::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("s.yaml");
+    let step = "      - request: { path: /public/v1/messages/count }\n        expect: { status: 200 }\n";
+    std::fs::write(
+        &suite,
+        format!(
+            "suite: s\ntarget:\n  headers: {{ Authorization: \"Bearer ref_test_key_a\" }}\nchecks:\n  - id: five\n    steps:\n{}",
+            step.repeat(5)
+        ),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = tminus(
+        dir.path(),
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--target",
+            &r.url,
+            "--report-dir",
+            dir.path().to_str().unwrap(),
+            // Midnight may be minutes away: a budget no day's block fits.
+            "--max-quota-wait",
+            "5s",
+        ],
+        &[],
+        Duration::from_secs(60),
+    );
+    let console = format!("{}{}", common::stdout(&out), common::stderr(&out));
+    assert_eq!(out.status.code(), Some(3), "{console}");
+    assert!(
+        console.contains("the suite's credential is blocked for")
+            && console.contains("--max-quota-wait is 5.0 s"),
+        "{console}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30), "{console}");
+}

@@ -274,9 +274,9 @@ defects! {
             "client: reads Retry-After as delay-seconds only and crashes (exit 101) on the HTTP-date form";
     }
     Load => "load" {
-        /// Every Nth API request (`ReferenceConfig.stall_every`) stalls for `stall_for`.
+        /// Every Nth API request (`ReferenceConfig.stall_every`) pauses the API for `stall_for`.
         Stall => "stall",
-            "every Nth API request stalls (default every 200th, for 1 s), so latency tails and coordinated omission show";
+            "every Nth API request pauses the whole API (default every 200th, for 1 s; requests arriving meanwhile wait), so latency tails and coordinated omission show";
     }
 }
 

@@ -1,5 +1,16 @@
 //! Artificial latency for `/public/v1/*`, so timeout and load checks have something
 //! slow to measure. Applied as the outermost public route layer, so 401s wait too.
+//!
+//! Two ways to make the API queue, so the burst can tell a target's own
+//! saturation from a harness that opened too few users:
+//! - `max_concurrency` (`tminus reference --max-concurrency N`): at most N requests
+//!   are served at once, the rest wait in arrival order, as behind a fixed pool of
+//!   workers; beyond `N / latency` requests a second the queue grows.
+//! - the `stall` defect: every Nth request pauses the whole API for `stall_for`
+//!   (a stop-the-world pause: a GC pause, a lock held across a slow call). Requests
+//!   that arrive meanwhile wait for it to end and do not count towards the next
+//!   one. A stall of one request alone would not do: an open-arrival burst simply
+//!   sends the next requests on other users, so nothing queues behind it.
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -9,16 +20,31 @@ use super::defect::Defect;
 use super::state::AppState;
 
 pub(crate) async fn delay(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    // Held until the response is built: the slot is the request's whole service.
+    let _worker = match state.workers() {
+        Some(w) => w.acquire().await.ok(),
+        None => None,
+    };
+    // The `stall` defect (load family).
+    if state.has(Defect::Stall) {
+        let pause = state.pause();
+        match pause.try_read() {
+            Ok(free) => {
+                drop(free);
+                let every = state.config().stall_every.max(1);
+                if state.next_request_number() % every == 0 {
+                    let held = pause.write().await;
+                    tokio::time::sleep(state.config().stall_for).await;
+                    drop(held);
+                }
+            }
+            // A pause is on: wait for its end (fair lock: behind the writer).
+            Err(_) => drop(pause.read().await),
+        }
+    }
     let latency = state.config().latency;
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
-    }
-    // The `stall` defect (load family).
-    if state.has(Defect::Stall) {
-        let every = state.config().stall_every.max(1);
-        if state.next_request_number() % every == 0 {
-            tokio::time::sleep(state.config().stall_for).await;
-        }
     }
 
     next.run(req).await

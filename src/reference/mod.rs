@@ -101,6 +101,10 @@ pub struct ReferenceConfig {
     pub stall_every: u64,
     /// ...for this long.
     pub stall_for: Duration,
+    /// At most this many `/public/v1/*` requests are served at once; the rest
+    /// wait (FIFO) for a slot, as a target with a fixed worker pool queues.
+    /// None: no limit.
+    pub max_concurrency: Option<usize>,
 }
 
 /// The reference receiver's default secret (a test value, never a real one).
@@ -128,6 +132,7 @@ impl Default for ReferenceConfig {
             webhook_attempt_timeout: Duration::from_secs(2),
             stall_every: 200,
             stall_for: Duration::from_secs(1),
+            max_concurrency: None,
         }
     }
 }

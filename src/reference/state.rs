@@ -33,6 +33,10 @@ struct Inner {
     webhooks: super::webhook::WebhookState,
     /// API requests seen, for the `stall` defect (every Nth stalls).
     requests_seen: AtomicU64,
+    /// Held for writing while the `stall` defect pauses the API.
+    pause: tokio::sync::RwLock<()>,
+    /// `max_concurrency`: one permit per request being served.
+    workers: Option<tokio::sync::Semaphore>,
 }
 
 /// Everything one API key (tenant) owns. Vectors are kept in ascending `seq` order:
@@ -76,6 +80,7 @@ pub(crate) struct ScenarioRun {
 impl AppState {
     pub(crate) fn new(config: ReferenceConfig) -> Self {
         let defects = config.defects.iter().copied().collect();
+        let config_workers = config.max_concurrency.map(tokio::sync::Semaphore::new);
         AppState {
             inner: Arc::new(Inner {
                 config,
@@ -86,6 +91,8 @@ impl AppState {
                 effects: Effects::default(),
                 webhooks: Default::default(),
                 requests_seen: AtomicU64::new(0),
+                pause: tokio::sync::RwLock::new(()),
+                workers: config_workers,
             }),
         }
     }
@@ -97,6 +104,16 @@ impl AppState {
 
     pub(crate) fn config(&self) -> &ReferenceConfig {
         &self.inner.config
+    }
+
+    /// The `stall` defect's API-wide pause.
+    pub(crate) fn pause(&self) -> &tokio::sync::RwLock<()> {
+        &self.inner.pause
+    }
+
+    /// `max_concurrency`'s permits (tokio's semaphore is fair: FIFO).
+    pub(crate) fn workers(&self) -> Option<&tokio::sync::Semaphore> {
+        self.inner.workers.as_ref()
     }
 
     pub(crate) fn effects(&self) -> &Effects {

@@ -1,19 +1,19 @@
-//! Runs one burst with goose embedded: goose owns the users (test plan or
-//! iterations, hatch rate, killswitch); tminus owns what each user sends and
-//! how it is measured.
+//! Runs one burst with goose embedded: goose owns the users (started all at
+//! once, stopped at the profile's end or by the killswitch); tminus owns
+//! what each user sends and how it is measured.
 //!
-//! Each user paces itself to `max_rate / max_users` requests per second (the
-//! aggregate never exceeds `max_rate`, and a stages profile never sends more
-//! than its scheduled count). Request k of a user is *scheduled* at
-//! `start + k * interval`; when the target stalls, the user falls behind and
-//! sends the queued requests back to back. The user sleeps (tokio's timer, ~1
-//! ms granular) until [`SPIN`] before the slot and yields the rest, so it
-//! sends within a few µs of the slot when it is not busy. Raw latency runs
-//! from the real send; corrected latency adds the wait the *target* caused
-//! (see [`measure`]); the generator's own lateness is measured apart.
-//! Latency is measured to the last body byte, not goose's time to first byte.
-//! Requests go through `GooseUser::client` (goose's reqwest client) so no
-//! goose metric or per-failure log line is produced.
+//! A stages profile (`hold` or `stages`) is an open-arrival burst: one slot
+//! schedule at `max_rate` shared by a pool that grows from `users` to
+//! `max_users` (`pool.rs`, `open.rs`). `iterations` keeps a closed pool:
+//! each user paces itself to `max_rate / users`, request k of a user is
+//! *scheduled* at `start + k * interval`, and a request that waits for the
+//! user's previous one is charged that wait (see [`measure`]). Either way a
+//! user sleeps (tokio's timer, ~1 ms granular) until [`SPIN`] before its
+//! slot and yields the rest, so it sends within a few µs of the slot when it
+//! is not busy; the generator's own lateness is measured apart. Latency is
+//! measured to the last body byte, not goose's time to first byte. Requests
+//! go through `GooseUser::client` (the probe's reqwest client) so no goose
+//! metric or per-failure log line is produced.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +22,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use goose::config::GooseConfiguration;
 use goose::prelude::*;
+
+use super::progress::{progress_bar, progress_line, progress_message, StdoutToStderr};
 
 use super::stats::{HlogFile, KindStats, Result_, Shard};
 use super::summary::IntervalPoint;
@@ -96,8 +98,13 @@ pub struct Shared {
     /// The most requests the profile schedules (stages: its user-seconds at
     /// the per-user pace); None: goose bounds them (iterations).
     pub budget: Option<u64>,
-    /// Slots claimed so far against `budget`.
+    /// Slots claimed so far against `budget` (closed pool).
     claimed: AtomicU64,
+    /// The open-arrival pool of a stages profile (None: `iterations`, a
+    /// closed pool of users each pacing itself).
+    pub pool: Option<super::pool::Pool>,
+    /// The client an open pool's users share.
+    client: std::sync::OnceLock<reqwest::Client>,
     cumulative_weights: Vec<u32>,
     /// Per request kind, the origin (`scheme://host:port/`) its requests must
     /// go to: checked against the guard before the burst, and every request
@@ -123,7 +130,7 @@ fn load_client() -> Result<reqwest::Client, reqwest::Error> {
 
 /// What a user remembers between requests: its pace and its last keyed request.
 #[derive(Clone)]
-struct UserState {
+pub(super) struct UserState {
     start: Option<Instant>,
     k: u32,
     rng: u64,
@@ -159,7 +166,7 @@ pub struct RunOutcome {
 
 impl Shared {
     pub fn new(plan: LoadPlan, target: Target) -> Self {
-        let per_user_rate = plan.max_rate / plan.max_users.max(1) as f64;
+        let per_user_rate = plan.max_rate / plan.peak_users.max(1) as f64;
         let interval = Duration::from_secs_f64(1.0 / per_user_rate.max(1e-6));
         let shards = (0..plan.max_users.clamp(1, MAX_SHARDS))
             .map(|_| Mutex::new(Shard::new(plan.mix.len())))
@@ -185,8 +192,18 @@ impl Shared {
             Profile::Stages(_) => Some(plan.scheduled_requests() as u64),
             Profile::Iterations { .. } => None,
         };
+        let pool = match plan.profile {
+            Profile::Stages(_) => Some(super::pool::Pool::new(
+                super::pool::Schedule::new(&plan.profile, per_user_rate),
+                plan.peak_users,
+                plan.max_users,
+            )),
+            Profile::Iterations { .. } => None,
+        };
         Shared {
             budget,
+            pool,
+            client: std::sync::OnceLock::new(),
             claimed: AtomicU64::new(0),
             origins,
             plan,
@@ -241,6 +258,15 @@ impl Shared {
         (raw, cor, errors)
     }
 
+    /// Every shard's pool counts, added.
+    pub fn merged_pool(&self) -> super::pool::PoolCounts {
+        let mut out = super::pool::PoolCounts::new();
+        for s in &self.shards {
+            out.add(&s.lock().unwrap_or_else(|p| p.into_inner()).pool);
+        }
+        out
+    }
+
     pub fn merged_kinds(&self) -> Vec<KindStats> {
         let mut out: Vec<KindStats> = (0..self.plan.mix.len()).map(|_| KindStats::new()).collect();
         for s in &self.shards {
@@ -253,30 +279,185 @@ impl Shared {
     }
 }
 
-async fn one_request(shared: &Shared, user: &mut GooseUser) {
-    let index = user.weighted_users_index;
-    if user.get_session_data::<UserState>().is_none() {
-        // goose's own client follows redirects and inflates gzip: replace it.
-        match load_client() {
-            Ok(c) => user.client = c,
-            Err(_) => {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                return;
+/// Sets a user up on its first call: the probe's client (goose's own follows
+/// redirects and inflates gzip) and its state. False: not ready this call.
+pub(super) async fn init_user(shared: &Shared, user: &mut GooseUser) -> bool {
+    if user.get_session_data::<UserState>().is_some() {
+        return true;
+    }
+    // An open pool's users share one client (one connection pool): a user
+    // opened mid-burst then costs nothing to set up, and idle ones hold no
+    // connection of their own.
+    let client = match &shared.pool {
+        Some(_) => match shared.client.get() {
+            Some(c) => Ok(c.clone()),
+            None => load_client().map(|c| shared.client.get_or_init(|| c).clone()),
+        },
+        None => load_client(),
+    };
+    match client {
+        Ok(c) => user.client = c,
+        Err(_) => {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            return false;
+        }
+    }
+    let seed = 0x9E37_79B9_7F4A_7C15u64
+        ^ (user.weighted_users_index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9)
+        ^ SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
+    user.set_session_data(UserState {
+        start: None,
+        k: 0,
+        rng: seed | 1,
+        last_keyed: None,
+        prev_done: None,
+    });
+    true
+}
+
+/// What a user sends next.
+pub(super) struct Pick {
+    pub kind: usize,
+    pub rendered: Rendered,
+    pub keyed: bool,
+}
+
+impl Shared {
+    /// A duplicate resends the last keyed request with the same key, as a
+    /// client retry would; otherwise a kind is drawn by weight.
+    pub(super) fn pick_request(&self, st: &mut UserState) -> Pick {
+        let plan = &self.plan;
+        let dup = plan.duplicate_share > 0.0
+            && st.last_keyed.is_some()
+            && (st.next_rand() % 1_000_000) as f64 / 1_000_000.0 < plan.duplicate_share;
+        if dup {
+            let (kind, r, _) = st.last_keyed.as_ref().expect("checked above");
+            self.duplicates.fetch_add(1, Ordering::Relaxed);
+            return Pick {
+                kind: *kind,
+                rendered: r.clone(),
+                keyed: true,
+            };
+        }
+        let kind = self.pick(st.next_rand());
+        let m = &plan.mix[kind];
+        let mut r = self.target.render(&m.request, &Scope::new());
+        if m.idempotency {
+            r.set_header(&plan.idempotency_header, uuid::Uuid::new_v4().to_string());
+            st.last_keyed = Some((kind, r.clone(), false));
+        }
+        Pick {
+            kind,
+            rendered: r,
+            keyed: m.idempotency,
+        }
+    }
+
+    /// Sends `p` to its last body byte: (sent, done, result). A request that
+    /// is not where the guard allowed its kind to go is not sent.
+    pub(super) async fn send(
+        &self,
+        client: &reqwest::Client,
+        p: &Pick,
+    ) -> (Instant, Instant, Result_) {
+        let rendered = &p.rendered;
+        let origin = &self.origins[p.kind];
+        if origin.is_empty() || !rendered.url.starts_with(origin.as_str()) {
+            let now = Instant::now();
+            return (now, now, Result_::Transport("destination"));
+        }
+        let mut b = client.request(rendered.method.clone(), &rendered.url);
+        for (k, v) in &rendered.headers {
+            b = b.header(k.as_str(), v.as_str());
+        }
+        if !rendered.body.is_empty() {
+            b = b.body(rendered.body.clone());
+        }
+        let sent = Instant::now();
+        let res = tokio::time::timeout(rendered.timeout, async {
+            let mut resp = b.send().await?;
+            let status = resp.status().as_u16();
+            // To the last byte (goose's own clock would stop at the first),
+            // dropping each chunk: a huge body costs no memory.
+            while resp.chunk().await?.is_some() {}
+            Ok::<u16, reqwest::Error>(status)
+        })
+        .await;
+        let done = Instant::now();
+        let result = match res {
+            Err(_) => Result_::Transport("timeout"),
+            Ok(Err(e)) => Result_::Transport(if e.is_connect() {
+                "connect"
+            } else if e.is_timeout() {
+                "timeout"
+            } else if e.is_body() || e.is_decode() {
+                "body"
+            } else {
+                "transport"
+            }),
+            Ok(Ok(status)) => Result_::Status {
+                status,
+                success: self.plan.mix[p.kind].success.matches(status),
+            },
+        };
+        (sent, done, result)
+    }
+
+    /// Counts a keyed request's first success (LOAD-005's distinct keys).
+    pub(super) fn after_keyed(&self, st: &mut UserState, p: &Pick, result: &Result_) {
+        if !p.keyed || !matches!(result, Result_::Status { success: true, .. }) {
+            return;
+        }
+        let header = &self.plan.idempotency_header;
+        if let Some(last) = st.last_keyed.as_mut() {
+            if last.1.header(header) == p.rendered.header(header) && !last.2 {
+                last.2 = true;
+                self.distinct_keys_ok.fetch_add(1, Ordering::Relaxed);
             }
         }
-        let seed = 0x9E37_79B9_7F4A_7C15u64
-            ^ (index as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9)
-            ^ SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1);
-        user.set_session_data(UserState {
-            start: None,
-            k: 0,
-            rng: seed | 1,
-            last_keyed: None,
-            prev_done: None,
-        });
+    }
+
+    /// The recorder shard of user `index`.
+    pub(super) fn shard(&self, index: usize) -> std::sync::MutexGuard<'_, Shard> {
+        self.shards[index % self.shards.len()]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Waits for `at` in short naps, so a slow pace never delays the killswitch
+/// by more than one nap; the last SPIN is yielded, not slept, because
+/// tokio's timer would wake up to ~1 ms late. False: the killswitch fired.
+pub(super) async fn wait_until(at: Instant) -> bool {
+    loop {
+        if goose::is_killswitch_triggered() {
+            // Yield before giving up the slot: a transaction that returns
+            // without awaiting would spin goose's user loop and starve the
+            // task that is stopping the users.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            return false;
+        }
+        let left = at.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        if left > SPIN {
+            tokio::time::sleep((left - SPIN).min(Duration::from_millis(100))).await;
+        } else {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// One request of a closed pool (`iterations`): the user paces itself at
+/// `max_rate / users` and a request waits for the user's previous one.
+async fn one_request(shared: &Shared, user: &mut GooseUser) {
+    let index = user.weighted_users_index;
+    if !init_user(shared, user).await {
+        return;
     }
     let Some(st) = user.get_session_data_mut::<UserState>() else {
         return;
@@ -286,46 +467,9 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
     let scheduled = start + shared.interval * st.k;
     let prev_done = st.prev_done;
     st.k = st.k.saturating_add(1);
-    let plan = &shared.plan;
-    // A duplicate resends the last keyed request with the same key, as a
-    // client retry would; otherwise a kind is drawn by weight.
-    let dup = plan.duplicate_share > 0.0
-        && st.last_keyed.is_some()
-        && (st.next_rand() % 1_000_000) as f64 / 1_000_000.0 < plan.duplicate_share;
-    let (kind, rendered, keyed) = if dup {
-        let (kind, r, _) = st.last_keyed.as_ref().expect("checked above");
-        shared.duplicates.fetch_add(1, Ordering::Relaxed);
-        (*kind, r.clone(), true)
-    } else {
-        let kind = shared.pick(st.next_rand());
-        let m = &plan.mix[kind];
-        let mut r = shared.target.render(&m.request, &Scope::new());
-        if m.idempotency {
-            r.set_header(&plan.idempotency_header, uuid::Uuid::new_v4().to_string());
-            st.last_keyed = Some((kind, r.clone(), false));
-        }
-        (kind, r, m.idempotency)
-    };
-    // Wait for the scheduled slot in short naps, so a slow pace never
-    // delays the killswitch by more than one nap; the last SPIN is yielded,
-    // not slept, because tokio's timer would wake up to ~1 ms late.
-    loop {
-        if goose::is_killswitch_triggered() {
-            // Yield before giving up the slot: a transaction that returns
-            // without awaiting would spin goose's user loop and starve the
-            // task that is stopping the users.
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            return;
-        }
-        let left = scheduled.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        if left > SPIN {
-            tokio::time::sleep((left - SPIN).min(Duration::from_millis(100))).await;
-        } else {
-            tokio::task::yield_now().await;
-        }
+    let pick = shared.pick_request(st);
+    if !wait_until(scheduled).await {
+        return;
     }
     if !shared.claim() {
         // The profile's scheduled requests were all sent: idle until goose
@@ -334,79 +478,14 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
         return;
     }
     let client = user.client.clone();
-    let sent = Instant::now();
-    if shared.origins[kind].is_empty() || !rendered.url.starts_with(&shared.origins[kind]) {
-        // Not where the guard allowed this kind to go: nothing is sent.
-        if let Some(st) = user.get_session_data_mut::<UserState>() {
-            st.prev_done = Some(sent);
-        }
-        let m = measure(scheduled, sent, sent, prev_done);
-        let shard = &shared.shards[index % shared.shards.len()];
-        shard.lock().unwrap_or_else(|p| p.into_inner()).record(
-            kind,
-            &m,
-            &Result_::Transport("destination"),
-        );
+    let (sent, done, result) = shared.send(&client, &pick).await;
+    let Some(st) = user.get_session_data_mut::<UserState>() else {
         return;
-    }
-    let mut b = client.request(rendered.method.clone(), &rendered.url);
-    for (k, v) in &rendered.headers {
-        b = b.header(k.as_str(), v.as_str());
-    }
-    if !rendered.body.is_empty() {
-        b = b.body(rendered.body.clone());
-    }
-    let sent = Instant::now();
-    let res = tokio::time::timeout(rendered.timeout, async {
-        let mut resp = b.send().await?;
-        let status = resp.status().as_u16();
-        // To the last byte (goose's own clock would stop at the first),
-        // dropping each chunk: a huge body costs no memory.
-        while resp.chunk().await?.is_some() {}
-        Ok::<u16, reqwest::Error>(status)
-    })
-    .await;
-    let done = Instant::now();
-    let result = match res {
-        Err(_) => Result_::Transport("timeout"),
-        Ok(Err(e)) => Result_::Transport(if e.is_connect() {
-            "connect"
-        } else if e.is_timeout() {
-            "timeout"
-        } else if e.is_body() || e.is_decode() {
-            "body"
-        } else {
-            "transport"
-        }),
-        Ok(Ok(status)) => Result_::Status {
-            status,
-            success: plan.mix[kind].success.matches(status),
-        },
     };
-    if let Some(st) = user.get_session_data_mut::<UserState>() {
-        st.prev_done = Some(done);
-    }
-    if keyed {
-        if let (Result_::Status { success: true, .. }, Some(st)) =
-            (&result, user.get_session_data_mut::<UserState>())
-        {
-            if let Some(last) = st.last_keyed.as_mut() {
-                if last.1.header(&plan.idempotency_header)
-                    == rendered.header(&plan.idempotency_header)
-                    && !last.2
-                {
-                    last.2 = true;
-                    shared.distinct_keys_ok.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }
-    }
+    st.prev_done = Some(done);
+    shared.after_keyed(st, &pick, &result);
     let m = measure(scheduled, sent, done, prev_done);
-    let shard = &shared.shards[index % shared.shards.len()];
-    shard
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .record(kind, &m, &result);
+    shared.shard(index).record(pick.kind, &m, &result);
 }
 
 /// Live state the ticker shows.
@@ -441,7 +520,10 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
     let tx: TransactionFunction = Arc::new(move |user| {
         let sh = sh.clone();
         Box::pin(async move {
-            one_request(&sh, user).await;
+            match &sh.pool {
+                Some(pool) => super::open::open_request(&sh, pool, user).await,
+                None => one_request(&sh, user).await,
+            }
             Ok(())
         })
     });
@@ -461,9 +543,16 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
         }
     };
     let attack = match &plan.profile {
+        // Every user of the pool starts at once and idles until it is
+        // opened; the schedule, not goose, shapes the rate (see pool.rs).
         Profile::Stages(_) => attack.set_default(
             GooseDefault::TestPlan,
-            plan.profile.test_plan().unwrap_or_default().as_str(),
+            format!(
+                "{n},0s;{n},{}s;0,0s",
+                total_secs.unwrap_or_default().as_secs(),
+                n = plan.max_users.max(1)
+            )
+            .as_str(),
         ),
         Profile::Iterations {
             users,
@@ -583,89 +672,19 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
     // goose lowers the global level while it runs; put ours back.
     log::set_max_level(level);
     goose::reset_killswitch();
+    // An open pool's throughput is over the schedule's span, not goose's
+    // set-up and tear-down of its users.
+    let elapsed = match shared.pool.as_ref().and_then(|p| p.span()) {
+        Some(span) => span,
+        None => started.elapsed(),
+    };
     RunOutcome {
         kinds: shared.merged_kinds(),
-        elapsed: started.elapsed(),
+        elapsed,
         engine_error: result.err().map(|e| format!("goose failed: {e}")),
         hit_max_duration,
         intervals,
     }
-}
-
-/// Points fd 1 at stderr until dropped (unix); a no-op elsewhere.
-struct StdoutToStderr {
-    #[cfg(unix)]
-    saved: Option<i32>,
-}
-
-impl StdoutToStderr {
-    fn new() -> Self {
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
-        #[cfg(unix)]
-        {
-            // SAFETY: plain fd calls; on failure the original fd 1 is kept.
-            let saved = unsafe { libc::dup(1) };
-            if saved >= 0 && unsafe { libc::dup2(2, 1) } >= 0 {
-                return StdoutToStderr { saved: Some(saved) };
-            }
-            if saved >= 0 {
-                unsafe { libc::close(saved) };
-            }
-            StdoutToStderr { saved: None }
-        }
-        #[cfg(not(unix))]
-        StdoutToStderr {}
-    }
-}
-
-impl Drop for StdoutToStderr {
-    fn drop(&mut self) {
-        use std::io::Write;
-        let _ = std::io::stdout().flush();
-        #[cfg(unix)]
-        if let Some(saved) = self.saved.take() {
-            // SAFETY: `saved` is the fd dup'ed in `new`, still open.
-            unsafe {
-                libc::dup2(saved, 1);
-                libc::close(saved);
-            }
-        }
-    }
-}
-
-/// What the bar and the plain progress line say: the current rate, the
-/// corrected p95 so far (µs in), the requests answered and the errors. No
-/// URL, so nothing a secret could hide in.
-fn progress_message(rate: f64, p95_us: u64, total: u64, errors: u64) -> String {
-    format!(
-        "{rate:.0} req/s · p95 {:.1} ms (corrected) · {total} sent · {errors} errors",
-        p95_us as f64 / 1000.0
-    )
-}
-
-/// The line a burst writes to a non-terminal stderr every
-/// [`PROGRESS_EVERY`]: `load 10s/30s: 120 req/s · p95 …`.
-pub fn progress_line(elapsed: Duration, planned: Option<Duration>, message: String) -> String {
-    let planned = planned.map_or_else(String::new, |p| format!("/{}s", p.as_secs()));
-    format!("load {}s{planned}: {message}", elapsed.as_secs())
-}
-
-fn progress_bar(total: Option<Duration>) -> indicatif::ProgressBar {
-    let bar = match total {
-        Some(t) => indicatif::ProgressBar::new(t.as_secs().max(1)),
-        None => indicatif::ProgressBar::new_spinner(),
-    };
-    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
-    let style = match total {
-        Some(_) => "load {elapsed_precise}/{len}s [{bar:25}] {msg}",
-        None => "load {elapsed_precise} {spinner} {msg}",
-    };
-    if let Ok(s) = indicatif::ProgressStyle::with_template(style) {
-        bar.set_style(s.progress_chars("=> "));
-    }
-    bar.enable_steady_tick(Duration::from_millis(250));
-    bar
 }
 
 #[cfg(test)]
@@ -726,17 +745,6 @@ mod tests {
         assert!(prev < slot(4));
         let m4 = measure(slot(4), slot(4), slot(4) + ms(1), Some(prev));
         assert_eq!(m4.corrected, m4.raw);
-    }
-
-    #[test]
-    fn the_plain_progress_line_names_elapsed_rate_p95_and_counts() {
-        let msg = progress_message(118.6, 6_940, 1_234, 2);
-        assert_eq!(
-            progress_line(Duration::from_millis(10_400), Some(ms(30_000)), msg.clone()),
-            "load 10s/30s: 119 req/s · p95 6.9 ms (corrected) · 1234 sent · 2 errors"
-        );
-        // An iterations profile has no planned end.
-        assert!(progress_line(ms(5_000), None, msg).starts_with("load 5s: 119 req/s"));
     }
 
     /// wrk2's case: a precise generator (sent == scheduled) is charged

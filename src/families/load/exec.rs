@@ -10,10 +10,11 @@
 //! testcases and a breach exits 1. This module never sees the runner's
 //! summary or event stream.
 
-use super::chance::{percentile_band, rate_band};
+use super::judge::{judge, pool_bound_message, pool_props};
+use super::pool::{PoolFigures, PoolRule};
 use super::summary::{
     BurstFigures, Distribution, EffectsSummary, FilesSummary, IdempotencySummary, IntervalPoint,
-    KindSummary, LoadSummary,
+    KindSummary, LoadSummary, PoolSummary,
 };
 use super::{engine, signal, stats};
 use std::path::{Path, PathBuf};
@@ -21,8 +22,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::families::load::plan::{LoadPlan, Metric, Threshold};
-use crate::families::{common, CheckContext, Outcome, Verdict};
+use crate::families::load::plan::LoadPlan;
+use crate::families::{common, CheckContext, Outcome};
 use crate::http::{Client, Target};
 use crate::outcome::{prop, PropValue};
 use crate::plan::Scope;
@@ -170,6 +171,8 @@ pub struct Figures {
     /// The interval log's intervals, for the report's plots (empty for a
     /// merge of shards: each shard's `.hlog` holds its own).
     pub intervals: Vec<IntervalPoint>,
+    /// The open-arrival pool (None: `iterations`, or a merge of shards).
+    pub pool: Option<PoolFigures>,
 }
 
 impl Figures {
@@ -190,7 +193,23 @@ impl Figures {
             duplicates: 0,
             intervals: Vec::new(),
             effects: Effects::NotAsked,
+            pool: None,
         }
+    }
+
+    /// Whether the pool bound the run and whose fault that was.
+    pub fn pool_rule(&self, plan: &LoadPlan) -> Option<PoolRule> {
+        let p = self.pool.as_ref()?;
+        Some(PoolRule::new(
+            &p.counts,
+            plan.max_rate,
+            self.overall.raw.value_at_quantile(0.99),
+        ))
+    }
+
+    /// Slots of the schedule never sent.
+    pub fn dropped(&self) -> u64 {
+        (self.scheduled.round() as u64).saturating_sub(self.overall.requests)
     }
 
     /// Requests sent over requests scheduled (the engine keeps it at or
@@ -339,7 +358,7 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
     )
     .map_err(|e| Outcome::error(format!("cannot write {}: {e}", hlog_path.display())))?;
     let shared = Arc::new(engine::Shared::new(plan.clone(), (*target).clone()));
-    let out = if plan.max_users == 0 {
+    let out = if plan.peak_users == 0 {
         // A shard with no user (more shards than users): nothing to send,
         // but its empty figures still count for the merge.
         engine::RunOutcome {
@@ -359,6 +378,16 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
     figures.engine_error = out.engine_error;
     figures.cancelled = cancelled;
     figures.intervals = out.intervals;
+    figures.pool = shared.pool.as_ref().map(|p| {
+        let (peak_in_use, opened) = p.peak_and_opened();
+        PoolFigures {
+            users: p.users,
+            max_users: p.max_users,
+            peak_in_use,
+            opened,
+            counts: shared.merged_pool(),
+        }
+    });
     figures.distinct_keys = shared.distinct_keys_ok.load(Ordering::Relaxed);
     figures.duplicates = shared.duplicates.load(Ordering::Relaxed);
     let mut after_read = None;
@@ -412,6 +441,26 @@ pub fn write_figures(
         max_rate_per_s: plan.max_rate,
         scheduled_requests: f.scheduled.round(),
         delivered_share: f.delivered(),
+        dropped: f.dropped(),
+        pool: match (&f.pool, f.pool_rule(plan)) {
+            (Some(p), Some(r)) => {
+                let n = f.overall.requests.max(1) as f64;
+                Some(PoolSummary {
+                    users: p.users,
+                    max_users: p.max_users,
+                    opened: p.opened,
+                    peak_in_use: p.peak_in_use,
+                    waited_share: p.counts.waited as f64 / n,
+                    waited_full_share: p.counts.waited_full as f64 / n,
+                    bound: r.bound,
+                    target_saturated: r.saturated,
+                    raw_bound_mean_ms: stats::ms(r.bound_ms * 1000.0),
+                    raw_light_mean_ms: stats::ms(r.light_ms * 1000.0),
+                    needed_users: r.needed_users,
+                })
+            }
+            _ => None,
+        },
         idempotency: IdempotencySummary {
             distinct_keys_succeeded: f.distinct_keys,
             duplicate_retries: f.duplicates,
@@ -497,15 +546,40 @@ pub fn judge_figures(
     let overall = &f.overall;
     let expected = f.scheduled;
     let delivered = f.delivered();
+    let rule = f.pool_rule(plan);
     for t in &plan.thresholds {
-        let o = judge(t, plan, &f.kinds, overall, f.elapsed);
+        let o = judge(t, plan, f, rule.as_ref());
         res.push(&t.slug(), "load.threshold", t.text.clone(), o);
     }
-    let props = vec![
+    let mut props = vec![
         prop("requests", overall.requests),
         prop("scheduled", expected.round() as i64),
         prop("delivered_share", PropValue::rounded(delivered, 3)),
+        prop("dropped", f.dropped()),
     ];
+    let pool_line = match (&f.pool, &rule) {
+        (Some(p), Some(r)) => {
+            props.push(prop("users", p.users));
+            props.push(prop("max_users", p.max_users));
+            props.push(prop("peak_users", p.peak_in_use));
+            props.push(prop(
+                "waited_share",
+                PropValue::rounded(p.counts.waited as f64 / overall.requests.max(1) as f64, 4),
+            ));
+            props.extend(pool_props(r));
+            format!(
+                "; users: peak {} in use of {} opened (started {}, max_users {}), {:.1}% of slots waited for a user, {} dropped",
+                p.peak_in_use,
+                p.opened,
+                p.users,
+                p.max_users,
+                p.counts.waited as f64 / overall.requests.max(1) as f64 * 100.0,
+                f.dropped()
+            )
+        }
+        _ => String::new(),
+    };
+    let pool_inconclusive = rule.filter(|r| r.inconclusive());
     let d = if f.hit_max_duration {
         Outcome::fail(
             format!(
@@ -516,20 +590,31 @@ pub fn judge_figures(
             format!("stopped after {}", crate::fmt_duration(f.elapsed)),
         )
     } else if delivered < plan.min_delivered {
-        Outcome::fail(
-            format!(
-                "could not deliver the requested load: sent {} of {:.0} scheduled requests ({:.0}%) in {}; {headline}",
-                overall.requests,
-                expected,
-                delivered * 100.0,
-                crate::fmt_duration(f.elapsed)
+        let what = format!(
+            "could not deliver the requested load: sent {} of {:.0} scheduled requests ({:.0}%) in {}; {headline}{pool_line}",
+            overall.requests,
+            expected,
+            delivered * 100.0,
+            crate::fmt_duration(f.elapsed)
+        );
+        match &pool_inconclusive {
+            // The harness's pool, not the target, held the load back.
+            Some(r) => {
+                props.push(prop("conclusive", false));
+                Outcome::error(format!("{what}; {}", pool_bound_message(r, plan, f)))
+            }
+            None => Outcome::fail(
+                what,
+                format!(
+                    ">= {:.0}% of the scheduled requests",
+                    plan.min_delivered * 100.0
+                ),
+                format!("{:.1}%", delivered * 100.0),
             ),
-            format!(">= {:.0}% of the scheduled requests", plan.min_delivered * 100.0),
-            format!("{:.1}%", delivered * 100.0),
-        )
+        }
     } else {
         Outcome::pass(format!(
-            "sent {} of {:.0} scheduled requests ({:.0}%); {headline}",
+            "sent {} of {:.0} scheduled requests ({:.0}%); {headline}{pool_line}",
             overall.requests,
             expected,
             delivered * 100.0
@@ -637,168 +722,6 @@ fn headline(k: &KindStats, elapsed: std::time::Duration) -> String {
         k.failed,
         k.r429
     )
-}
-
-/// Measures a threshold's metric; latencies in µs.
-pub fn measure(t: &Threshold, k: &KindStats, elapsed: std::time::Duration) -> Option<f64> {
-    let n = k.requests;
-    let hist = |raw: bool| if raw { &k.raw } else { &k.corrected };
-    match t.metric {
-        _ if n == 0 => None,
-        Metric::Percentile { q, raw } => Some(hist(raw).value_at_quantile(q / 100.0) as f64),
-        Metric::Mean { raw } => Some(hist(raw).mean()),
-        Metric::Max { raw } => Some(hist(raw).max() as f64),
-        Metric::ErrorRate => Some(k.failed as f64 / n as f64),
-        Metric::Rate429 => Some(k.r429 as f64 / n as f64),
-        Metric::Throughput => Some(n as f64 / elapsed.as_secs_f64().max(1e-9)),
-    }
-}
-
-fn show(metric: Metric, v: f64) -> String {
-    match metric {
-        Metric::Percentile { .. } | Metric::Mean { .. } | Metric::Max { .. } => {
-            format!("{:.1} ms", v / 1000.0)
-        }
-        Metric::ErrorRate | Metric::Rate429 => format!("{:.2}%", v * 100.0),
-        Metric::Throughput => format!("{v:.1}/s"),
-    }
-}
-
-fn judge(
-    t: &Threshold,
-    plan: &LoadPlan,
-    kinds: &[KindStats],
-    overall: &KindStats,
-    elapsed: std::time::Duration,
-) -> Outcome {
-    let (k, scope) = match &t.scope {
-        Some(name) => match plan.mix.iter().position(|m| &m.name == name) {
-            Some(i) => (&kinds[i], name.as_str()),
-            None => return Outcome::error(format!("no request kind `{name}` in the mix")),
-        },
-        None => (overall, "in all"),
-    };
-    // Latency and throughput of answers that all failed say nothing about
-    // the target's service: a 404 everywhere is fast. Not judged, never a pass.
-    let succeeded = k
-        .statuses
-        .values()
-        .sum::<u64>()
-        .saturating_sub(k.failed + k.r429);
-    let on_successes = !matches!(t.metric, Metric::ErrorRate | Metric::Rate429);
-    if on_successes && k.requests > 0 && succeeded == 0 {
-        return Outcome::error(format!(
-            "`{}`: none of the {} {scope} requests succeeded ({}), so latency and throughput were not exercised",
-            t.text,
-            k.requests,
-            k.statuses
-                .iter()
-                .map(|(s, n)| format!("{s}×{n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    let Some(v) = measure(t, k, elapsed) else {
-        return Outcome::error(format!(
-            "`{}`: no {scope} request completed, nothing to judge",
-            t.text
-        ));
-    };
-    let shown = show(t.metric, v);
-    let limit = show(t.metric, t.limit);
-    let which = match t.metric {
-        Metric::Percentile { raw: false, .. }
-        | Metric::Mean { raw: false }
-        | Metric::Max { raw: false } => " (corrected for coordinated omission)",
-        Metric::Percentile { raw: true, .. }
-        | Metric::Mean { raw: true }
-        | Metric::Max { raw: true } => " (raw)",
-        _ => "",
-    };
-    let mut props = vec![
-        prop("measured", PropValue::rounded(v, 3)),
-        prop("measured_display", shown.clone()),
-        prop("limit", t.limit),
-        prop(
-            "unit",
-            match t.metric {
-                Metric::ErrorRate | Metric::Rate429 => "share",
-                Metric::Throughput => "requests_per_s",
-                _ => "us",
-            },
-        ),
-        prop("requests", k.requests),
-    ];
-    // The zone of true shares where this run's verdict is chance (see
-    // `chance`), and this run's share to compare with it: for a
-    // percentile, the share of answers under the limit; for a rate, the
-    // rate itself.
-    let band = match t.metric {
-        Metric::Percentile { q, raw } => {
-            let h = if raw { &k.raw } else { &k.corrected };
-            let under = h.count_between(0, (t.limit as u64).saturating_sub(1));
-            percentile_band(q / 100.0, h.len()).map(|b| {
-                (
-                    b,
-                    under as f64 / h.len().max(1) as f64,
-                    h.len(),
-                    "of answers under the limit",
-                )
-            })
-        }
-        Metric::ErrorRate | Metric::Rate429 => {
-            rate_band(t.limit, k.requests).map(|b| (b, v, k.requests, "measured"))
-        }
-        _ => None,
-    };
-    let mut inconclusive = String::new();
-    if let Some(((lo, hi), share, n, what)) = band {
-        props.push(prop(
-            "chance_band_low_pct",
-            PropValue::rounded(lo * 100.0, 2),
-        ));
-        props.push(prop(
-            "chance_band_high_pct",
-            PropValue::rounded(hi * 100.0, 2),
-        ));
-        let inside = (lo..=hi).contains(&share);
-        props.push(prop("conclusive", !inside));
-        if inside {
-            inconclusive = format!(
-                "; inconclusive: {:.2}% {what} is inside the chance band {:.2}%–{:.2}% for {n} requests, so another run may give the other verdict; send more requests to decide",
-                share * 100.0,
-                lo * 100.0,
-                hi * 100.0,
-            );
-        }
-    }
-    if let Metric::Percentile { q, .. } = t.metric {
-        props.push(prop(
-            "raw_ms",
-            PropValue::rounded(k.raw.value_at_quantile(q / 100.0) as f64 / 1000.0, 3),
-        ));
-        props.push(prop(
-            "corrected_ms",
-            PropValue::rounded(k.corrected.value_at_quantile(q / 100.0) as f64 / 1000.0, 3),
-        ));
-    }
-    let o = if t.op.holds(v, t.limit) {
-        Outcome::pass(format!(
-            "{}: {shown}{which} over {} requests ({scope}){inconclusive}",
-            t.text, k.requests
-        ))
-    } else {
-        Outcome::fail(
-            format!(
-                "threshold breached: {} measured {shown}{which} over {} requests ({scope}){inconclusive}",
-                t.text, k.requests
-            ),
-            format!("{} {}", t.op.as_str(), limit),
-            shown,
-        )
-    };
-    debug_assert!(matches!(o.verdict, Verdict::Pass | Verdict::Fail));
-    o.with_properties(props)
 }
 
 #[cfg(test)]

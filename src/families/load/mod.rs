@@ -3,9 +3,14 @@
 pub mod chance;
 pub mod engine;
 pub mod exec;
+pub mod judge;
 pub mod logging;
 pub mod merge;
+pub mod open;
 pub mod plan;
+pub mod pool;
+mod pool_sim;
+pub mod progress;
 pub mod shard;
 pub mod signal;
 pub mod spec;

@@ -21,6 +21,11 @@ pub struct LoadPlan {
     pub description: Option<String>,
     pub tags: Vec<String>,
     pub profile: Profile,
+    /// The most users the profile runs at once (its `users`, or the largest
+    /// stage): the pool tminus starts with, and the unit of the stages' rate.
+    pub peak_users: usize,
+    /// The most users the pool opens (`max_users`; `iterations`: `users`,
+    /// a closed pool). At least `peak_users`.
     pub max_users: usize,
     /// Requests per second for all users together at full load.
     pub max_rate: f64,
@@ -89,7 +94,7 @@ impl Profile {
 
 impl LoadPlan {
     /// Whole requests the profile schedules: its user-seconds at the per-user
-    /// pace (`max_rate / max_users`), or users × iterations. The engine sends
+    /// pace (`max_rate / peak_users`), or users × iterations. The engine sends
     /// no more than this.
     pub fn scheduled_requests(&self) -> f64 {
         if let Some(s) = &self.shard {
@@ -98,7 +103,7 @@ impl LoadPlan {
         }
         match &self.profile {
             Profile::Stages(_) => {
-                let n = self.profile.user_seconds() * self.max_rate / self.max_users.max(1) as f64;
+                let n = self.profile.user_seconds() * self.max_rate / self.peak_users.max(1) as f64;
                 // A slot's fraction is no request; the epsilon absorbs float error.
                 (n + 1e-6).floor()
             }
@@ -137,6 +142,9 @@ pub enum Metric {
     Rate429,
     /// Requests per second.
     Throughput,
+    /// Scheduled slots never sent, over all scheduled (k6's
+    /// `dropped_iterations`, as a share).
+    Dropped,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,6 +198,7 @@ impl Threshold {
             Metric::ErrorRate => "error_rate".into(),
             Metric::Rate429 => "rate_429".into(),
             Metric::Throughput => "throughput".into(),
+            Metric::Dropped => "dropped".into(),
         };
         match &self.scope {
             Some(s) => format!("{s}.{m}"),
@@ -225,12 +234,13 @@ pub fn parse_threshold(text: &str) -> Result<Threshold, String> {
         None => (false, name),
     };
     let metric = match base {
-        "error_rate" | "rate_429" | "throughput" if raw => {
+        "error_rate" | "rate_429" | "throughput" | "dropped" if raw => {
             return Err(format!("`raw_` applies to latencies only, not `{base}`"))
         }
         "error_rate" => Metric::ErrorRate,
         "rate_429" => Metric::Rate429,
         "throughput" => Metric::Throughput,
+        "dropped" => Metric::Dropped,
         "mean" | "avg" => Metric::Mean { raw },
         "max" => Metric::Max { raw },
         "median" => Metric::Percentile { q: 50.0, raw },
@@ -238,7 +248,7 @@ pub fn parse_threshold(text: &str) -> Result<Threshold, String> {
             let q: f64 = p[1..]
                 .replace('_', ".")
                 .parse()
-                .map_err(|_| format!("unknown metric `{name}`: use p50, p95, p99, p99.9, mean, max, error_rate, rate_429 or throughput"))?;
+                .map_err(|_| format!("unknown metric `{name}`: use p50, p95, p99, p99.9, mean, max, error_rate, rate_429, throughput or dropped"))?;
             if !(0.0..=100.0).contains(&q) {
                 return Err(format!("percentile `{name}` must be within p0..p100"));
             }
@@ -246,7 +256,7 @@ pub fn parse_threshold(text: &str) -> Result<Threshold, String> {
         }
         _ => {
             return Err(format!(
-                "unknown metric `{name}`: use p50, p95, p99, p99.9, mean, max, error_rate, rate_429 or throughput"
+                "unknown metric `{name}`: use p50, p95, p99, p99.9, mean, max, error_rate, rate_429, throughput or dropped"
             ))
         }
     };
@@ -255,7 +265,7 @@ pub fn parse_threshold(text: &str) -> Result<Threshold, String> {
             let d = crate::model::scalar::parse_duration(value)?;
             d.as_secs_f64() * 1e6
         }
-        Metric::ErrorRate | Metric::Rate429 => parse_share(value)?,
+        Metric::ErrorRate | Metric::Rate429 | Metric::Dropped => parse_share(value)?,
         Metric::Throughput => parse_rate(value)?,
     };
     Ok(Threshold {
@@ -403,13 +413,46 @@ impl PlanCtx<'_> {
                 Profile::Stages(vec![(u, ramp), (u, hold), (0, down)])
             }
         };
-        let max_users = match &profile {
+        let peak_users = match &profile {
             Profile::Stages(s) => s.iter().map(|(u, _)| *u).max().unwrap_or(0),
             Profile::Iterations { users, .. } => *users,
         };
-        if max_users == 0 {
+        if peak_users == 0 {
             self.error(at, "the load never starts a user");
         }
+        let max_users = match (&s.max_users, &profile) {
+            (Some(m), Profile::Iterations { .. }) => {
+                self.error(
+                    m.referenced,
+                    "`max_users` needs a rate schedule (`hold` or `stages`): `iterations` is a closed count per user",
+                );
+                peak_users
+            }
+            (None, Profile::Iterations { .. }) => peak_users,
+            (Some(m), _) => {
+                let m_ = m.value as usize;
+                if m_ < peak_users {
+                    self.error(
+                        m.referenced,
+                        format!(
+                            "`max_users` ({m_}) is below the {peak_users} users the profile starts"
+                        ),
+                    );
+                } else if m_ > defaults::MAX_POOL {
+                    self.error(
+                        m.referenced,
+                        format!(
+                            "`max_users` is at most {}: each is a goose user started up front",
+                            defaults::MAX_POOL
+                        ),
+                    );
+                }
+                m_.clamp(peak_users, defaults::MAX_POOL.max(peak_users))
+            }
+            (None, _) => (peak_users * defaults::POOL_FACTOR)
+                .min(defaults::MAX_POOL)
+                .max(peak_users),
+        };
         if let Some(d) = profile.planned_duration() {
             if d > max_duration {
                 self.error(
@@ -499,6 +542,12 @@ impl PlanCtx<'_> {
         for t in &s.thresholds {
             match parse_threshold(&t.value) {
                 Ok(th) => {
+                    if th.metric == Metric::Dropped && th.scope.is_some() {
+                        self.error(
+                            t.referenced,
+                            "`dropped` counts slots of the whole schedule: a slot is dropped before it is anybody's request kind",
+                        );
+                    }
                     if let Some(k) = &th.scope {
                         if !mix.iter().any(|m| &m.name == k) {
                             let names: Vec<&str> = mix.iter().map(|m| m.name.as_str()).collect();
@@ -527,6 +576,7 @@ impl PlanCtx<'_> {
             description: s.description.clone(),
             tags: s.tags.clone(),
             profile,
+            peak_users,
             max_users,
             max_rate,
             max_duration,
@@ -550,6 +600,7 @@ impl PlanCtx<'_> {
             description: None,
             tags: Vec::new(),
             profile: Profile::Stages(Vec::new()),
+            peak_users: 0,
             max_users: 0,
             max_rate,
             max_duration: DEFAULT_MAX_DURATION,

@@ -130,7 +130,7 @@ pub fn slice(
     suite_file: PathBuf,
     suite_digest: String,
 ) -> LoadPlan {
-    let per_user = plan.max_rate / plan.max_users.max(1) as f64;
+    let per_user = plan.max_rate / plan.peak_users.max(1) as f64;
     // Shard j's unrounded count; the cumulative floors telescope, so the
     // parts add up to floor(total) = the unsharded count.
     let natural = |j: usize| -> f64 {
@@ -155,8 +155,9 @@ pub fn slice(
     let scheduled = (cumulative(spec.index) - cumulative(spec.index - 1)).max(0.0) as u64;
     let mut out = plan.clone();
     out.profile = profile_part(&plan.profile, spec);
-    out.max_users = spec.part(plan.max_users as u64) as usize;
-    out.max_rate = per_user * out.max_users as f64;
+    out.peak_users = spec.part(plan.peak_users as u64) as usize;
+    out.max_rate = per_user * out.peak_users as f64;
+    out.max_users = (spec.part(plan.max_users as u64) as usize).max(out.peak_users);
     out.shard = Some(ShardRun {
         spec,
         start_at,
@@ -510,13 +511,14 @@ mod tests {
         }
     }
 
-    fn plan(profile: Profile, max_users: usize, max_rate: f64) -> LoadPlan {
+    fn plan(profile: Profile, peak_users: usize, max_rate: f64) -> LoadPlan {
         LoadPlan {
             id: "b".into(),
             description: None,
             tags: Vec::new(),
             profile,
-            max_users,
+            peak_users,
+            max_users: peak_users * 10,
             max_rate,
             max_duration: Duration::from_secs(60),
             allow_remote: false,
@@ -544,12 +546,12 @@ mod tests {
             assert_eq!(scheduled, total, "{n} shards");
             let rate: f64 = parts.iter().map(|p| p.max_rate).sum();
             assert!((rate - 123.0).abs() < 1e-9, "{n} shards: {rate}");
-            let users: usize = parts.iter().map(|p| p.max_users).sum();
+            let users: usize = parts.iter().map(|p| p.peak_users).sum();
             assert_eq!(users, 10);
             for p in &parts {
                 // The per-user pace is the unsharded one; the share is kept.
-                if p.max_users > 0 {
-                    assert!((p.max_rate / p.max_users as f64 - 12.3).abs() < 1e-9);
+                if p.peak_users > 0 {
+                    assert!((p.max_rate / p.peak_users as f64 - 12.3).abs() < 1e-9);
                 }
                 assert_eq!(p.duplicate_share, 0.1);
                 let s = p.shard.as_ref().unwrap();

@@ -31,6 +31,11 @@ pub mod defaults {
     pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
     /// Share of the scheduled requests that must be sent for the load to count as delivered.
     pub const MIN_DELIVERED: f64 = 0.9;
+    /// `max_users` when the suite gives none: this many times the profile's users...
+    pub const POOL_FACTOR: usize = 10;
+    /// ...and never more than this (also the most a suite may ask for): each
+    /// user is a goose user with its own connection, started idle up front.
+    pub const MAX_POOL: usize = 1000;
 }
 
 use defaults as d;
@@ -55,14 +60,19 @@ pub const LOAD: Kind = Kind {
         param(
             "users",
             D::Text("required (or `stages`)"),
-            "users at full load (closed model: each sends, waits, sends)",
+            "users tminus starts with (the pool; more are opened when the rate needs them, up to `max_users`)",
+        ),
+        param(
+            "max_users",
+            D::Text("10 × users, at most 1000"),
+            "the most users the pool opens to hold `max_rate` (not with `iterations`); a slot that waits once all are busy is charged to the target",
         ),
         param(
             "hatch_rate",
             D::Text("all at once"),
-            "users started per second (or give `ramp`)",
+            "the rate ramps up as users started this many a second would (or give `ramp`)",
         ),
-        param("ramp", D::Duration(d::RAMP), "time to start all users (whole seconds)"),
+        param("ramp", D::Duration(d::RAMP), "time for the rate to ramp up to `max_rate` (whole seconds)"),
         param(
             "hold",
             D::Text("required (or `iterations`)"),
@@ -71,12 +81,12 @@ pub const LOAD: Kind = Kind {
         param(
             "ramp_down",
             D::Duration(d::RAMP_DOWN),
-            "time to stop all users at the end (whole seconds)",
+            "time for the rate to ramp down to 0 at the end (whole seconds)",
         ),
         param(
             "stages",
             D::Absent,
-            "a goose test plan instead of users/ramp/hold: `[{users, over}, ...]`",
+            "instead of users/ramp/hold: `[{users, over}, ...]`; the rate follows users / their peak (linear within a stage), the pool starts with the peak",
         ),
         param(
             "iterations",
@@ -86,7 +96,7 @@ pub const LOAD: Kind = Kind {
         param(
             "max_rate",
             D::Required,
-            "requests per second of all users together (`120/s`): the pace and the cap",
+            "the arrival rate at full load (`120/s`): the schedule of slots, whatever the users; stages scale it by their users",
         ),
         param(
             "max_duration",
@@ -132,7 +142,7 @@ pub const LOAD: Kind = Kind {
         param(
             "thresholds",
             D::List(&[]),
-            "`[KIND:] METRIC OP VALUE`, e.g. `p95 < 400ms`, `create: p99 < 1s`, `error_rate < 1%`",
+            "`[KIND:] METRIC OP VALUE`, e.g. `p95 < 400ms`, `create: p99 < 1s`, `error_rate < 1%`, `dropped < 1%`",
         ),
         param(
             "min_delivered",
@@ -150,9 +160,13 @@ pub struct LoadSpec {
     pub id: Option<Spanned<String>>,
     #[serde(default)]
     pub description: Option<String>,
-    /// Users at full load (closed model: each user sends, waits, sends).
+    /// Users the pool starts with at full load; the rate's slots are shared
+    /// among them and more are opened, up to `max_users`, when all are busy.
     #[serde(default)]
     pub users: Option<Spanned<u64>>,
+    /// The most users the pool may open; default 10 × users (at most 1000).
+    #[serde(default)]
+    pub max_users: Option<Spanned<u64>>,
     /// Users started per second; or give `ramp` (time to start all users).
     #[serde(default)]
     pub hatch_rate: Option<Spanned<f64>>,

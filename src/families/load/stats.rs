@@ -20,6 +20,7 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
 
 use super::engine::Measured;
+use super::pool::PoolCounts;
 
 /// Highest trackable latency: 10 minutes in µs (longer values are clamped).
 pub const MAX_US: u64 = 600_000_000;
@@ -93,9 +94,23 @@ pub enum Result_ {
     Transport(&'static str),
 }
 
+/// What the pool says about one slot (open-arrival bursts only).
+#[derive(Debug, Clone, Copy)]
+pub struct SlotFacts {
+    /// It came due before any user was free to claim it.
+    pub waited: bool,
+    /// Part of that wait was charged (the pool was full).
+    pub charged: bool,
+    /// When it was answered, a slot was waiting on the full pool.
+    pub bound: bool,
+    /// It was sent with no more in flight than the users the pool starts with.
+    pub light: bool,
+}
+
 /// A shard of recorders (users are spread over shards).
 pub struct Shard {
     pub kinds: Vec<KindStats>,
+    pub pool: PoolCounts,
     pub interval_raw: Histogram<u64>,
     pub interval_corrected: Histogram<u64>,
     pub interval_errors: u64,
@@ -105,11 +120,25 @@ impl Shard {
     pub fn new(kinds: usize) -> Self {
         Shard {
             kinds: (0..kinds).map(|_| KindStats::new()).collect(),
+            pool: PoolCounts::new(),
             interval_raw: new_hist(),
             interval_corrected: new_hist(),
             interval_errors: 0,
         }
     }
+    /// Records a slot of the open-arrival pool: `record` plus what it waited.
+    pub fn record_slot(&mut self, kind: usize, m: &Measured, r: &Result_, f: SlotFacts) {
+        self.pool.waited += u64::from(f.waited);
+        self.pool.waited_full += u64::from(f.charged);
+        if f.bound {
+            record(&mut self.pool.raw_bound, m.raw);
+        }
+        if f.light {
+            record(&mut self.pool.raw_light, m.raw);
+        }
+        self.record(kind, m, r);
+    }
+
     pub fn record(&mut self, kind: usize, m: &Measured, r: &Result_) {
         let k = &mut self.kinds[kind];
         k.requests += 1;

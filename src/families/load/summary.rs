@@ -29,6 +29,12 @@ pub struct LoadSummary {
     pub max_rate_per_s: f64,
     pub scheduled_requests: f64,
     pub delivered_share: f64,
+    /// Scheduled slots never sent (k6's `dropped_iterations`).
+    pub dropped: u64,
+    /// The open-arrival pool; absent for `iterations` (a closed pool) and
+    /// for a merge of shards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolSummary>,
     pub idempotency: IdempotencySummary,
     pub overall: KindSummary,
     /// Per request kind of the mix, by name.
@@ -82,6 +88,33 @@ impl From<&Profile> for ProfileSummary {
             },
         }
     }
+}
+
+/// How the pool of users held the arrival rate (issue 23).
+#[derive(Serialize)]
+pub struct PoolSummary {
+    /// Users it started with, and the most it may open.
+    pub users: usize,
+    pub max_users: usize,
+    /// Users opened, and the most with a request in flight at once.
+    pub opened: usize,
+    pub peak_in_use: usize,
+    /// Share of the sent slots that came due before a user was free.
+    pub waited_share: f64,
+    /// Share of the sent slots that waited with all `max_users` busy (that
+    /// wait is in the corrected latency).
+    pub waited_full_share: f64,
+    /// Some slot waited on the full pool.
+    pub bound: bool,
+    /// The target's own latency rose on the full pool (its saturation).
+    pub target_saturated: bool,
+    /// Mean raw latency of requests answered while a slot waited on the
+    /// full pool, and of those sent under light load (no more in flight
+    /// than `users`).
+    pub raw_bound_mean_ms: f64,
+    pub raw_light_mean_ms: f64,
+    /// Users the rate needed: rate × raw p99.
+    pub needed_users: u64,
 }
 
 #[derive(Serialize)]
