@@ -110,7 +110,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N/WINDOW")]
     pub quota: Option<String>,
     /// The most the whole run may wait for the target's quota (429s, exhausted windows), e.g. 10m; past it a check is an error naming the block
-    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    #[arg(long, value_name = "DURATION", default_value = "15m")]
     pub max_quota_wait: String,
     /// Colour on stderr: `auto` (a terminal, and NO_COLOR unset or empty), `always` or `never`
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]

@@ -344,7 +344,8 @@ fn a_used_up_day_is_an_error_not_a_wait() {
     });
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("s.yaml");
-    let step = "      - request: { path: /public/v1/messages/count }\n        expect: { status: 200 }\n";
+    let step =
+        "      - request: { path: /public/v1/messages/count }\n        expect: { status: 200 }\n";
     std::fs::write(
         &suite,
         format!(

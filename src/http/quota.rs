@@ -41,7 +41,7 @@ pub fn fmt_wait(d: Duration) -> String {
 }
 
 /// The run-wide wait budget when none is given (`--max-quota-wait`).
-pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(10 * 60);
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(15 * 60);
 /// Added to every computed wait: a reset computed from whole seconds lands
 /// on the boundary, and a request a hair early meets the old window.
 pub const WAIT_MARGIN: Duration = Duration::from_millis(50);
@@ -331,11 +331,18 @@ struct Ledger {
 const MAX_UNLIMITED_PATHS: usize = 256;
 
 /// The part of a URL the book tells limited from unlimited paths by: the
-/// path, without query or fragment.
+/// path's folder (without its last segment, query or fragment), so that
+/// `/__tminus/effects/a` teaches about `/__tminus/effects/b` and
+/// `/public/v1/messages` about `/public/v1/contacts`.
 pub fn path_key(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let path = rest.find('/').map_or("/", |i| &rest[i..]);
-    path.split(['?', '#']).next().unwrap_or("/").to_owned()
+    let path = path.split(['?', '#']).next().unwrap_or("/");
+    let trimmed = path.trim_end_matches('/');
+    match trimmed.rfind('/') {
+        Some(0) | None => "/".to_owned(),
+        Some(i) => trimmed[..i].to_owned(),
+    }
 }
 
 impl Ledger {
@@ -962,7 +969,9 @@ mod tests {
         q2.learn(&c, "http://h/public/v1/x", &limited);
         q2.block_for(&c, Duration::from_secs(3600), "429".into());
         assert!(q2.before_send(&c, "http://h/public/v1/x").await.is_err());
-        assert_eq!(path_key("https://h:1/a/b?c#d"), "/a/b");
+        assert_eq!(path_key("https://h:1/a/b?c#d"), "/a");
+        assert_eq!(path_key("http://h/__tminus/effects/x"), "/__tminus/effects");
+        assert_eq!(path_key("http://h/healthz"), "/");
         assert_eq!(path_key("http://h"), "/");
     }
 
