@@ -370,7 +370,7 @@ impl Ledger {
                 let why = if rem == 0 {
                     "out of requests until the window resets".to_owned()
                 } else {
-                    format!("{rem} request(s) left in the window, the next check needs {n}")
+                    format!("{rem} request(s) left in the window, {n} needed in one")
                 };
                 return Some((reset, why));
             }

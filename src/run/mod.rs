@@ -310,7 +310,7 @@ impl Credentials {
         }
         outcome.properties.push(crate::outcome::prop(
             "requests_own",
-            (now.own - before.own) as i64,
+            now.own.saturating_sub(before.own) as i64,
         ));
         if budget != families::budget::Requests::default() {
             outcome
@@ -320,7 +320,7 @@ impl Credentials {
         if self.second.is_some() {
             outcome.properties.push(crate::outcome::prop(
                 "requests_second",
-                (now.second - before.second) as i64,
+                now.second.saturating_sub(before.second) as i64,
             ));
         }
     }
