@@ -7,7 +7,6 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use crate::families::budget::Requests;
-use crate::families::CheckPlan;
 use crate::http::quota::{fmt_wait, DeclaredQuota};
 use crate::plan::Plan;
 
@@ -17,19 +16,6 @@ use crate::plan::Plan;
 /// most limiters do not count.
 fn storm_cost(limit: u64, stop_after: u64) -> u64 {
     limit + stop_after
-}
-
-/// True for the checks that exhaust the quota on purpose.
-fn exhausts(p: &CheckPlan) -> Option<u64> {
-    use crate::families::rate_limit::plan::RateLimitPlan as R;
-    match p {
-        CheckPlan::RateLimit(r) => match r.as_ref() {
-            R::Storm(s) => Some(u64::from(s.stop_after)),
-            R::Recovery(_) | R::Partition(_) => Some(0),
-            R::Headers(_) => None,
-        },
-        _ => None,
-    }
 }
 
 /// The least time `requests` take under `q`: every window after the first
@@ -55,7 +41,7 @@ pub fn report(plan: &Plan, quota: Option<DeclaredQuota>) -> String {
             let r = c.body.requests();
             total.own += r.own;
             total.second += r.second;
-            let line = match exhausts(&c.body) {
+            let line = match r.exhausts {
                 Some(extra) => {
                     storms += 1;
                     match q {

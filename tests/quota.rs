@@ -15,7 +15,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{repo, tminus, AppHandle, RefHandle};
+use std::path::Path;
+
+use common::{repo, run_with_json_within, tminus, AppHandle, RefHandle};
 use serde_json::Value;
 use tminus::reference::{RateLimitConfig, ReferenceConfig};
 
@@ -37,29 +39,34 @@ fn limited(limit: u64, window_s: u64, sliding: bool, headers: bool) -> RefHandle
 /// Runs `suite` against `url`; returns the exit code, the JSON report and
 /// the console output.
 fn run(suite: &str, url: &str, extra: &[&str]) -> (i32, Value, String) {
+    run_path(&repo().join(suite), url, extra)
+}
+
+fn run_path(suite: &Path, url: &str, extra: &[&str]) -> (i32, Value, String) {
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("report.json");
-    let suite = repo().join(suite);
-    let mut args = vec![
-        "run",
-        suite.to_str().unwrap(),
-        "--target",
-        url,
-        "--json",
-        json.to_str().unwrap(),
-        "--report-dir",
-        dir.path().to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let out = tminus(dir.path(), &args, &[], Duration::from_secs(600));
+    let (json, out) =
+        run_with_json_within(dir.path(), suite, url, extra, &[], Duration::from_secs(600));
     let console = format!("{}{}", common::stdout(&out), common::stderr(&out));
-    let text = std::fs::read_to_string(&json)
-        .unwrap_or_else(|e| panic!("no JSON report ({e}); output:\n{console}"));
+    let text = std::fs::read_to_string(&json).unwrap();
     (
         out.status.code().unwrap_or(-1),
         serde_json::from_str(&text).unwrap(),
         console,
     )
+}
+
+/// Runs a one-off suite of `checks` (YAML under `checks:`) with the
+/// suite's credential `Bearer KEY` against `url`.
+fn run_checks(key: &str, checks: &str, url: &str, extra: &[&str]) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("s.yaml");
+    std::fs::write(
+        &suite,
+        format!("suite: s\ntarget:\n  headers: {{ Authorization: \"Bearer {key}\" }}\nchecks:\n{checks}"),
+    )
+    .unwrap();
+    let (code, _, console) = run_path(&suite, url, extra);
+    (code, console)
 }
 
 fn checks(report: &Value) -> Vec<&Value> {
@@ -222,31 +229,14 @@ fn a_block_past_the_wait_budget_is_an_error_naming_it() {
         }),
     );
     let a = AppHandle::start(app);
-    let dir = tempfile::tempdir().unwrap();
-    let suite = dir.path().join("s.yaml");
-    std::fs::write(
-        &suite,
-        "suite: s\ntarget:\n  headers: { Authorization: \"Bearer k\" }\nchecks:\n  - id: get\n    steps:\n      - request: { path: /x }\n        expect: { status: 200 }\n",
-    )
-    .unwrap();
     let started = std::time::Instant::now();
-    let out = tminus(
-        dir.path(),
-        &[
-            "run",
-            suite.to_str().unwrap(),
-            "--target",
-            &a.url,
-            "--report-dir",
-            dir.path().to_str().unwrap(),
-            "--max-quota-wait",
-            "5m",
-        ],
-        &[],
-        Duration::from_secs(60),
+    let (code, console) = run_checks(
+        "k",
+        "  - id: get\n    steps:\n      - request: { path: /x }\n        expect: { status: 200 }\n",
+        &a.url,
+        &["--max-quota-wait", "5m"],
     );
-    let console = format!("{}{}", common::stdout(&out), common::stderr(&out));
-    assert_eq!(out.status.code(), Some(3), "{console}");
+    assert_eq!(code, 3, "{console}");
     assert!(
         console.contains("the suite's credential is blocked for 24 h")
             && console.contains("--max-quota-wait is 5 m 00 s"),
@@ -342,37 +332,17 @@ fn a_used_up_day_is_an_error_not_a_wait() {
         },
         ..ReferenceConfig::default()
     });
-    let dir = tempfile::tempdir().unwrap();
-    let suite = dir.path().join("s.yaml");
     let step =
         "      - request: { path: /public/v1/messages/count }\n        expect: { status: 200 }\n";
-    std::fs::write(
-        &suite,
-        format!(
-            "suite: s\ntarget:\n  headers: {{ Authorization: \"Bearer ref_test_key_a\" }}\nchecks:\n  - id: five\n    steps:\n{}",
-            step.repeat(5)
-        ),
-    )
-    .unwrap();
     let started = std::time::Instant::now();
-    let out = tminus(
-        dir.path(),
-        &[
-            "run",
-            suite.to_str().unwrap(),
-            "--target",
-            &r.url,
-            "--report-dir",
-            dir.path().to_str().unwrap(),
-            // Midnight may be minutes away: a budget no day's block fits.
-            "--max-quota-wait",
-            "5s",
-        ],
-        &[],
-        Duration::from_secs(60),
+    let (code, console) = run_checks(
+        "ref_test_key_a",
+        &format!("  - id: five\n    steps:\n{}", step.repeat(5)),
+        &r.url,
+        // Midnight may be minutes away: a budget no day's block fits.
+        &["--max-quota-wait", "5s"],
     );
-    let console = format!("{}{}", common::stdout(&out), common::stderr(&out));
-    assert_eq!(out.status.code(), Some(3), "{console}");
+    assert_eq!(code, 3, "{console}");
     assert!(
         console.contains("the suite's credential is blocked for")
             && console.contains("--max-quota-wait is 5.0 s"),

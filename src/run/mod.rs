@@ -312,7 +312,7 @@ impl Credentials {
             "requests_own",
             now.own.saturating_sub(before.own) as i64,
         ));
-        if budget != families::budget::Requests::default() {
+        if budget.own > 0 {
             outcome
                 .properties
                 .push(crate::outcome::prop("requests_budget", budget.own as i64));

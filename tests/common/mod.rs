@@ -173,6 +173,18 @@ pub fn run_with_json(
     extra: &[&str],
     envs: &[(&str, &str)],
 ) -> (PathBuf, Output) {
+    run_with_json_within(dir, suite_path, url, extra, envs, Duration::from_secs(120))
+}
+
+/// [`run_with_json`] with its own deadline (runs that wait for a quota).
+pub fn run_with_json_within(
+    dir: &Path,
+    suite_path: &Path,
+    url: &str,
+    extra: &[&str],
+    envs: &[(&str, &str)],
+    deadline: Duration,
+) -> (PathBuf, Output) {
     let json = dir.join("report.json");
     let mut args = vec![
         "run",
@@ -185,7 +197,7 @@ pub fn run_with_json(
         dir.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let out = tminus(dir, &args, envs, Duration::from_secs(120));
+    let out = tminus(dir, &args, envs, deadline);
     assert!(
         json.exists(),
         "no JSON report; stdout:\n{}\nstderr:\n{}",

@@ -384,6 +384,45 @@ fn statuses(s: &Option<StatusSet>, default: &[StatusPattern]) -> StatusSet {
     s.clone().unwrap_or_else(|| StatusSet(default.to_vec()))
 }
 
+impl IdemPlan {
+    /// The most requests this check sends (`families::budget`), side-effect
+    /// counter reads included.
+    pub fn requests(&self) -> crate::families::budget::Requests {
+        use crate::families::budget::{Requests, COUNTER_READS as C};
+        match &self.mode {
+            Mode::Replay { .. } | Mode::DistinctKeys { .. } => Requests::own(2 + C),
+            // first, changed body, and the changed body alone under a new key
+            Mode::Mismatch { .. } => Requests::own(3 + C),
+            // Each round (its n requests and the counter read after it) is
+            // reserved on its own (`idempotency::exec`), so every round falls
+            // inside one window; a round rate limited anyway is redone.
+            Mode::Concurrent { n, rounds, .. } => {
+                let round = *n as u64 + 1;
+                let redone = u64::from(crate::families::idempotency::exec::RATE_LIMIT_WAITS);
+                Requests {
+                    own: 1 + round * (*rounds as u64 + redone),
+                    window: round + 1,
+                    ..Requests::own(0)
+                }
+            }
+            // the slow first, up to a retry every 100 ms within `retry_within`
+            Mode::LostResponse { retry_within, .. } => {
+                Requests::own(1 + (retry_within.as_millis() as u64 / 100).clamp(1, 50) + C)
+            }
+            Mode::Errors { .. } | Mode::InFlight { .. } => Requests::own(3 + C),
+            // no key, the keyed twin, and a probe of the rejection alone
+            Mode::MissingKey { .. } => Requests::own(3 + C),
+            Mode::KeyScope { .. } => Requests {
+                second: 1,
+                ..Requests::own(1 + C)
+            },
+            Mode::KeySyntax { .. } => Requests::own(16 + C),
+            Mode::EndpointScope { .. } => Requests::own(3 + 2 * C),
+            Mode::Expiry { .. } => Requests::own(3 + C),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

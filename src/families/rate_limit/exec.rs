@@ -1185,10 +1185,7 @@ pub async fn run(plan: &RateLimitPlan, ctx: &CheckContext) -> Outcome {
         RateLimitPlan::Partition(p) => &p.exhaust,
     };
     let r = ctx.target.render(&exhaust.request, &Scope::new());
-    let extra = match plan {
-        RateLimitPlan::Storm(p) => u64::from(p.stop_after),
-        _ => 0,
-    };
+    let extra = plan.requests().exhausts.unwrap_or(0);
     if let Some(refused) = refuse_remote_load(ctx, cap(ctx, &r, exhaust, extra)) {
         return refused;
     }

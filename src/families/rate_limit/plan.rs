@@ -300,3 +300,19 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &RateLimitSpec) -> RateLimitPlan {
         RateLimitSpec::Partition(s) => RateLimitPlan::Partition(ctx.rl_partition(s)),
     }
 }
+
+impl RateLimitPlan {
+    /// The most requests this check sends (`families::budget`): the headers
+    /// check its samples; the others are sized from the advertised limit
+    /// while they run.
+    pub fn requests(&self) -> crate::families::budget::Requests {
+        use crate::families::budget::Requests;
+        match self {
+            RateLimitPlan::Headers(h) => {
+                Requests::own(u64::from(h.samples.max(1)) * h.requests.len().max(1) as u64)
+            }
+            RateLimitPlan::Storm(s) => Requests::exhausting(u64::from(s.stop_after)),
+            RateLimitPlan::Recovery(_) | RateLimitPlan::Partition(_) => Requests::exhausting(0),
+        }
+    }
+}

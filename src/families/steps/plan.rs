@@ -95,3 +95,15 @@ fn plan_steps(ctx: &mut PlanCtx<'_>, s: &StepsCheckSpec) -> StepsPlan {
     }
     StepsPlan { steps }
 }
+
+impl StepsPlan {
+    /// One request per step that sends (`families::budget`).
+    pub fn requests(&self) -> crate::families::budget::Requests {
+        let sends = self
+            .steps
+            .iter()
+            .filter(|s| matches!(s.action, Action::Send(_)))
+            .count();
+        crate::families::budget::Requests::own(sends as u64)
+    }
+}

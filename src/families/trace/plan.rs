@@ -438,3 +438,20 @@ impl PlanCtx<'_> {
 pub fn plan(ctx: &mut PlanCtx<'_>, spec: &TraceSpec) -> TracePlan {
     ctx.plan_trace(spec)
 }
+
+impl TracePlan {
+    /// The most requests this check sends (`families::budget`).
+    pub fn requests(&self) -> crate::families::budget::Requests {
+        use crate::families::budget::Requests;
+        match self {
+            TracePlan::Present(p) => Requests::own(p.probes.len() as u64),
+            TracePlan::Unique(u) => Requests::own(u.count),
+            TracePlan::Propagated(_) | TracePlan::VersionDowngrade(_) => Requests::own(2),
+            TracePlan::InvalidIgnored(p) => Requests::own(p.cases.len() as u64 + 1),
+            TracePlan::RequestIdHygiene(_) => Requests::own(4),
+            // the create, and polls of its status
+            TracePlan::AsyncStatus(_) => Requests::own(6),
+            TracePlan::Tracestate(_) => Requests::own(3),
+        }
+    }
+}

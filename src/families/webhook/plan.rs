@@ -672,6 +672,30 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &WebhookSpec) -> WebhookPlan {
     WebhookPlan::Sender(ctx.webhook_sender(case, s))
 }
 
+impl WebhookPlan {
+    /// The most requests this check sends (`families::budget`): deliveries
+    /// to the receiver, counter reads, or the triggers of a sink check.
+    pub fn requests(&self) -> crate::families::budget::Requests {
+        use crate::families::budget::{Requests, COUNTER_READS};
+        match self {
+            WebhookPlan::Sender(s) => {
+                let counters = if s.effects.is_some() {
+                    COUNTER_READS
+                } else {
+                    0
+                };
+                let sends = match s.case {
+                    SenderCase::Burst => u64::from(s.count),
+                    // Every hostile case sends a delivery and a control.
+                    _ => 3,
+                };
+                Requests::own(sends + counters)
+            }
+            WebhookPlan::Sink(s) => Requests::own(s.trigger.len() as u64),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
