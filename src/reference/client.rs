@@ -66,6 +66,10 @@ pub struct ClientArgs {
     /// Per-request timeout
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub request_timeout: Duration,
+    /// CPU time to spend before each request, as an interpreted SDK does
+    /// (a heavy herd for the noise measurement of `client.jitter`)
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub cpu_per_request: Duration,
 }
 
 /// True for the defects that apply to `tminus reference client`.
@@ -189,6 +193,7 @@ async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
                     }
                 }
             };
+            spend_cpu(a.cpu_per_request);
             let mut next = send().await;
             if has(Defect::ClientRetryStorm) {
                 // The defect: an inner (SDK) layer re-sends a retryable 503 at
@@ -308,6 +313,31 @@ fn classify(status: u16, h: &reqwest::header::HeaderMap, has: &dyn Fn(Defect) ->
             why,
         },
         _ => Next::GiveUp(format!("{why} is not retryable")),
+    }
+}
+
+/// Spins until this thread has used `d` of CPU time (not wall time: on a
+/// busy machine the work takes longer, as an interpreter's would).
+fn spend_cpu(d: Duration) {
+    if d.is_zero() {
+        return;
+    }
+    let cpu = || {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes into the timespec it is given.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+        Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+    };
+    let start = cpu();
+    let deadline = Instant::now() + d * 100;
+    let mut x = 0u64;
+    while cpu() - start < d && Instant::now() < deadline {
+        for _ in 0..1000 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
     }
 }
 

@@ -186,11 +186,20 @@ pub struct Script {
 /// offsets (each from its own answer) show their timing, not the test
 /// machine's contention. Jitter is each client's own spread and is judged
 /// from its own answer, so the staircase does not hide or add any.
+///
+/// A herd may carry a control group (`client.jitter`'s measure of the
+/// machine's own noise): clients numbered from `control_from` on are
+/// answered by the script's last route whatever they ask, are counted at the
+/// barrier, and take their places in the staircase in arrival order like
+/// everyone else, so they wake amid the herd and meet the same contention.
 #[derive(Debug, Clone, Copy)]
 pub struct Herd {
+    /// Clients awaited at the barrier, the control group included.
     pub clients: usize,
     pub cap: Duration,
     pub stagger: Duration,
+    /// The first client of the control group, if there is one.
+    pub control_from: Option<usize>,
 }
 
 /// What the client got for one attempt.
@@ -324,7 +333,13 @@ struct Inner {
     injects: Mutex<HashMap<(usize, usize), InjectState>>,
     /// Clients held at the herd's barrier so far.
     arrived: tokio::sync::watch::Sender<usize>,
+    hook: Option<Hook>,
 }
+
+/// Called with a client's number when its request arrives and again when
+/// its answer goes out: the client is waiting on the upstream at both
+/// moments, so whatever the hook reads of it (its CPU time) is current.
+pub type Hook = Arc<dyn Fn(usize) + Send + Sync>;
 
 /// A running mock upstream on 127.0.0.1.
 pub struct Upstream {
@@ -337,6 +352,11 @@ pub struct Upstream {
 impl Upstream {
     /// Binds 127.0.0.1:0 and serves `script`.
     pub async fn start(script: Script) -> std::io::Result<Upstream> {
+        Upstream::start_with(script, None).await
+    }
+
+    /// [`Upstream::start`], calling `hook` at each request and each answer.
+    pub async fn start_with(script: Script, hook: Option<Hook>) -> std::io::Result<Upstream> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let inner = Arc::new(Inner {
@@ -347,6 +367,7 @@ impl Upstream {
             windows: Mutex::new(HashMap::new()),
             injects: Mutex::new(HashMap::new()),
             arrived: tokio::sync::watch::Sender::new(0),
+            hook,
         });
         let app = Router::new()
             .fallback(handle)
@@ -446,11 +467,22 @@ async fn handle(
 ) -> Response {
     let at = inner.started.elapsed();
     let (client, path) = split_client(uri.path());
-    let route = inner
-        .script
-        .routes
-        .iter()
-        .position(|r| r.matches(method.as_str(), &path));
+    if let Some(h) = &inner.hook {
+        h(client);
+    }
+    let herd = inner.script.herd;
+    let control = herd
+        .and_then(|h| h.control_from)
+        .is_some_and(|from| client >= from);
+    let route = if control {
+        inner.script.routes.len().checked_sub(1)
+    } else {
+        inner
+            .script
+            .routes
+            .iter()
+            .position(|r| r.matches(method.as_str(), &path))
+    };
     let (mut step, served) = match route {
         Some(ri) => {
             let r = &inner.script.routes[ri];
@@ -477,7 +509,11 @@ async fn handle(
             Served::Unscripted,
         ),
     };
-    if let (Some(h), Served::Step { route: 0, index: 0 }) = (inner.script.herd, served) {
+    let held = match served {
+        Served::Step { route, index: 0 } => route == 0 || control,
+        _ => false,
+    };
+    if let (Some(h), true) = (herd, held) {
         let mut rx = inner.arrived.subscribe();
         let mut rank = 0;
         inner.arrived.send_modify(|n| {
@@ -487,6 +523,9 @@ async fn handle(
         // Bounded: a client that never starts costs the others `cap`, no more.
         let _ = tokio::time::timeout(h.cap, rx.wait_for(|n| *n >= h.clients)).await;
         tokio::time::sleep(h.stagger * rank.min(10_000) as u32).await;
+        if let Some(h) = &inner.hook {
+            h(client);
+        }
     }
     let mut extra: Vec<(String, String)> = Vec::new();
     if let Some(w) = route.and_then(|ri| inner.script.routes[ri].rate_limit.map(|w| (ri, w))) {
@@ -735,6 +774,7 @@ mod tests {
                 clients: 3,
                 cap: Duration::from_secs(10),
                 stagger: Duration::from_millis(30),
+                control_from: None,
             }),
         };
         let up = Upstream::start(script).await.unwrap();
@@ -763,6 +803,50 @@ mod tests {
                 "answer {i} at +{step:.3} s: {answered:?}"
             );
         }
+        up.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn a_control_group_is_answered_by_the_last_route_inside_the_staircase() {
+        let route = |path: &str, status: u16| RouteScript {
+            method: Some("POST".into()),
+            path: Some(path.into()),
+            steps: vec![Step::reply(Reply::status(status))],
+            then: Step::reply(Reply::status(201)),
+            rate_limit: None,
+            inject: None,
+        };
+        let script = Script {
+            routes: vec![route("/herd", 429), route("/control", 503)],
+            hang_cap: None,
+            herd: Some(Herd {
+                clients: 3,
+                cap: Duration::from_secs(10),
+                stagger: Duration::from_millis(30),
+                control_from: Some(2),
+            }),
+        };
+        let up = Upstream::start(script).await.unwrap();
+        let c = reqwest::Client::new();
+        let mut tasks = Vec::new();
+        // The control client asks for the herd's path: it is answered by the
+        // control route all the same.
+        for n in 0..3usize {
+            let (c, url) = (c.clone(), format!("{}/herd", up.client_url(n)));
+            tasks.push(tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(100 * n as u64)).await;
+                c.post(url).send().await.unwrap().status().as_u16()
+            }));
+        }
+        let mut statuses = Vec::new();
+        for t in tasks {
+            statuses.push(t.await.unwrap());
+        }
+        assert_eq!(statuses, vec![429, 429, 503]);
+        let a = up.attempts();
+        assert_eq!(a[2].served, Served::Step { route: 1, index: 0 });
+        // All three were held until the last (the control) arrived.
+        assert!(a.iter().all(|x| x.answered_at >= a[2].at), "{a:?}");
         up.shutdown().await;
     }
 

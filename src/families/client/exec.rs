@@ -10,12 +10,15 @@
 //! start, sent nothing, or never reached the situation the check is about.
 
 use super::{judge, process};
+use std::sync::Arc;
+
 use futures::future::join_all;
 
+use super::cpu::CpuBook;
 use crate::families::client::plan::{ClientPlan, Judge};
 use crate::families::{CheckContext, Outcome};
 use crate::outcome::prop;
-use crate::upstream::{Attempt, Upstream};
+use crate::upstream::{Attempt, Hook, Upstream};
 use process::{run_client, ClientRunResult, Ended, StopRule};
 
 /// One scenario's results.
@@ -23,6 +26,11 @@ pub struct RunRecord {
     pub label: String,
     pub results: Vec<ClientRunResult>,
     pub attempts: Vec<Attempt>,
+    /// The control group run with this herd (numbered after `results`).
+    pub control: Vec<ClientRunResult>,
+    /// The herd's CPU time, sampled at each request and answer (a herd
+    /// with a control group, on Linux).
+    pub cpu: Option<Arc<CpuBook>>,
 }
 
 impl RunRecord {
@@ -46,18 +54,50 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
         clients
     ));
     // Scenarios are independent: run them all at once to keep the check short.
-    let records = join_all(p.runs.iter().map(|r| async move {
-        let up = match Upstream::start(r.script.clone()).await {
+    if let Some(c) = &p.control {
+        ctx.note(format!(
+            "with {} copies of tminus's reference client without jitter alongside, to measure the machine's own noise",
+            c.clients
+        ));
+    }
+    let records = join_all(p.runs.iter().enumerate().map(|(i, r)| async move {
+        let control = p.control.as_ref().filter(|_| i == 0);
+        // The herd's CPU is read on the upstream's clock, at each request
+        // and each answer (the hook), when it has a control group.
+        let cpu = control
+            .filter(|_| CpuBook::supported())
+            .map(|_| Arc::new(CpuBook::default()));
+        let clock = Arc::new(std::sync::OnceLock::<std::time::Instant>::new());
+        let hook: Option<Hook> = cpu.clone().map(|book| {
+            let clock = clock.clone();
+            Arc::new(move |client: usize| {
+                if let Some(t0) = clock.get() {
+                    book.sample(client, t0.elapsed());
+                }
+            }) as Hook
+        });
+        let up = match Upstream::start_with(r.script.clone(), hook).await {
             Ok(u) => u,
             Err(e) => return Err(format!("cannot start the mock upstream on 127.0.0.1: {e}")),
         };
-        let results = join_all((0..r.clients).map(|n| run_client(&p.command, &up, n, stop))).await;
+        let _ = clock.set(std::time::Instant::now() - up.now());
+        let book = cpu.as_deref();
+        let herd = join_all((0..r.clients).map(|n| run_client(&p.command, &up, n, stop, book)));
+        let controls = join_all(
+            control
+                .into_iter()
+                .flat_map(|c| (0..c.clients).map(move |n| (c, r.clients + n)))
+                .map(|(c, n)| run_client(&c.command, &up, n, stop, None)),
+        );
+        let (results, control) = futures::join!(herd, controls);
         let attempts = up.attempts();
         up.shutdown().await;
         Ok(RunRecord {
             label: r.label.clone(),
             results,
             attempts,
+            control,
+            cpu,
         })
     }))
     .await;

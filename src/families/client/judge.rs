@@ -6,10 +6,10 @@ use std::time::Duration;
 
 pub use super::bounds::bounded;
 use super::exec::{stderr_note, RunRecord};
-use super::process::Ended;
+use super::process::{ClientRunResult, Ended};
 use super::spec::defaults;
 use super::timing::{
-    backoff_rule, densest_half, herd_growth, jitter_rule, least_judged, retry_after_rule, Wait,
+    backoff_rule, herd_growth, jitter_judgement, least_judged, retry_after_rule, Spread, Wait,
     WaitRule,
 };
 use crate::families::client::plan::{KeyFormat, Policy503};
@@ -410,12 +410,18 @@ pub fn exponential(
     ])
 }
 
-pub fn jitter(runs: &[RunRecord], min_spread: Duration) -> Outcome {
-    const P: &str = "spread";
-    let r = &runs[0];
+/// Each client's first retry after the scripted answer with Retry-After,
+/// as an offset from the wait it asked for: (offsets, clients that received
+/// the answer, the CPU seconds each retrying client used between its answer
+/// and its retry where sampled).
+fn retry_offsets<'a>(
+    r: &RunRecord,
+    clients: impl Iterator<Item = &'a ClientRunResult>,
+) -> (Vec<f64>, usize, Vec<f64>) {
     let mut offsets = Vec::new();
+    let mut cpu = Vec::new();
     let mut received = 0;
-    for res in &r.results {
+    for res in clients {
         let a = r.of(res.client);
         let Some(i) = a
             .iter()
@@ -427,8 +433,37 @@ pub fn jitter(runs: &[RunRecord], min_spread: Duration) -> Outcome {
         if let (Some(prev), Some(next)) = (a.get(i), a.get(i + 1)) {
             let ra = prev.answer.retry_after().unwrap_or(0.0);
             offsets.push(secs(next.at) - (secs(prev.answered_at) + ra));
+            if let Some(used) = r
+                .cpu
+                .as_ref()
+                .and_then(|b| b.used_between(res.client, prev.answered_at, next.at))
+            {
+                cpu.push(used);
+            }
         }
     }
+    (offsets, received, cpu)
+}
+
+/// The spread the herd's own CPU work could make of a lockstep herd on
+/// this machine: the CPU its clients used between answer and retry, summed
+/// (scaled up to every retrying client when some were not sampled), over
+/// twice the cores: a herd waking together that needs `D` CPU seconds
+/// drains over `D / cores` at best, and half of it lies within half of that.
+/// (used, sampled, the bound); `None` when nothing was sampled.
+fn cpu_bound(used: &[f64], retried: usize) -> Option<(f64, usize, f64)> {
+    if used.is_empty() {
+        return None;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let total: f64 = used.iter().sum::<f64>() * retried as f64 / used.len() as f64;
+    Some((total, used.len(), total / (2.0 * cores)))
+}
+
+pub fn jitter(runs: &[RunRecord], min_spread: Duration) -> Outcome {
+    const P: &str = "spread";
+    let r = &runs[0];
+    let (offsets, received, used) = retry_offsets(r, r.results.iter());
     let k = r.results.len();
     if offsets.len() < (k / 2).max(2) {
         let sample = r
@@ -451,45 +486,100 @@ pub fn jitter(runs: &[RunRecord], min_spread: Duration) -> Outcome {
         };
         return as_property(P, Outcome::error(why + &stderr_note(sample)));
     }
+    let (control, _, _) = retry_offsets(r, r.control.iter());
+    let min = secs(min_spread);
+    let cpu = cpu_bound(&used, offsets.len());
+    let Some(j) = jitter_judgement(&offsets, &control, cpu.map(|c| c.2), min) else {
+        return as_property(P, Outcome::error("no retry offsets to judge".to_owned()));
+    };
     let n = offsets.len() as f64;
     let mean = offsets.iter().sum::<f64>() / n;
     let stdev = (offsets.iter().map(|o| (o - mean).powi(2)).sum::<f64>() / n).sqrt();
     let mut sorted = offsets.clone();
     sorted.sort_by(|a, b| a.total_cmp(b));
-    let (from, to) = densest_half(&sorted).unwrap_or((0.0, 0.0));
-    let width = to - from;
-    let min = sorted[0];
-    let max = sorted[sorted.len() - 1];
-    let props = vec![
+    let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
+    let width = j.width;
+    let mut props = vec![
         prop("densest_half_s", PropValue::rounded(width, 3)),
         prop("offset_stdev_s", PropValue::rounded(stdev, 3)),
-        prop("offset_min_s", PropValue::rounded(min, 3)),
-        prop("offset_max_s", PropValue::rounded(max, 3)),
+        prop("offset_min_s", PropValue::rounded(lo, 3)),
+        prop("offset_max_s", PropValue::rounded(hi, 3)),
+        prop("control_clients", r.control.len()),
+        prop("control_retried", control.len()),
     ];
+    if let Some(w) = j.noise {
+        props.push(prop("noise_densest_half_s", PropValue::rounded(w, 3)));
+    }
+    if let Some((total, _, bound)) = cpu {
+        props.push(prop("herd_cpu_s", PropValue::rounded(total, 3)));
+        props.push(prop("herd_cpu_spread_s", PropValue::rounded(bound, 3)));
+    }
     let summary = format!(
-        "{} retries, offsets from Retry-After {min:.3} s to {max:.3} s, the densest half ({}) within {width:.3} s (from {from:.3} s to {to:.3} s), stdev {stdev:.3} s",
+        "{} retries, offsets from Retry-After {lo:.3} s to {hi:.3} s, the densest half ({}) within {width:.3} s ± {:.3} s (from {:.3} s to {:.3} s), stdev {stdev:.3} s",
         offsets.len(),
         offsets.len().div_ceil(2),
+        j.uncertainty,
+        j.from,
+        j.to,
     );
-    let o = if jitter_rule(&offsets, secs(min_spread)) {
-        Outcome::pass(summary)
-    } else {
-        let list: Vec<String> = sorted
-            .iter()
-            .take(50)
-            .map(|o| format!("{:.0}", o * 1000.0))
-            .collect();
-        Outcome::fail(
-            format!(
-                "the clients retry together (thundering herd): {summary}; offsets (ms): [{}]",
-                list.join(", ")
-            ),
-            format!(
-                "half the retries spread over at least {:.3} s",
-                secs(min_spread)
-            ),
-            format!("half within {width:.3} s"),
-        )
+    let c = r.control.len();
+    let cpu_note = match cpu {
+        Some((total, sampled, bound)) => format!(
+            "; the herd used {total:.3} s of CPU between answers and retries ({sampled} clients sampled), which could spread a lockstep herd over {bound:.3} s"
+        ),
+        None if r.cpu.is_some() => "; the herd's CPU time could not be sampled".to_owned(),
+        None => String::new(),
+    };
+    let noise = match j.noise {
+        Some(w) => format!(
+            "the machine's own spread was {w:.3} s ({} of {c} copies of tminus's reference client without jitter, run alongside: their densest half){cpu_note}",
+            control.len()
+        ),
+        None => format!(
+            "the machine's own spread could not be measured: {} of {c} copies of tminus's reference client without jitter retried{}",
+            control.len(),
+            r.control
+                .iter()
+                .find(|x| !x.stderr_tail.is_empty())
+                .map(stderr_note)
+                .unwrap_or_default()
+        ),
+    };
+    let o = match j.verdict {
+        Spread::Spread => Outcome::pass(format!("{summary}; {noise}")),
+        Spread::Narrow => {
+            let list: Vec<String> = sorted
+                .iter()
+                .take(50)
+                .map(|o| format!("{:.0}", o * 1000.0))
+                .collect();
+            Outcome::fail(
+                format!(
+                    "the clients retry together (thundering herd): {summary}; offsets (ms): [{}]; {noise}",
+                    list.join(", ")
+                ),
+                format!("half the retries spread over at least {min:.3} s"),
+                format!("half within {width:.3} s"),
+            )
+        }
+        Spread::Noisy => {
+            props.push(prop("conclusive", false));
+            let need = j.noise_bound.map_or(String::new(), |b| {
+                format!(
+                    " (the densest half less its uncertainty, {:.3} s, must reach the threshold {min:.3} s plus the noise bound {b:.3} s)",
+                    width - j.uncertainty
+                )
+            });
+            Outcome::error(format!(
+                "inconclusive: the machine's scheduling could explain the herd's spread{need}: {summary}; {noise}: rerun on a less loaded machine or with fewer `clients`"
+            ))
+        }
+        Spread::Borderline => {
+            props.push(prop("conclusive", false));
+            Outcome::error(format!(
+                "inconclusive: the herd's densest half is within its own uncertainty of the threshold {min:.3} s ({summary}); {noise}: run with more `clients` (the uncertainty falls with their square root) to decide"
+            ))
+        }
     };
     as_property(P, o.with_properties(props))
 }
@@ -1171,6 +1261,8 @@ mod tests {
                 stderr_tail: String::new(),
             }],
             attempts,
+            control: Vec::new(),
+            cpu: None,
         }]
     }
 
@@ -1224,7 +1316,94 @@ mod tests {
             label: "herd".into(),
             results,
             attempts,
+            control: Vec::new(),
+            cpu: None,
         }]
+    }
+
+    /// A jitter herd: client c is answered 429 + Retry-After 1 at 0 s and
+    /// retries `offsets[c]` after it; the control group (numbered after the
+    /// herd) retries `control[i]` after it.
+    fn jitter_record(offsets: &[f64], control: &[f64]) -> Vec<RunRecord> {
+        let mut attempts = Vec::new();
+        let mut results = Vec::new();
+        let mut ctl = Vec::new();
+        for (c, o) in offsets.iter().chain(control).enumerate() {
+            for r in record(
+                &[
+                    (0.0, status(429, Some(1.0)), None, step(0)),
+                    (
+                        1.001 + o,
+                        status(201, None),
+                        None,
+                        Served::Then { route: 0 },
+                    ),
+                ],
+                0,
+            ) {
+                for mut a in r.attempts {
+                    a.client = c;
+                    attempts.push(a);
+                }
+                let mut res = r.results[0].clone();
+                res.client = c;
+                if c < offsets.len() {
+                    results.push(res);
+                } else {
+                    ctl.push(res);
+                }
+            }
+        }
+        vec![RunRecord {
+            label: "herd".into(),
+            results,
+            attempts,
+            control: ctl,
+            cpu: None,
+        }]
+    }
+
+    #[test]
+    fn jitter_is_judged_against_the_machines_own_spread() {
+        let spread =
+            |w: f64, n: usize| -> Vec<f64> { (0..n).map(|i| w * i as f64 / n as f64).collect() };
+        let min = Duration::from_millis(80);
+        let quiet = spread(0.004, 16);
+        // 0.5 s of jitter on a quiet machine: a pass naming the noise.
+        let o = jitter(&jitter_record(&spread(0.5, 50), &quiet), min);
+        assert_eq!(verdicts(&o), vec![("spread", Verdict::Pass)], "{o:?}");
+        assert!(
+            o.assertions[0]
+                .message
+                .contains("the machine's own spread was 0.00"),
+            "{o:?}"
+        );
+        // Lockstep: a fail, whatever the machine.
+        let o = jitter(&jitter_record(&spread(0.01, 50), &spread(0.3, 16)), min);
+        assert_eq!(verdicts(&o), vec![("spread", Verdict::Fail)], "{o:?}");
+        // As wide as the machine's own spread: inconclusive, never a pass.
+        let o = jitter(&jitter_record(&spread(0.3, 50), &spread(0.3, 16)), min);
+        assert_eq!(verdicts(&o), vec![("spread", Verdict::Error)], "{o:?}");
+        assert!(
+            o.assertions[0]
+                .message
+                .contains("inconclusive: the machine's scheduling could explain"),
+            "{o:?}"
+        );
+        // No control retried: the noise is unknown, so no pass.
+        let o = jitter(&jitter_record(&spread(0.5, 50), &[]), min);
+        assert_eq!(verdicts(&o), vec![("spread", Verdict::Error)], "{o:?}");
+        assert!(
+            o.assertions[0].message.contains("could not be measured"),
+            "{o:?}"
+        );
+        // At the threshold: inconclusive, run more clients.
+        let o = jitter(&jitter_record(&spread(0.17, 50), &quiet), min);
+        assert_eq!(verdicts(&o), vec![("spread", Verdict::Error)], "{o:?}");
+        assert!(
+            o.assertions[0].message.contains("run with more `clients`"),
+            "{o:?}"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use serde_saphyr::{Location, Spanned};
 
 use crate::families::client::spec::{defaults, *};
 pub use crate::families::client::spec::{KeyFormat, Policy503};
+use crate::families::client::timing::LEAST_CONTROL;
 use crate::model::template::{Scope, Template, UPSTREAM_PLACEHOLDERS};
 use crate::plan::PlanCtx;
 use crate::upstream::{
@@ -136,7 +137,24 @@ pub struct ClientPlan {
     pub stop_after_attempts: Option<usize>,
     /// Kill a client after this long (the verdict is known).
     pub stop_after_time: Option<Duration>,
+    /// Clients of a known timing run with the first run's herd, whose
+    /// spread measures the machine's own noise (`client.jitter`).
+    pub control: Option<ControlGroup>,
 }
+
+/// The control group of a herd: copies of tminus's reference client without
+/// jitter (`tminus reference client --defect client-no-jitter`), numbered
+/// after the herd and answered by the script's last route (an upstream
+/// [`Herd`]'s `control_from`), so they retry exactly Retry-After after their
+/// answer and any spread they show is the machine's scheduling.
+#[derive(Debug, Clone)]
+pub struct ControlGroup {
+    pub command: CommandPlan,
+    pub clients: usize,
+}
+
+/// The path the control group asks for (answered whatever it is).
+pub const CONTROL_PATH: &str = "/tminus/control";
 
 /// A default scenario: one route that answers every mutating request
 /// (narrowed by `match:`, [`PlanCtx::script`]).
@@ -174,6 +192,32 @@ fn form(f: RetryAfterFormSpec) -> RetryAfterForm {
     match f {
         RetryAfterFormSpec::Seconds => RetryAfterForm::Seconds,
         RetryAfterFormSpec::HttpDate => RetryAfterForm::HttpDate,
+    }
+}
+
+/// The control group's command: this tminus's reference client, retrying
+/// exactly Retry-After (no jitter), the base URL in `TMINUS_UPSTREAM_URL`.
+fn control_command(timeout: Duration) -> CommandPlan {
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "tminus".into());
+    let argv = [
+        exe.as_str(),
+        "reference",
+        "client",
+        "--defect",
+        "client-no-jitter",
+        "--max-attempts",
+        "3",
+        "--path",
+        CONTROL_PATH,
+    ];
+    CommandPlan {
+        argv: argv.iter().map(|a| Template::literal(*a)).collect(),
+        env: Vec::new(),
+        cwd: None,
+        timeout,
+        url_env: "TMINUS_UPSTREAM_URL".into(),
     }
 }
 
@@ -396,6 +440,7 @@ impl PlanCtx<'_> {
             judge,
             stop_after_attempts: None,
             stop_after_time: None,
+            control: None,
         }
     }
 
@@ -492,6 +537,7 @@ impl PlanCtx<'_> {
             clients: k,
             cap: defaults::HERD_CAP,
             stagger: defaults::HERD_STAGGER,
+            control_from: None,
         });
         let run = ClientRun {
             label: "herd".into(),
@@ -539,7 +585,36 @@ impl PlanCtx<'_> {
         if min_spread.is_zero() {
             self.error(s.id.referenced, "`min_spread` must be above zero");
         }
+        let c = s.control_clients.unwrap_or(defaults::CONTROL_CLIENTS) as usize;
+        if !(LEAST_CONTROL..=100).contains(&c) {
+            self.error(
+                s.id.referenced,
+                format!("`control_clients` must be between {LEAST_CONTROL} and 100: without them the machine's noise is not measured, and no spread can pass"),
+            );
+        }
+        let c = c.clamp(LEAST_CONTROL, 100);
+        let control = ControlGroup {
+            command: control_command(cmd.timeout),
+            clients: c,
+        };
         let mut p = self.herd_plan(cmd, script, k, Judge::Jitter { min_spread });
+        // The control group: its own route, last, the same Retry-After.
+        let herd = &mut p.runs[0].script;
+        herd.routes.push(RouteScript {
+            method: Some("POST".into()),
+            path: Some(CONTROL_PATH.into()),
+            steps: vec![Step::reply(
+                Reply::status(429).retry_after(ra, RetryAfterForm::Seconds),
+            )],
+            then: Step::reply(Reply::status(201)),
+            rate_limit: None,
+            inject: None,
+        });
+        if let Some(h) = herd.herd.as_mut() {
+            h.control_from = Some(k);
+            h.clients = k + c;
+        }
+        p.control = Some(control);
         p.stop_after_attempts = Some(2);
         p
     }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
 
+use crate::families::client::cpu::CpuBook;
 use crate::families::client::plan::CommandPlan;
 use crate::upstream::Upstream;
 
@@ -62,6 +63,7 @@ pub async fn run_client(
     up: &Upstream,
     n: usize,
     stop: StopRule,
+    cpu: Option<&CpuBook>,
 ) -> ClientRunResult {
     let started = Instant::now();
     let url = up.client_url(n);
@@ -91,6 +93,9 @@ pub async fn run_client(
             }
         }
     };
+    if let (Some(book), Some(pid)) = (cpu, child.id()) {
+        book.register(n, pid);
+    }
     let mut group = Group(child.id());
     let mut stderr = child.stderr.take();
     let reader = tokio::spawn(async move {

@@ -228,6 +228,8 @@ check_spec!(
         pub retry_after: Option<DurationValue>,
         #[serde(default)]
         pub min_spread: Option<DurationValue>,
+        #[serde(default)]
+        pub control_clients: Option<u32>,
     }
 );
 
@@ -408,6 +410,9 @@ pub mod defaults {
     pub const HERD_STAGGER: Duration = Duration::from_millis(20);
     /// Least width of the narrowest window holding half the herd's retries.
     pub const MIN_SPREAD: Duration = Duration::from_millis(80);
+    /// `client.jitter`'s control group: reference clients without jitter run
+    /// alongside the herd, whose spread is the machine's own noise.
+    pub const CONTROL_CLIENTS: u32 = 16;
     pub const MAX_ATTEMPTS: u32 = 10;
     /// Retry-After on every answer of `client.bounded`: the pacing it judges.
     pub const BOUNDED_RETRY_AFTER: Duration = Duration::from_secs(1);
@@ -568,7 +573,7 @@ pub const KINDS: &[Kind] = &[
         properties: &[must(
             "spread",
             "catalogue RETRY-005 (BOTIX contract; AWS Builders' Library full jitter); RateLimit headers draft §Resource exhaustion",
-            "the narrowest window holding half the herd's retry offsets is at least `min_spread` wide",
+            "the narrowest window holding half the herd's retry offsets, less its uncertainty, is at least `min_spread` plus the machine's own noise measured in the run (a control group without jitter, the herd's CPU time); inconclusive (an error) when the noise could explain it",
         )],
         name: "client.jitter",
         summary: "K concurrent clients told the same Retry-After do not retry in lockstep (RETRY-005)",
@@ -584,6 +589,11 @@ pub const KINDS: &[Kind] = &[
                 "min_spread",
                 D::Duration(d::MIN_SPREAD),
                 "least width of the narrowest window that holds half the retry offsets",
+            ),
+            param(
+                "control_clients",
+                D::Int(d::CONTROL_CLIENTS as u64),
+                "tminus's reference clients without jitter run alongside the herd (4 to 100): their spread is the machine's own noise, which a passing spread must exceed",
             ),
         ],
     },
@@ -945,6 +955,10 @@ mod tests {
                 }
                 Judge::Jitter { min_spread } => vec![
                     ("clients", int(p.runs[0].clients as u64)),
+                    (
+                        "control_clients",
+                        int(p.control.as_ref().map_or(0, |c| c.clients) as u64),
+                    ),
                     ("retry_after", retry_after(reply(&route.steps[0]))),
                     ("min_spread", dur(*min_spread)),
                 ],
