@@ -71,6 +71,10 @@ enum Break {
     PolicyDisagrees,
     /// No `RateLimit-Policy` (the draft's revisions -00 to -04 had none).
     NoPolicy,
+    /// `RateLimit-Remaining` counts up inside one window.
+    RemainingRises,
+    /// `RateLimit-Reset` a window beyond the policy's `w=60`.
+    ResetBeyondWindow,
 }
 
 /// A limiter that talks as express-rate-limit does with
@@ -102,9 +106,14 @@ fn draft6_app(b: Break) -> AppHandle {
                     set("ratelimit-policy", policy.into());
                 }
                 set("ratelimit-limit", "100".into());
-                set("ratelimit-remaining", 100u64.saturating_sub(n).to_string());
+                let remaining = match b {
+                    Break::RemainingRises => n,
+                    _ => 100u64.saturating_sub(n),
+                };
+                set("ratelimit-remaining", remaining.to_string());
                 let reset = match b {
                     Break::EpochReset => end,
+                    Break::ResetBeyondWindow => end - secs + 60,
                     _ => end - secs,
                 };
                 set("ratelimit-reset", reset.to_string());
@@ -162,6 +171,21 @@ fn a_policy_that_disagrees_with_the_limit_fails_consistency() {
     assert!(text.contains("RateLimit-Policy"), "{text}");
 }
 
+#[test]
+fn the_window_rules_hold_for_the_early_draft() {
+    for (b, why) in [
+        (Break::RemainingRises, "remaining went up"),
+        (Break::ResetBeyondWindow, "outside [0, 60] s"),
+    ] {
+        let app = draft6_app(b);
+        let (verdict, props, text) = run_headers(&app.url, "/x");
+        assert_eq!(verdict, "fail", "{why}: {text}");
+        assert_eq!(verdict_of(&props, "consistency"), "fail", "{why}: {text}");
+        assert_eq!(verdict_of(&props, "syntax"), "pass", "{why}: {text}");
+        assert!(text.contains(why), "{why}: {text}");
+    }
+}
+
 /// `tminus reference` started as a user would, killed (by its own PID) on drop.
 struct RefProcess {
     child: Child,
@@ -206,6 +230,48 @@ fn reference_draft6_passes_in_auto_mode() {
         !text.contains("legacy"),
         "draft6 alone sends no X-RateLimit-*: {text}"
     );
+    drop(r);
+    // With a per-day limit the policy states both quotas; the shipped
+    // suite's samples (4xx included) pass in auto mode.
+    let r = RefProcess::start(&[
+        "--rate-limit-dialect",
+        "draft6",
+        "--rate-limit-daily",
+        "100000",
+    ]);
+    let (v, out) =
+        common::run_suite_against("suites/rate-limit.yaml", &r.url, &["--only", "rl-headers"]);
+    assert_eq!(
+        common::not_passing(&v),
+        Vec::<String>::new(),
+        "{}",
+        common::stdout(&out)
+    );
+}
+
+#[test]
+fn reference_refuses_dialects_that_cannot_share_a_response() {
+    let dir = tempfile::tempdir().unwrap();
+    for (arg, why) in [
+        ("draft7,ietf", "cannot share a response"),
+        (
+            "draft9",
+            "`draft9` is not legacy, draft6, draft7, ietf or all",
+        ),
+    ] {
+        let out = common::tminus(
+            dir.path(),
+            &["reference", "--rate-limit-dialect", arg],
+            &[],
+            Duration::from_secs(10),
+        );
+        assert_eq!(out.status.code(), Some(2), "{arg}");
+        assert!(
+            common::stderr(&out).contains(why),
+            "{arg}: {}",
+            common::stderr(&out)
+        );
+    }
 }
 
 #[test]
