@@ -685,6 +685,9 @@ fn apply_reference_tuning(a: &ReferenceArgs, config: &mut ReferenceConfig) -> Re
         "off" => false,
         other => return Err(format!("--rate-limit-headers: `{other}` is not on or off")),
     };
+    config.rate_limit.dialects =
+        crate::reference::RateLimitDialect::parse_list(&a.rate_limit_dialect)
+            .map_err(|e| format!("--rate-limit-dialect: {e}"))?;
     if let Some(n) = a.rate_limit_daily {
         if n == 0 {
             return Err("--rate-limit-daily must be at least 1".into());

@@ -245,6 +245,9 @@ pub struct ReferenceArgs {
     /// `off`: the limiter answers 429 with no limit fields and no Retry-After (a target for `--quota`)
     #[arg(long, value_name = "on|off", default_value = "on")]
     pub rate_limit_headers: String,
+    /// Which limit fields to send, comma-separated: `legacy` (X-RateLimit-*, epoch Reset), `draft6` (RateLimit-Limit/-Remaining/-Reset, delta Reset, RateLimit-Policy: 100;w=1), `draft7` (RateLimit: limit=, remaining=, reset=), `ietf` (draft-8+ structured fields), `all` (legacy,draft6,draft7)
+    #[arg(long, value_name = "DIALECTS", default_value = "legacy,ietf")]
+    pub rate_limit_dialect: String,
     /// A second limit per API key and UTC day, e.g. 10000 (429 for either; both in `RateLimit`)
     #[arg(long, value_name = "N")]
     pub rate_limit_daily: Option<u64>,

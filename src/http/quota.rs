@@ -785,6 +785,51 @@ mod tests {
             (early.limit, early.remaining, early.reset_in),
             (Some(20), Some(3), Some(Duration::from_secs(9)))
         );
+        // express-rate-limit's `draft-6`: the policy gives the window, and a
+        // Reset that is delta seconds is never taken for an epoch time.
+        let express = Hint::read(
+            &resp(
+                200,
+                &[
+                    ("Date", DATE),
+                    ("RateLimit-Policy", "100;w=60"),
+                    ("RateLimit-Limit", "100"),
+                    ("RateLimit-Remaining", "99"),
+                    ("RateLimit-Reset", "59"),
+                ],
+            ),
+            now,
+        );
+        assert_eq!(
+            (
+                express.limit,
+                express.remaining,
+                express.reset_in,
+                express.window
+            ),
+            (
+                Some(100),
+                Some(99),
+                Some(Duration::from_secs(59)),
+                Some(Duration::from_secs(60))
+            )
+        );
+        // Revisions -00 to -04: the limit field carries its policies.
+        let inline = Hint::read(
+            &resp(
+                200,
+                &[
+                    ("RateLimit-Limit", "10, 10;w=1, 50;w=60"),
+                    ("RateLimit-Remaining", "4"),
+                    ("RateLimit-Reset", "1"),
+                ],
+            ),
+            now,
+        );
+        assert_eq!(
+            (inline.limit, inline.remaining, inline.reset_in),
+            (Some(10), Some(4), Some(Duration::from_secs(1)))
+        );
         let sf = Hint::read(
             &resp(
                 200,

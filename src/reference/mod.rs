@@ -53,7 +53,7 @@ mod rate_limit;
 mod webhook;
 
 pub mod client;
-pub use rate_limit::{RateLimitConfig, LOAD_API_KEY};
+pub use rate_limit::{RateLimitConfig, RateLimitDialect, LOAD_API_KEY};
 
 use std::net::SocketAddr;
 use std::time::Duration;

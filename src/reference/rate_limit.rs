@@ -1,8 +1,10 @@
 //! Rate limiting of `/public/v1/*`, per API key: a fixed window aligned to
-//! epoch multiples of the window (or a sliding log), with
+//! epoch multiples of the window (or a sliding log), with limit fields on
+//! every response, 4xx included, and `429` + `Retry-After` (seconds) +
+//! `RATE_LIMIT_EXCEEDED` when over. The fields are those of the dialects in
+//! [`RateLimitConfig::dialects`] (`--rate-limit-dialect`); by default
 //! `X-RateLimit-Limit/Remaining/Reset` (Reset = epoch seconds) and the IETF
-//! draft-8+ `RateLimit-Policy` / `RateLimit` on every response, 4xx included,
-//! and `429` + `Retry-After` (seconds) + `RATE_LIMIT_EXCEEDED` when over.
+//! draft-8+ `RateLimit-Policy` / `RateLimit`.
 //!
 //! The API key `ref_load_key` ([`LOAD_API_KEY`]) is exempt: the burst
 //! rehearsal uses it, and a load test against a rate-limited key would only
@@ -35,6 +37,63 @@ const STORM_5XX_AFTER: u64 = 10;
 /// Buckets kept before stale ones are swept (random bad keys must not grow memory).
 const MAX_BUCKETS: usize = 10_000;
 
+/// A family of limit fields the reference can send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateLimitDialect {
+    /// `X-RateLimit-Limit/Remaining/Reset`, Reset in epoch seconds.
+    Legacy,
+    /// The IETF draft's early revisions (-00 to -06) as express-rate-limit's
+    /// `draft-6` sends them: `RateLimit-Limit`, `RateLimit-Remaining`,
+    /// `RateLimit-Reset` (delta seconds) and `RateLimit-Policy: 100;w=60`.
+    Draft6,
+    /// Draft-7: `RateLimit: limit=100, remaining=50, reset=30` and
+    /// `RateLimit-Policy: 100;w=60`.
+    Draft7,
+    /// Draft-8 and later: `RateLimit-Policy: "default";q=100;w=1` and
+    /// `RateLimit: "default";r=50;t=1`.
+    Ietf,
+}
+
+impl RateLimitDialect {
+    /// `all`: every dialect that can share a response (draft-7 and the
+    /// structured form both need `RateLimit`).
+    pub const ALL: [RateLimitDialect; 3] = [
+        RateLimitDialect::Legacy,
+        RateLimitDialect::Draft6,
+        RateLimitDialect::Draft7,
+    ];
+
+    /// `legacy,draft6`, `all`, …: the dialects, checked to fit one response.
+    pub fn parse_list(s: &str) -> Result<Vec<RateLimitDialect>, String> {
+        let mut out = Vec::new();
+        for word in s.split(',').map(str::trim) {
+            let add: &[RateLimitDialect] = match word {
+                "legacy" => &[RateLimitDialect::Legacy],
+                "draft6" => &[RateLimitDialect::Draft6],
+                "draft7" => &[RateLimitDialect::Draft7],
+                "ietf" => &[RateLimitDialect::Ietf],
+                "all" => &Self::ALL,
+                other => {
+                    return Err(format!(
+                        "`{other}` is not legacy, draft6, draft7, ietf or all"
+                    ))
+                }
+            };
+            for d in add {
+                if !out.contains(d) {
+                    out.push(*d);
+                }
+            }
+        }
+        if out.contains(&RateLimitDialect::Draft7) && out.contains(&RateLimitDialect::Ietf) {
+            return Err(
+                "draft7 and ietf cannot share a response (both are the `RateLimit` field)".into(),
+            );
+        }
+        Ok(out)
+    }
+}
+
 /// The reference's limit.
 #[derive(Debug, Clone)]
 pub struct RateLimitConfig {
@@ -49,6 +108,8 @@ pub struct RateLimitConfig {
     /// Send the limit fields (and Retry-After); `false` is the limiter
     /// that says nothing but 429, which a declared quota paces against.
     pub headers: bool,
+    /// The limit fields sent (with `headers`).
+    pub dialects: Vec<RateLimitDialect>,
     /// A second, per-day limit per key (the seed's platform answers 429
     /// for either): epoch-aligned days.
     pub daily: Option<u64>,
@@ -65,6 +126,7 @@ impl Default for RateLimitConfig {
             sliding: false,
             exempt_keys: vec![LOAD_API_KEY.into()],
             headers: true,
+            dialects: vec![RateLimitDialect::Legacy, RateLimitDialect::Ietf],
             daily: None,
         }
     }
@@ -214,25 +276,52 @@ fn stamp(
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs();
-    set(resp, "x-ratelimit-limit", d.limit.to_string());
-    set(resp, "x-ratelimit-remaining", d.remaining.to_string());
-    set(resp, "x-ratelimit-reset", d.reset.to_string());
-    let mut policy = format!("\"default\";q={};w={}", d.limit, d.window);
-    let mut limit = format!(
-        "\"default\";r={};t={}",
-        d.remaining,
-        d.reset.saturating_sub(date_secs)
-    );
-    if let Some(day) = day {
-        policy.push_str(&format!(", \"day\";q={};w={}", day.limit, day.window));
-        limit.push_str(&format!(
-            ", \"day\";r={};t={}",
-            day.remaining,
-            day.reset.saturating_sub(date_secs)
-        ));
+    let dialects = &app.config().rate_limit.dialects;
+    let has = |x: RateLimitDialect| dialects.contains(&x);
+    let delta = |d: &Decision| d.reset.saturating_sub(date_secs);
+    if has(RateLimitDialect::Legacy) {
+        set(resp, "x-ratelimit-limit", d.limit.to_string());
+        set(resp, "x-ratelimit-remaining", d.remaining.to_string());
+        set(resp, "x-ratelimit-reset", d.reset.to_string());
     }
-    set(resp, "ratelimit-policy", policy);
-    set(resp, "ratelimit", limit);
+    if has(RateLimitDialect::Draft6) {
+        set(resp, "ratelimit-limit", d.limit.to_string());
+        set(resp, "ratelimit-remaining", d.remaining.to_string());
+        set(resp, "ratelimit-reset", delta(d).to_string());
+    }
+    if has(RateLimitDialect::Draft7) {
+        set(
+            resp,
+            "ratelimit",
+            format!(
+                "limit={}, remaining={}, reset={}",
+                d.limit,
+                d.remaining,
+                delta(d)
+            ),
+        );
+    }
+    let early_policy = has(RateLimitDialect::Draft6) || has(RateLimitDialect::Draft7);
+    // The early form, shared by draft-6 and draft-7 (the structured form's
+    // own policy takes the field when it is sent too): one quota per window,
+    // the deciding one first.
+    if early_policy && !has(RateLimitDialect::Ietf) {
+        let mut policy = format!("{};w={}", d.limit, d.window);
+        if let Some(day) = day.filter(|day| day.window != d.window) {
+            policy.push_str(&format!(", {};w={}", day.limit, day.window));
+        }
+        set(resp, "ratelimit-policy", policy);
+    }
+    if has(RateLimitDialect::Ietf) {
+        let mut policy = format!("\"default\";q={};w={}", d.limit, d.window);
+        let mut limit = format!("\"default\";r={};t={}", d.remaining, delta(d));
+        if let Some(day) = day {
+            policy.push_str(&format!(", \"day\";q={};w={}", day.limit, day.window));
+            limit.push_str(&format!(", \"day\";r={};t={}", day.remaining, delta(day)));
+        }
+        set(resp, "ratelimit-policy", policy);
+        set(resp, "ratelimit", limit);
+    }
 }
 
 /// The window decision, and the day's when a per-day limit is set: a
@@ -383,6 +472,20 @@ mod tests {
         let (d, _) = admit_with_daily(&mut b, t + 2.0, &c, false);
         assert!(!d.allowed && d.window == DAY);
         assert_eq!(d.retry_after, 1_700_006_400 - 1_700_000_002);
+    }
+
+    #[test]
+    fn dialect_lists() {
+        use RateLimitDialect::*;
+        let p = RateLimitDialect::parse_list;
+        assert_eq!(
+            p("legacy,ietf").unwrap(),
+            RateLimitConfig::default().dialects
+        );
+        assert_eq!(p("draft6").unwrap(), vec![Draft6]);
+        assert_eq!(p("all, legacy").unwrap(), vec![Legacy, Draft6, Draft7]);
+        assert!(p("draft7,ietf").unwrap_err().contains("cannot share"));
+        assert!(p("draft9").unwrap_err().contains("`draft9`"));
     }
 
     #[test]

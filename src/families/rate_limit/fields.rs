@@ -1,9 +1,13 @@
 //! Reading rate-limit headers in every dialect tminus knows, strictly:
 //! legacy `X-RateLimit-Limit/Remaining/Reset` (Reset as epoch seconds,
-//! integer or fractional, or as delta seconds), IETF `RateLimit` /
-//! `RateLimit-Policy` in draft-7 dictionary form (`limit=, remaining=,
-//! reset=`) and in draft-8-and-later structured-field form
-//! (`"name";r=..;t=..` with `"name";q=..;w=..`), and `Retry-After`.
+//! integer or fractional, or as delta seconds), the IETF draft's early
+//! revisions (-00 to -06, and the `draft-6` mode of limiter libraries such as
+//! express-rate-limit): separate `RateLimit-Limit`, `RateLimit-Remaining`,
+//! `RateLimit-Reset` (delta seconds only) with an optional `RateLimit-Policy:
+//! 100;w=60`, IETF `RateLimit` / `RateLimit-Policy` in draft-7 dictionary
+//! form (`limit=, remaining=, reset=`) and in draft-8-and-later
+//! structured-field form (`"name";r=..;t=..` with `"name";q=..;w=..`), and
+//! `Retry-After`.
 //!
 //! Every time is read against the response's own `Date` header, never the
 //! local clock: the harness and the target disagree about "now" by seconds in
@@ -22,6 +26,10 @@ pub enum Dialect {
     /// Whatever is present (at least one family must be).
     Auto,
     Legacy,
+    /// IETF draft -00 to -06: `RateLimit-Limit: 100`, `RateLimit-Remaining:
+    /// 50`, `RateLimit-Reset: 30` (delta seconds), optional
+    /// `RateLimit-Policy: 100;w=60`.
+    IetfDraft6,
     /// IETF draft-7: `RateLimit: limit=100, remaining=50, reset=30`.
     IetfDraft7,
     /// IETF draft-8 and later: `RateLimit: "default";r=50;t=30`.
@@ -29,17 +37,26 @@ pub enum Dialect {
 }
 
 impl Dialect {
-    pub const NAMES: &'static [&'static str] = &["auto", "legacy", "ietf-draft7", "ietf"];
+    pub const NAMES: &'static [&'static str] =
+        &["auto", "legacy", "ietf-draft6", "ietf-draft7", "ietf"];
     pub fn parse(s: &str) -> Option<Dialect> {
         Some(match s {
             "auto" => Dialect::Auto,
             "legacy" => Dialect::Legacy,
+            "ietf-draft6" | "draft6" => Dialect::IetfDraft6,
             "ietf-draft7" | "draft7" => Dialect::IetfDraft7,
             "ietf" | "ietf-sf" | "draft8" => Dialect::IetfStructured,
             _ => return None,
         })
     }
 }
+
+/// The early draft's separate fields (draft-ietf-httpapi-ratelimit-headers
+/// -00 to -06).
+pub const DRAFT6_NAMES: [&str; 3] = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"];
+
+/// From this value on, a Reset looks like an epoch time (2001-09-09).
+const EPOCH_FROM: f64 = 1e9;
 
 /// How the legacy Reset header counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,13 +108,13 @@ pub struct Dialects {
 /// What one response says about its quota, whichever dialect said it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Observation {
-    /// Dialects found, for messages (`legacy`, `ietf-draft7`, `ietf`).
+    /// Dialects found, for messages (`legacy`, `ietf-draft6`, `ietf-draft7`, `ietf`).
     pub dialects: Vec<&'static str>,
     pub limit: Option<u64>,
     pub remaining: Option<u64>,
     /// Seconds from the response's Date to the reset.
     pub reset_in: Option<f64>,
-    /// The policy window in seconds, when the IETF policy states it.
+    /// The policy window in seconds, when an IETF policy states it.
     pub window: Option<u64>,
 }
 
@@ -182,15 +199,81 @@ fn seconds(header: &str, v: &str) -> Result<f64, String> {
         .map_err(|_| format!("{header}: `{v}` is not a number of seconds"))
 }
 
+/// One dialect's reading of a response, before the dialects are compared.
+struct Reading {
+    name: &'static str,
+    /// The fields that carry the limit, remaining and reset, for messages.
+    fields: [String; 3],
+    limit: Option<u64>,
+    remaining: Option<u64>,
+    reset_in: Option<f64>,
+    window: Option<u64>,
+    /// The limit is the response's one limit (not the first of several
+    /// named policies, as in the structured form), so dialects must agree on it.
+    sole_limit: bool,
+}
+
+impl Reading {
+    fn ietf(r: Ietf) -> Reading {
+        let (name, limit, remaining, reset, window) = r;
+        Reading {
+            name,
+            fields: ["RateLimit", "RateLimit", "RateLimit"].map(str::to_owned),
+            limit,
+            remaining,
+            reset_in: reset.map(|t| t as f64),
+            window,
+            sole_limit: name != "ietf",
+        }
+    }
+}
+
+/// Two dialects on one response must say the same thing: remaining equal,
+/// resets within a second (Date has one-second resolution), and the limit
+/// equal where both state a single one.
+fn agree(a: &Reading, b: &Reading) -> Result<(), FieldError> {
+    if let (Some(x), Some(y)) = (a.remaining, b.remaining) {
+        if x != y {
+            return Err(FieldError::inconsistent(format!(
+                "{} is {x} but {} says {y} remain",
+                a.fields[1], b.fields[1]
+            )));
+        }
+    }
+    if let (Some(x), Some(y)) = (a.reset_in, b.reset_in) {
+        if (x - y).abs() > 1.0 {
+            return Err(FieldError::inconsistent(format!(
+                "{} is {x:.1} s after Date but {} says {y:.1} s (they must agree within 1 s)",
+                a.fields[2], b.fields[2]
+            )));
+        }
+    }
+    if a.sole_limit && b.sole_limit {
+        if let (Some(x), Some(y)) = (a.limit, b.limit) {
+            if x != y {
+                return Err(FieldError::inconsistent(format!(
+                    "{} is {x} but {} says the limit is {y}",
+                    a.fields[0], b.fields[0]
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reads every rate-limit header the dialect asks for and checks each one's
 /// own syntax and consistency. An empty `dialects` list means none was found
 /// (only possible in `Auto`, the caller decides whether that fails).
 pub fn observe(resp: &RecordedResponse, d: &Dialects) -> Result<Observation, FieldError> {
-    let mut obs = Observation::default();
     let date = date_of(resp);
-    let has_legacy = [&d.names.limit, &d.names.remaining, &d.names.reset]
+    let legacy_names = [&d.names.limit, &d.names.remaining, &d.names.reset];
+    let has_legacy = legacy_names.iter().any(|n| resp.header(n).is_some());
+    // A suite that renamed the legacy headers to the early draft's names
+    // reads them as legacy (its own choice), never twice.
+    let renamed_to_draft6 = legacy_names
         .iter()
-        .any(|n| resp.header(n).is_some());
+        .any(|n| DRAFT6_NAMES.iter().any(|e| e.eq_ignore_ascii_case(n)));
+    let has_draft6 = DRAFT6_NAMES.iter().any(|n| resp.header(n).is_some());
     let rl = joined(resp, "RateLimit");
     let policy = joined(resp, "RateLimit-Policy");
     let want_legacy = match d.dialect {
@@ -198,57 +281,74 @@ pub fn observe(resp: &RecordedResponse, d: &Dialects) -> Result<Observation, Fie
         Dialect::Auto => has_legacy,
         _ => false,
     };
+    let want_draft6 = match d.dialect {
+        Dialect::IetfDraft6 => true,
+        Dialect::Auto => has_draft6 && !renamed_to_draft6,
+        _ => false,
+    };
+    let mut readings = Vec::new();
     if want_legacy {
-        let names = [&d.names.limit, &d.names.remaining, &d.names.reset];
-        if let Some(name) = names.iter().find(|n| resp.header(n).is_none()) {
+        if let Some(name) = legacy_names.iter().find(|n| resp.header(n).is_none()) {
             return Err(FieldError {
                 property: "present",
                 message: format!("{name} is missing (legacy dialect)"),
             });
         }
         let (limit, remaining, reset_in) = legacy(resp, d, date)?;
-        obs.dialects.push("legacy");
-        obs.limit = Some(limit);
-        obs.remaining = Some(remaining);
-        obs.reset_in = Some(reset_in);
+        readings.push(Reading {
+            name: "legacy",
+            fields: legacy_names.map(|n| n.clone()),
+            limit: Some(limit),
+            remaining: Some(remaining),
+            reset_in: Some(reset_in),
+            window: None,
+            sole_limit: true,
+        });
+    }
+    if want_draft6 {
+        if let Some(name) = DRAFT6_NAMES.iter().find(|n| resp.header(n).is_none()) {
+            return Err(FieldError {
+                property: "present",
+                message: format!("{name} is missing (IETF early-draft dialect)"),
+            });
+        }
+        // The policy is the early draft's unless `RateLimit` is there to own it.
+        let own_policy = match (&rl, &policy) {
+            (_, None) => None,
+            (None, Some(p)) => Some(p.as_str()),
+            (Some(_), Some(p)) => early_policy_form(p).then_some(p.as_str()),
+        };
+        readings.push(draft6(resp, own_policy)?);
     }
     let ietf_form = match d.dialect {
         Dialect::IetfDraft7 => Some(Dialect::IetfDraft7),
         Dialect::IetfStructured => Some(Dialect::IetfStructured),
-        Dialect::Legacy => None,
+        Dialect::Legacy | Dialect::IetfDraft6 => None,
         Dialect::Auto => match (&rl, &policy) {
             (None, None) => None,
+            // The early draft's policy, read with its fields above.
+            (None, Some(_)) if want_draft6 => None,
             (Some(v), _) if is_draft7(v) => Some(Dialect::IetfDraft7),
             _ => Some(Dialect::IetfStructured),
         },
     };
-    let ietf = match ietf_form {
-        Some(Dialect::IetfDraft7) => Some(draft7(rl.as_deref(), policy.as_deref())?),
-        Some(_) => Some(structured(rl.as_deref(), policy.as_deref())?),
-        None => None,
-    };
-    if let Some((name, limit, remaining, reset_in, window)) = ietf {
-        if let (Some(a), Some(b)) = (obs.remaining, remaining) {
-            if a != b {
-                return Err(FieldError::inconsistent(format!(
-                    "{} is {a} but RateLimit says {b} remain",
-                    d.names.remaining
-                )));
-            }
+    match ietf_form {
+        Some(Dialect::IetfDraft7) => {
+            readings.push(Reading::ietf(draft7(rl.as_deref(), policy.as_deref())?))
         }
-        if let (Some(a), Some(b)) = (obs.reset_in, reset_in) {
-            if (a - b as f64).abs() > 1.0 {
-                return Err(FieldError::inconsistent(format!(
-                    "{} is {a:.1} s after Date but RateLimit t={b} (they must agree within 1 s)",
-                    d.names.reset
-                )));
-            }
+        Some(_) => readings.push(Reading::ietf(structured(rl.as_deref(), policy.as_deref())?)),
+        None => {}
+    }
+    let mut obs = Observation::default();
+    for (i, r) in readings.iter().enumerate() {
+        for earlier in &readings[..i] {
+            agree(earlier, r)?;
         }
-        obs.dialects.push(name);
-        obs.limit = obs.limit.or(limit);
-        obs.remaining = obs.remaining.or(remaining);
-        obs.reset_in = obs.reset_in.or(reset_in.map(|t| t as f64));
-        obs.window = window;
+        obs.dialects.push(r.name);
+        obs.limit = obs.limit.or(r.limit);
+        obs.remaining = obs.remaining.or(r.remaining);
+        obs.reset_in = obs.reset_in.or(r.reset_in);
+        obs.window = obs.window.or(r.window);
     }
     if let (Some(l), Some(r)) = (obs.limit, obs.remaining) {
         if r > l {
@@ -258,6 +358,105 @@ pub fn observe(resp: &RecordedResponse, d: &Dialects) -> Result<Observation, Fie
         }
     }
     Ok(obs)
+}
+
+/// `100;w=60, ...` (an Integer quota first), not `"default";q=100;w=60`.
+fn early_policy_form(p: &str) -> bool {
+    p.trim_start().starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// The early draft: `RateLimit-Limit` (an Integer, in -00 to -04 optionally
+/// followed by quota policies: `100, 100;w=60`), `RateLimit-Remaining` (an
+/// Integer), `RateLimit-Reset` (delta seconds, an Integer: never an epoch
+/// time, which the draft rules out to avoid clock skew), and an optional
+/// `RateLimit-Policy: 100;w=60, 1000;w=3600` whose quotas must include the
+/// limit; the matching policy's `w` is the window.
+fn draft6(resp: &RecordedResponse, policy: Option<&str>) -> Result<Reading, FieldError> {
+    let [ln, rn, tn] = DRAFT6_NAMES;
+    let list = |name: &str| -> Result<(String, Vec<sf::Item>), String> {
+        let v = joined(resp, name).unwrap_or_default();
+        let items = sf::parse_list(&v).map_err(|e| format!("{name}: {e}"))?;
+        if items.is_empty() {
+            return Err(format!("{name} is empty"));
+        }
+        Ok((v, items))
+    };
+    let single = |name: &str| -> Result<u64, String> {
+        let (v, items) = list(name)?;
+        if items.len() > 1 {
+            return Err(format!("{name}: `{v}` must be a single Integer"));
+        }
+        non_neg(&format!("{name} `{v}`"), "the value", &items[0].value)
+    };
+    let (lv, litems) = list(ln)?;
+    let limit = non_neg(&format!("{ln} `{lv}`"), "the limit", &litems[0].value)?;
+    let mut policies = quota_policies(ln, &lv, &litems[1..])?;
+    let remaining = single(rn)?;
+    let tv = joined(resp, tn).unwrap_or_default();
+    let reset = single(tn)?;
+    if reset as f64 >= EPOCH_FROM {
+        return Err(format!(
+            "{tn}: `{}` looks like an epoch time, but the early draft's {tn} is delta seconds (seconds until the window resets)",
+            tv.trim()
+        )
+        .into());
+    }
+    let mut policy_field = ln.to_owned();
+    if let Some(p) = policy {
+        let items = sf::parse_list(p).map_err(|e| format!("RateLimit-Policy: {e}"))?;
+        if items.is_empty() {
+            return Err("RateLimit-Policy is empty".to_owned().into());
+        }
+        policies.extend(quota_policies("RateLimit-Policy", p, &items)?);
+        policy_field = format!("RateLimit-Policy `{p}`");
+    }
+    let window = match policies.iter().find(|(q, _)| *q == limit) {
+        Some((_, w)) => *w,
+        None if policies.is_empty() => None,
+        None => {
+            let quotas: Vec<String> = policies.iter().map(|(q, _)| q.to_string()).collect();
+            return Err(FieldError::inconsistent(format!(
+                "{ln} is {limit} but {policy_field} states no quota of {limit} (quotas {})",
+                quotas.join(", ")
+            )));
+        }
+    };
+    Ok(Reading {
+        name: "ietf-draft6",
+        fields: DRAFT6_NAMES.map(str::to_owned),
+        limit: Some(limit),
+        remaining: Some(remaining),
+        reset_in: Some(reset as f64),
+        window,
+        sole_limit: true,
+    })
+}
+
+/// Early-form quota policies `Q;w=W`: a non-negative Integer quota and a
+/// window above 0 (`w` is optional before draft -05's `RateLimit-Policy`).
+fn quota_policies(
+    name: &str,
+    v: &str,
+    items: &[sf::Item],
+) -> Result<Vec<(u64, Option<u64>)>, String> {
+    let f = format!("{name} `{v}`");
+    items
+        .iter()
+        .map(|it| {
+            let q = non_neg(&f, "a quota policy's quota", &it.value)?;
+            let w = match it.param("w") {
+                None => None,
+                Some(w) => {
+                    let w = non_neg(&f, "w", w)?;
+                    if w == 0 {
+                        return Err(format!("{f}: w must be above 0"));
+                    }
+                    Some(w)
+                }
+            };
+            Ok((q, w))
+        })
+        .collect()
 }
 
 fn is_draft7(v: &str) -> bool {
@@ -595,6 +794,206 @@ mod tests {
         let mut d = auto();
         d.dialect = Dialect::IetfDraft7;
         assert!(observe(&r, &d).unwrap_err().contains("remaining"));
+    }
+
+    /// express-rate-limit's `standardHeaders: 'draft-6'`.
+    fn draft6_resp(
+        limit: &str,
+        remaining: &str,
+        reset: &str,
+        policy: Option<&str>,
+    ) -> RecordedResponse {
+        let mut h = vec![
+            ("Date", DATE),
+            ("RateLimit-Limit", limit),
+            ("RateLimit-Remaining", remaining),
+            ("RateLimit-Reset", reset),
+        ];
+        if let Some(p) = policy {
+            h.push(("RateLimit-Policy", p));
+        }
+        resp(&h)
+    }
+
+    #[test]
+    fn draft6_separate_fields_are_auto_detected() {
+        let o = observe(&draft6_resp("100", "42", "30", Some("100;w=60")), &auto()).unwrap();
+        assert_eq!(o.dialects, vec!["ietf-draft6"]);
+        assert_eq!(
+            (o.limit, o.remaining, o.reset_in, o.window),
+            (Some(100), Some(42), Some(30.0), Some(60))
+        );
+        // Without a policy (revisions -00 to -04): no window.
+        let o = observe(&draft6_resp("100", "42", "30", None), &auto()).unwrap();
+        assert_eq!((o.dialects, o.window), (vec!["ietf-draft6"], None));
+        // -00 to -04: the limit field may carry its quota policies.
+        let o = observe(&draft6_resp("10, 10;w=1, 50;w=60", "9", "1", None), &auto()).unwrap();
+        assert_eq!((o.limit, o.window), (Some(10), Some(1)));
+        // Several policies: the one whose quota is the limit gives the window.
+        let o = observe(
+            &draft6_resp("1000", "7", "100", Some("100;w=60, 1000;w=3600")),
+            &auto(),
+        )
+        .unwrap();
+        assert_eq!(o.window, Some(3600));
+        let mut d = auto();
+        d.dialect = Dialect::IetfDraft6;
+        assert_eq!(
+            observe(&draft6_resp("5", "5", "0", None), &d)
+                .unwrap()
+                .dialects,
+            vec!["ietf-draft6"]
+        );
+        assert_eq!(Dialect::parse("draft6"), Some(Dialect::IetfDraft6));
+        assert_eq!(Dialect::parse("ietf-draft6"), Some(Dialect::IetfDraft6));
+    }
+
+    #[test]
+    fn draft6_syntax_errors_quote_the_field() {
+        let syntax = |r: RecordedResponse| {
+            let e = observe(&r, &auto()).unwrap_err();
+            assert_eq!(e.property, "syntax", "{e}");
+            e.message
+        };
+        // An epoch Reset is not the early draft's delta seconds.
+        let e = syntax(draft6_resp("100", "42", "1700000030", None));
+        assert!(
+            e.contains("RateLimit-Reset: `1700000030` looks like an epoch time"),
+            "{e}"
+        );
+        assert!(e.contains("delta seconds"), "{e}");
+        for (l, r, t, bad) in [
+            ("100", "42", "1.5", "`1.5`"),
+            ("100", "-1", "3", "`-1`"),
+            ("lots", "42", "3", "RateLimit-Limit"),
+            ("100", "42, 41", "3", "single Integer"),
+            ("100", "42", "", "RateLimit-Reset is empty"),
+        ] {
+            let e = syntax(draft6_resp(l, r, t, None));
+            assert!(e.contains(bad), "{bad}: {e}");
+        }
+        let e = syntax(draft6_resp("100", "42", "3", Some("100;w=0")));
+        assert!(e.contains("w must be above 0"), "{e}");
+        let e = syntax(draft6_resp("100", "42", "3", Some("100;w=60;;")));
+        assert!(e.contains("RateLimit-Policy"), "{e}");
+        let e = syntax(draft6_resp(
+            "100",
+            "42",
+            "3",
+            Some("\"default\";q=100;w=60"),
+        ));
+        assert!(e.contains("RateLimit-Policy"), "{e}");
+        // Named, every field must be there.
+        let mut d = auto();
+        d.dialect = Dialect::IetfDraft6;
+        let e = observe(&resp(&[("RateLimit-Limit", "1")]), &d).unwrap_err();
+        assert_eq!(e.property, "present");
+        assert!(
+            e.contains("RateLimit-Remaining is missing (IETF early-draft dialect)"),
+            "{e}"
+        );
+        let e = observe(&resp(&[("RateLimit-Limit", "1")]), &auto()).unwrap_err();
+        assert_eq!(e.property, "present");
+    }
+
+    #[test]
+    fn draft6_consistency() {
+        let inconsistent = |r: RecordedResponse| {
+            let e = observe(&r, &auto()).unwrap_err();
+            assert_eq!(e.property, "consistency", "{e}");
+            e.message
+        };
+        let e = inconsistent(draft6_resp("100", "101", "3", None));
+        assert!(e.contains("remaining 101 is above the limit 100"), "{e}");
+        let e = inconsistent(draft6_resp("100", "4", "3", Some("50;w=60")));
+        assert!(
+            e.contains(
+                "RateLimit-Limit is 100 but RateLimit-Policy `50;w=60` states no quota of 100"
+            ),
+            "{e}"
+        );
+        let e = inconsistent(draft6_resp("100, 50;w=60", "4", "3", None));
+        assert!(e.contains("no quota of 100"), "{e}");
+        // Beside legacy fields: remaining, reset and limit must agree.
+        let both = |legacy: [&str; 3]| {
+            resp(&[
+                ("Date", DATE),
+                ("X-RateLimit-Limit", legacy[0]),
+                ("X-RateLimit-Remaining", legacy[1]),
+                ("X-RateLimit-Reset", legacy[2]),
+                ("RateLimit-Limit", "100"),
+                ("RateLimit-Remaining", "42"),
+                ("RateLimit-Reset", "30"),
+                ("RateLimit-Policy", "100;w=60"),
+            ])
+        };
+        let o = observe(&both(["100", "42", "1700000030"]), &auto()).unwrap();
+        assert_eq!(o.dialects, vec!["legacy", "ietf-draft6"]);
+        let e = inconsistent(both(["100", "41", "1700000030"]));
+        assert!(
+            e.contains("X-RateLimit-Remaining is 41 but RateLimit-Remaining says 42"),
+            "{e}"
+        );
+        let e = inconsistent(both(["100", "42", "1700000040"]));
+        assert!(
+            e.contains("X-RateLimit-Reset is 40.0 s after Date but RateLimit-Reset says 30.0 s"),
+            "{e}"
+        );
+        let e = inconsistent(both(["99", "42", "1700000030"]));
+        assert!(
+            e.contains("X-RateLimit-Limit is 99 but RateLimit-Limit says the limit is 100"),
+            "{e}"
+        );
+        // Beside draft-7 (express-rate-limit sends both on request): the
+        // shared policy and the values agree, or it says which do not.
+        let with7 = |rl: &str| {
+            resp(&[
+                ("RateLimit-Limit", "100"),
+                ("RateLimit-Remaining", "42"),
+                ("RateLimit-Reset", "30"),
+                ("RateLimit-Policy", "100;w=60"),
+                ("RateLimit", rl),
+            ])
+        };
+        let o = observe(&with7("limit=100, remaining=42, reset=30"), &auto()).unwrap();
+        assert_eq!(o.dialects, vec!["ietf-draft6", "ietf-draft7"]);
+        assert_eq!(o.window, Some(60));
+        let e = inconsistent(with7("limit=100, remaining=40, reset=30"));
+        assert!(
+            e.contains("RateLimit-Remaining is 42 but RateLimit says 40"),
+            "{e}"
+        );
+        // Beside the structured form, whose policy is its own.
+        let r = resp(&[
+            ("RateLimit-Limit", "100"),
+            ("RateLimit-Remaining", "42"),
+            ("RateLimit-Reset", "30"),
+            ("RateLimit-Policy", "\"default\";q=100;w=60"),
+            ("RateLimit", "\"default\";r=42;t=30"),
+        ]);
+        let o = observe(&r, &auto()).unwrap();
+        assert_eq!(
+            (o.dialects, o.window),
+            (vec!["ietf-draft6", "ietf"], Some(60))
+        );
+    }
+
+    #[test]
+    fn legacy_renamed_to_the_early_names_stays_legacy() {
+        // A suite that names `RateLimit-*` as its legacy headers keeps
+        // today's reading (epoch Reset allowed), never read twice.
+        let d = Dialects {
+            dialect: Dialect::Auto,
+            reset: ResetMode::Auto,
+            names: LegacyNames {
+                limit: "RateLimit-Limit".into(),
+                remaining: "RateLimit-Remaining".into(),
+                reset: "RateLimit-Reset".into(),
+            },
+        };
+        let o = observe(&draft6_resp("100", "42", "1700000030", None), &d).unwrap();
+        assert_eq!(o.dialects, vec!["legacy"]);
+        assert!((o.reset_in.unwrap() - 30.0).abs() < 0.3, "{o:?}");
     }
 
     #[test]

@@ -106,7 +106,7 @@ pub const KINDS: &[Kind] = &[
             param(
                 "dialect",
                 D::Str(d::DIALECT),
-                "`auto` | `legacy` | `ietf-draft7` | `ietf` (draft-8+ structured fields)",
+                "`auto` | `legacy` | `ietf-draft6` (separate `RateLimit-Limit/-Remaining/-Reset`, drafts -00 to -06) | `ietf-draft7` | `ietf` (draft-8+ structured fields)",
             ),
             param(
                 "reset",
@@ -415,8 +415,9 @@ mod tests {
         Dialect::NAMES[match d {
             Dialect::Auto => 0,
             Dialect::Legacy => 1,
-            Dialect::IetfDraft7 => 2,
-            Dialect::IetfStructured => 3,
+            Dialect::IetfDraft6 => 2,
+            Dialect::IetfDraft7 => 3,
+            Dialect::IetfStructured => 4,
         }]
     }
 
