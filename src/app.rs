@@ -169,6 +169,7 @@ fn cmd_run(a: RunArgs) -> i32 {
         tags: a.tag.clone(),
         sink_listen: a.sink_listen,
         sink_url: a.sink_url.clone(),
+        sink_max_body: a.sink_max_body,
     };
     let mut plan = match read_and_plan(&a.paths, &opts) {
         Ok(p) => p,
@@ -238,6 +239,11 @@ fn cmd_run(a: RunArgs) -> i32 {
         allow_remote_load: a.allow_remote_load,
         strict: a.strict,
         quota,
+        upstream_max_body: a
+            .upstream_max_body
+            .map_or(crate::upstream::DEFAULT_MAX_BODY, |m| {
+                usize::try_from(m).unwrap_or(usize::MAX)
+            }),
     };
     rt.block_on(run_plan(
         plan,
@@ -1036,7 +1042,6 @@ fn cmd_merge(a: crate::cli::MergeArgs) -> i32 {
 /// debug a verifier by hand. The secret is only used, never printed.
 fn cmd_sign(a: crate::cli::SignArgs) -> i32 {
     use crate::signing::{Delivery, Scheme};
-    use std::io::Read;
     let scheme = match Scheme::builtin(&a.scheme) {
         Ok(s) => s,
         Err(e) => return usage_error(&format!("--scheme: {e}")),
@@ -1045,15 +1050,15 @@ fn cmd_sign(a: crate::cli::SignArgs) -> i32 {
         Ok(k) => k,
         Err(e) => return usage_error(&format!("--secret: {e}")),
     };
+    let cap = crate::files::MAX_BODY_FILE_BYTES;
     let body = if a.body_file.as_os_str() == "-" {
-        let mut b = Vec::new();
-        std::io::stdin().read_to_end(&mut b).map(|_| b)
+        crate::files::read_capped(std::io::stdin(), cap, "the body on stdin")
     } else {
-        std::fs::read(&a.body_file)
+        crate::files::read_file_capped(&a.body_file, cap)
     };
     let body = match body {
         Ok(b) => b,
-        Err(e) => return usage_error(&format!("cannot read {}: {e}", a.body_file.display())),
+        Err(e) => return usage_error(&e),
     };
     let d = Delivery {
         id: a.id.unwrap_or_else(|| format!("msg_{}", ulid::Ulid::new())),

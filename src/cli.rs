@@ -124,6 +124,12 @@ pub struct RunArgs {
     /// Public base URL that leads to --sink-listen, given to the target as ${var.sink_url} (plus a per-check path); overrides `target.sink.url`
     #[arg(long, value_name = "URL")]
     pub sink_url: Option<String>,
+    /// The largest webhook delivery body the sink accepts (default 2MiB); larger ones are answered 413 and named in the verdict
+    #[arg(long, value_name = "SIZE", value_parser = crate::model::scalar::parse_bytes)]
+    pub sink_max_body: Option<u64>,
+    /// The largest request body the mock upstream of `client.*` checks accepts (default 2MiB); larger ones are answered 413 and named in the verdict
+    #[arg(long, value_name = "SIZE", value_parser = crate::model::scalar::parse_bytes)]
+    pub upstream_max_body: Option<u64>,
     // command: load
     /// Run only shard I of N (1-based, e.g. 2/3) of the suite's `load:` burst: users, rate and scheduled requests are split so the N shards add up to the whole burst. The suite's other checks are not run; results are deferred to `tminus merge`. Kubernetes' 0-based JOB_COMPLETION_INDEX: --shard $((JOB_COMPLETION_INDEX + 1))/N
     #[arg(long, value_name = "I/N")]

@@ -1,8 +1,11 @@
 //! Writing output files safely: whole or not at all (temp file beside the
-//! target, synced, renamed), and checked before a run sends anything. Used
-//! by the reporters and the burst's figure files; imports nothing above it.
+//! target, synced, renamed), and checked before a run sends anything; and
+//! reading input files with a cap, so `/dev/zero` or a 700 MB file named as
+//! a suite is refused at the cap instead of filling memory. Used by the
+//! reporters, the burst's figure files, the suite reader and `sign`;
+//! imports nothing above it.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Writes a report whole or not at all: into a temporary file beside it,
@@ -48,6 +51,41 @@ pub fn preflight(paths: &[&Path]) -> Result<(), String> {
     Ok(())
 }
 
+/// The most tminus reads of a suite file (a suite of 10,000 checks is
+/// about 1.5 MB).
+pub const MAX_SUITE_BYTES: u64 = 16 << 20;
+
+/// The most `tminus sign` reads of a body (the webhook sink's body limit
+/// is 2 MiB; a signature is wanted for a delivery, not an archive).
+pub const MAX_BODY_FILE_BYTES: u64 = 64 << 20;
+
+/// Reads at most `cap` bytes of `reader`; more is an error naming `what`
+/// and the cap (after reading `cap + 1` bytes, never the whole input).
+pub fn read_capped(reader: impl Read, cap: u64, what: &str) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    reader
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {what}: {e}"))?;
+    if bytes.len() as u64 > cap {
+        return Err(format!(
+            "{what} is larger than {} MiB, the most tminus reads of it",
+            cap >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read_capped`] of the file at `path` (named in every error).
+pub fn read_file_capped(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
+    let shown = path.display().to_string();
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(format!("cannot read {shown}: it is a folder"));
+    }
+    read_capped(f, cap, &shown)
+}
+
 /// Creates the parent folder of a file.
 pub fn prepare(path: &Path) -> io::Result<()> {
     if let Some(dir) = path.parent() {
@@ -61,6 +99,22 @@ pub fn prepare(path: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_stop_at_the_cap_and_name_it() {
+        // An endless input: only cap + 1 bytes are read.
+        let e = read_capped(io::repeat(0), 1 << 20, "s.yaml").unwrap_err();
+        assert_eq!(
+            e,
+            "s.yaml is larger than 1 MiB, the most tminus reads of it"
+        );
+        assert_eq!(read_capped(&b"abc"[..], 3, "x").unwrap(), b"abc");
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_file_capped(dir.path(), 10).unwrap_err();
+        assert!(e.ends_with("it is a folder"), "{e}");
+        let e = read_file_capped(&dir.path().join("none"), 10).unwrap_err();
+        assert!(e.starts_with("cannot read "), "{e}");
+    }
 
     #[test]
     fn atomic_write_replaces_whole_and_names_the_file_on_error() {

@@ -33,7 +33,13 @@ use tokio::task::JoinHandle;
 pub struct Received {
     pub at: Instant,
     pub headers: Vec<(String, String)>,
+    /// The raw body; empty when it was not kept (`body_len` says how long it was).
     pub body: Vec<u8>,
+    /// The body's length as it arrived.
+    pub body_len: usize,
+    /// False when the body was dropped: the recorded bodies had spent
+    /// [`RECORDED_BODY_BUDGET`].
+    pub body_kept: bool,
     /// What the sink answered.
     pub answered: u16,
 }
@@ -58,6 +64,11 @@ struct Shared {
     first_ended: Arc<Mutex<Option<(Instant, bool)>>>,
     log: Arc<Mutex<Vec<Received>>>,
     notify: Arc<Notify>,
+    /// Body bytes kept so far, and deliveries past `MAX_RECORDED`.
+    kept: Arc<Mutex<(usize, usize)>>,
+    max_body: usize,
+    /// Sizes of the deliveries refused with 413 (over `max_body`).
+    refused: Arc<Mutex<Vec<u64>>>,
 }
 
 /// Where the sink listens and how the platform is told to reach it.
@@ -67,13 +78,21 @@ pub struct SinkEndpoint {
     /// Public base URL that leads to `listen` (no trailing `/`); `None`: the
     /// listen address itself.
     pub public_url: Option<String>,
+    /// The largest delivery body accepted (`--sink-max-body`); larger ones
+    /// are answered 413 and named in the check's verdict.
+    pub max_body: usize,
 }
+
+/// The default largest delivery body: 2 MiB (most platforms cap webhook
+/// payloads well below: Stripe and GitHub at 25 MB, most at 1 MB or less).
+pub const DEFAULT_MAX_BODY: usize = 2 << 20;
 
 impl Default for SinkEndpoint {
     fn default() -> Self {
         SinkEndpoint {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             public_url: None,
+            max_body: DEFAULT_MAX_BODY,
         }
     }
 }
@@ -89,16 +108,40 @@ pub struct Sink {
 /// Upper bound on recorded deliveries, so a runaway sender cannot grow memory.
 const MAX_RECORDED: usize = 1000;
 
+/// The most body bytes the sink keeps over all recorded deliveries; past it
+/// a delivery is still recorded (time, headers, length, answer) without
+/// its body, so a sender posting 1,000 bodies of 2 MiB holds 64 MiB, not 2 GiB.
+pub const RECORDED_BODY_BUDGET: usize = 64 << 20;
+
 async fn receive(
     State(s): State<Shared>,
     uri: Uri,
     headers: HeaderMap,
-    body: Bytes,
+    body: axum::body::Body,
 ) -> axum::response::Response {
     use axum::response::IntoResponse;
     if !uri.path().ends_with(&s.path) {
         return StatusCode::GONE.into_response();
     }
+    let declared = headers
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let body: Bytes = match axum::body::to_bytes(body, s.max_body).await {
+        Ok(b) => b,
+        Err(_) => {
+            // Over the limit (or a broken stream): refused, and remembered so
+            // the verdict can name the limit instead of "nothing arrived".
+            let size = declared.unwrap_or(s.max_body as u64 + 1);
+            let mut r = s.refused.lock().unwrap_or_else(|p| p.into_inner());
+            if r.len() < MAX_RECORDED {
+                r.push(size);
+            }
+            drop(r);
+            s.notify.notify_waiters();
+            return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+        }
+    };
     // A block, not drop(): the guard must not live across the await below.
     let (n, code) = {
         let mut log = s.log.lock().unwrap_or_else(|p| p.into_inner());
@@ -109,7 +152,16 @@ async fn receive(
             .or(s.respond.last())
             .copied()
             .unwrap_or(200);
+        let mut kept = s.kept.lock().unwrap_or_else(|p| p.into_inner());
+        if n >= MAX_RECORDED {
+            kept.1 += 1;
+        }
+        // The budget holds at least one body of the largest size accepted.
+        let keep_body = kept.0 + body.len() <= RECORDED_BODY_BUDGET.max(s.max_body);
         if n < MAX_RECORDED {
+            if keep_body {
+                kept.0 += body.len();
+            }
             log.push(Received {
                 at: Instant::now(),
                 headers: headers
@@ -121,7 +173,9 @@ async fn receive(
                         )
                     })
                     .collect(),
-                body: body.to_vec(),
+                body: if keep_body { body.to_vec() } else { Vec::new() },
+                body_len: body.len(),
+                body_kept: keep_body,
                 answered: code,
             });
         }
@@ -187,8 +241,15 @@ impl Sink {
             first_ended: Arc::new(Mutex::new(None)),
             log: Arc::new(Mutex::new(Vec::new())),
             notify: Arc::new(Notify::new()),
+            kept: Arc::new(Mutex::new((0, 0))),
+            max_body: at.max_body,
+            refused: Arc::new(Mutex::new(Vec::new())),
         };
-        let app = Router::new().fallback(receive).with_state(shared.clone());
+        // The sink reads bodies itself, up to its own limit.
+        let app = Router::new()
+            .fallback(receive)
+            .layer(axum::extract::DefaultBodyLimit::disable())
+            .with_state(shared.clone());
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app)
@@ -250,6 +311,25 @@ impl Sink {
             .clone()
     }
 
+    /// Sizes of the deliveries refused as larger than the sink's limit.
+    pub fn refused(&self) -> Vec<u64> {
+        self.shared
+            .refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The largest body the sink accepts.
+    pub fn max_body(&self) -> usize {
+        self.shared.max_body
+    }
+
+    /// Deliveries that arrived past the recorded ones (counted, not kept).
+    pub fn unrecorded(&self) -> usize {
+        self.shared.kept.lock().unwrap_or_else(|p| p.into_inner()).1
+    }
+
     /// Waits until `n` deliveries arrived or `deadline` passed; returns what arrived.
     pub async fn wait_for(&self, n: usize, deadline: Duration) -> Vec<Received> {
         let end = tokio::time::Instant::now() + deadline;
@@ -288,5 +368,37 @@ impl Drop for Sink {
         if let Some(t) = self.task.take() {
             t.abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn recorded_bodies_stay_within_the_byte_budget_and_are_still_counted() {
+        let sink = Sink::start(vec![200], None, None, &SinkEndpoint::default())
+            .await
+            .unwrap();
+        let c = reqwest::Client::new();
+        let body = vec![b'x'; DEFAULT_MAX_BODY];
+        let n = RECORDED_BODY_BUDGET / DEFAULT_MAX_BODY + 4;
+        for _ in 0..n {
+            let r = c.post(sink.url()).body(body.clone()).send().await.unwrap();
+            assert_eq!(r.status(), 200);
+        }
+        let got = sink.received();
+        assert_eq!(got.len(), n, "every delivery is recorded");
+        let kept: usize = got.iter().map(|d| d.body.len()).sum();
+        assert!(kept <= RECORDED_BODY_BUDGET, "{kept}");
+        assert!(got.iter().all(|d| d.body_len == DEFAULT_MAX_BODY));
+        assert_eq!(got.iter().filter(|d| !d.body_kept).count(), 4);
+        // One byte over the limit: refused, and remembered with its size.
+        let over = vec![b'x'; DEFAULT_MAX_BODY + 1];
+        let r = c.post(sink.url()).body(over).send().await.unwrap();
+        assert_eq!(r.status(), 413);
+        assert_eq!(sink.refused(), vec![DEFAULT_MAX_BODY as u64 + 1]);
+        assert_eq!(sink.received().len(), n);
+        sink.shutdown().await;
     }
 }

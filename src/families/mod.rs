@@ -244,6 +244,8 @@ pub struct CheckContext {
     pub allow_remote_load: bool,
     /// Where a sink check's webhook receiver listens and how it is reached.
     pub sink: crate::sink::SinkEndpoint,
+    /// The largest request body a `client.*` check's mock upstream accepts.
+    pub upstream_max_body: usize,
 }
 
 /// A check that sends more requests than this, or more at once than

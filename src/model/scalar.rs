@@ -46,6 +46,31 @@ impl<'de> Deserialize<'de> for Scalar {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DurationValue(pub Duration);
 
+/// Parses a size in bytes: digits, optionally followed by `B`, `KiB`/`K`/`KB`
+/// (1024), `MiB`/`M`/`MB` or `GiB`/`G`/`GB` (powers of 1024: the limits it
+/// sets are memory), e.g. `2MiB`, `512k`, `1048576`.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (e.g. 2MiB, 512KiB, 1048576)"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "`{text}` is not a size (e.g. 2MiB, 512KiB, 1048576)"
+            ))
+        }
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("`{text}` is too large a size"))
+}
+
 /// Parses the duration spellings tminus accepts everywhere (CLI included).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
@@ -184,6 +209,17 @@ impl<'de> Deserialize<'de> for StatusSet {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sizes_parse_in_powers_of_1024() {
+        assert_eq!(super::parse_bytes("2MiB"), Ok(2 << 20));
+        assert_eq!(super::parse_bytes("512k"), Ok(512 << 10));
+        assert_eq!(super::parse_bytes("1048576"), Ok(1 << 20));
+        assert_eq!(super::parse_bytes("1 GB"), Ok(1 << 30));
+        assert!(super::parse_bytes("2 furlongs").is_err());
+        assert!(super::parse_bytes("MiB").is_err());
+        assert!(super::parse_bytes("99999999999999GiB").is_err());
+    }
+
     use super::*;
 
     #[test]

@@ -49,6 +49,8 @@ pub struct PlanOptions {
     pub sink_listen: Option<std::net::SocketAddr>,
     /// `--sink-url`, overriding every suite's `target.sink.url`.
     pub sink_url: Option<String>,
+    /// `--sink-max-body`: the sink's body limit.
+    pub sink_max_body: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -532,6 +534,9 @@ fn plan_sink(
     }
     if let Some(l) = opts.sink_listen {
         at.listen = l;
+    }
+    if let Some(m) = opts.sink_max_body {
+        at.max_body = usize::try_from(m).unwrap_or(usize::MAX);
     }
     if let Some(u) = &opts.sink_url {
         at.public_url = Some(u.trim_end_matches('/').to_owned());

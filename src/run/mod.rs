@@ -24,6 +24,8 @@ pub struct RunOptions {
     pub strict: bool,
     /// `--quota`, `--max-quota-wait`: the request budget's options.
     pub quota: crate::http::quota::QuotaOptions,
+    /// `--upstream-max-body`: the mock upstream's body limit.
+    pub upstream_max_body: usize,
 }
 
 /// Something that consumes the runner's events (a set of reporters, a
@@ -117,6 +119,7 @@ pub async fn run(
                     redactor: plan.redactor.clone(),
                     allow_remote_load: opts.allow_remote_load,
                     sink: suite.sink.clone(),
+                    upstream_max_body: opts.upstream_max_body,
                 };
                 // The check's requests are reserved by its first request to
                 // a limited path, so it is not cut across a window's reset by

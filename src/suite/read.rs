@@ -66,7 +66,7 @@ struct KindOnly {
 
 /// Reads and parses one suite file.
 pub fn read_suite(path: &Path) -> Result<SuiteSource, Diagnostic> {
-    let bytes = std::fs::read(path)
+    let bytes = crate::files::read_file_capped(path, crate::files::MAX_SUITE_BYTES)
         .map_err(|e| Diagnostic::file_level(path, format!("cannot read suite: {e}")))?;
     let source = decode(path, bytes)?;
     let file = parse_str(path, &source)?;

@@ -291,6 +291,9 @@ pub enum Served {
     Step { route: usize, index: usize },
     /// The route's `then` answer (its steps had run out).
     Then { route: usize },
+    /// Refused with 413 before any route: the body (`size` bytes, as
+    /// declared or at least the limit + 1) is over the upstream's limit.
+    TooLarge { size: u64 },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,7 +317,7 @@ impl Attempt {
 
     /// True when a route of the script answered (not a 404 `NOT_SCRIPTED`).
     pub fn is_scripted(&self) -> bool {
-        self.served != Served::Unscripted
+        matches!(self.served, Served::Step { .. } | Served::Then { .. })
     }
 }
 
@@ -334,7 +337,16 @@ struct Inner {
     /// Clients held at the herd's barrier so far.
     arrived: tokio::sync::watch::Sender<usize>,
     hook: Option<Hook>,
+    max_body: usize,
 }
+
+/// Most refused (413) attempts recorded: a client that loops on a body too
+/// large must not grow the record without bound.
+const MAX_ATTEMPTS: usize = 10_000;
+
+/// The default largest request body the mock upstream accepts
+/// (`--upstream-max-body`).
+pub const DEFAULT_MAX_BODY: usize = 2 << 20;
 
 /// Called with a client's number when its request arrives and again when
 /// its answer goes out: the client is waiting on the upstream at both
@@ -352,11 +364,17 @@ pub struct Upstream {
 impl Upstream {
     /// Binds 127.0.0.1:0 and serves `script`.
     pub async fn start(script: Script) -> std::io::Result<Upstream> {
-        Upstream::start_with(script, None).await
+        Upstream::start_with(script, None, DEFAULT_MAX_BODY).await
     }
 
-    /// [`Upstream::start`], calling `hook` at each request and each answer.
-    pub async fn start_with(script: Script, hook: Option<Hook>) -> std::io::Result<Upstream> {
+    /// [`Upstream::start`], calling `hook` at each request and each answer,
+    /// refusing bodies over `max_body` bytes with 413 (recorded as
+    /// [`Served::TooLarge`], so the check can name the limit).
+    pub async fn start_with(
+        script: Script,
+        hook: Option<Hook>,
+        max_body: usize,
+    ) -> std::io::Result<Upstream> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let inner = Arc::new(Inner {
@@ -368,9 +386,12 @@ impl Upstream {
             injects: Mutex::new(HashMap::new()),
             arrived: tokio::sync::watch::Sender::new(0),
             hook,
+            max_body,
         });
+        // The handler reads bodies itself, up to its own limit.
         let app = Router::new()
             .fallback(handle)
+            .layer(axum::extract::DefaultBodyLimit::disable())
             .with_state(inner.clone())
             .into_make_service_with_connect_info::<ConnKill>();
         let (stop, stop_rx) = oneshot::channel::<()>();
@@ -463,10 +484,44 @@ async fn handle(
     method: Method,
     uri: Uri,
     headers: HeaderMap,
-    body: Bytes,
+    body: axum::body::Body,
 ) -> Response {
     let at = inner.started.elapsed();
     let (client, path) = split_client(uri.path());
+    let body: Bytes = match axum::body::to_bytes(body, inner.max_body).await {
+        Ok(b) => b,
+        Err(_) => {
+            let size = headers
+                .get("content-length")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(inner.max_body as u64 + 1);
+            let mut attempts = lock(&inner.attempts);
+            if attempts.len() < MAX_ATTEMPTS {
+                attempts.push(Attempt {
+                    client,
+                    at,
+                    answered_at: inner.started.elapsed(),
+                    method: method.to_string(),
+                    path,
+                    headers: Vec::new(),
+                    body_sha256: String::new(),
+                    body_len: 0,
+                    content_type: None,
+                    idempotency_key: None,
+                    answer: Answer::Status {
+                        status: 413,
+                        retry_after: None,
+                        form: None,
+                    },
+                    answer_headers: Vec::new(),
+                    injected: None,
+                    served: Served::TooLarge { size },
+                });
+            }
+            return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+        }
+    };
     if let Some(h) = &inner.hook {
         h(client);
     }

@@ -18,7 +18,7 @@ use super::cpu::CpuBook;
 use crate::families::client::plan::{ClientPlan, Judge};
 use crate::families::{CheckContext, Outcome};
 use crate::outcome::prop;
-use crate::upstream::{Attempt, Hook, Upstream};
+use crate::upstream::{Attempt, Hook, Served, Upstream};
 use process::{run_client, ClientRunResult, Ended, StopRule};
 
 /// One scenario's results.
@@ -76,7 +76,7 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
                 }
             }) as Hook
         });
-        let up = match Upstream::start_with(r.script.clone(), hook).await {
+        let up = match Upstream::start_with(r.script.clone(), hook, ctx.upstream_max_body).await {
             Ok(u) => u,
             Err(e) => return Err(format!("cannot start the mock upstream on 127.0.0.1: {e}")),
         };
@@ -110,6 +110,17 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
     }
     // Could the client be judged at all?
     for r in &runs {
+        if let Some(size) = r.attempts.iter().find_map(|a| match a.served {
+            Served::TooLarge { size } => Some(size),
+            _ => None,
+        }) {
+            return Outcome::error(format!(
+                "the client sent a request body of {size} bytes ({} {}), over the mock upstream's limit of {} bytes, and was answered 413; raise it with --upstream-max-body (e.g. --upstream-max-body 8MiB)",
+                r.attempts.iter().find(|a| matches!(a.served, Served::TooLarge { .. })).map_or("", |a| a.method.as_str()),
+                r.attempts.iter().find(|a| matches!(a.served, Served::TooLarge { .. })).map_or("", |a| a.path.as_str()),
+                ctx.upstream_max_body
+            ));
+        }
         for res in &r.results {
             if let Ended::SpawnFailed(e) = &res.ended {
                 return Outcome::error(format!("cannot start the client command {e}"));

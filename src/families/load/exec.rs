@@ -327,8 +327,9 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
         notes,
         redactor: redactor.clone(),
         allow_remote_load: remote_ok,
-        // A load runs no sink check.
+        // A load runs no sink check, and no client check.
         sink: Default::default(),
+        upstream_max_body: crate::upstream::DEFAULT_MAX_BODY,
     };
     let before = match &plan.effects {
         Some(c) => Some(

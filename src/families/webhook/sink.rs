@@ -54,8 +54,15 @@ pub async fn run(p: &WebhookSinkPlan, ctx: &CheckContext) -> Outcome {
 }
 
 fn delivery_evidence(p: &WebhookSinkPlan, url: &str, i: usize, d: &Received) -> Evidence {
-    let body = String::from_utf8_lossy(&d.body);
-    let detail: String = body.chars().take(400).collect();
+    let detail: String = if d.body_kept {
+        String::from_utf8_lossy(&d.body).chars().take(400).collect()
+    } else {
+        format!(
+            "(a body of {} bytes, not kept: the sink had recorded {} MiB of bodies, its budget)",
+            d.body_len,
+            crate::sink::RECORDED_BODY_BUDGET >> 20
+        )
+    };
     Evidence {
         label: format!("delivery {} (tminus answered {})", i + 1, d.answered),
         request: format!("POST {url}"),
@@ -98,6 +105,20 @@ async fn judge(p: &WebhookSinkPlan, ctx: &CheckContext, sink: &Sink) -> Outcome 
         crate::fmt_duration(p.wait)
     ));
     let first = sink.wait_for(1, p.wait).await;
+    let refused = sink.refused();
+    if first.is_empty() && !refused.is_empty() {
+        // Deliveries came, but over the sink's body limit: say so, not
+        // "nothing arrived".
+        return Outcome::error(format!(
+            "{} deliver{} reached the sink but {} refused (413): {} bytes, over the sink's body limit of {} bytes; raise it with --sink-max-body (e.g. --sink-max-body 8MiB)",
+            refused.len(),
+            if refused.len() == 1 { "y" } else { "ies" },
+            if refused.len() == 1 { "was" } else { "were" },
+            refused.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+            sink.max_body(),
+        ))
+        .with_evidence(evidence);
+    }
     let Some(d) = first.first().cloned() else {
         // Nothing at all arrived: most often the platform cannot reach this
         // address (a remote platform and a loopback sink), which says nothing
