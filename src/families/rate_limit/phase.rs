@@ -258,6 +258,38 @@ mod tests {
     }
 
     #[test]
+    fn without_date_the_local_clock_stands_in_and_says_why() {
+        let base = Instant::now();
+        let mut c = TargetClock::unknown(base);
+        let ex = crate::http::Exchange {
+            request: crate::http::RecordedRequest {
+                method: "GET".into(),
+                url: "http://127.0.0.1/".into(),
+                headers: vec![],
+                body: vec![],
+            },
+            response: crate::http::RecordedResponse {
+                status: 200,
+                headers: vec![],
+                body: vec![],
+            },
+            elapsed: Duration::ZERO,
+            ttfb: Duration::ZERO,
+        };
+        let why = c.observe_response(base, &ex).unwrap_err();
+        assert!(why.contains("no Date"), "{why}");
+        let local = TargetClock::local(base, why);
+        assert!(matches!(&local.source, Source::Local(w) if w.contains("no Date")));
+        assert_eq!(local.uncertainty(), 0.0);
+        // Its phase is the phase of tminus's own epoch clock.
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        assert!(circular_distance(local.phase_at(Instant::now()), frac(now)) < 0.01);
+    }
+
+    #[test]
     fn spread_is_circular() {
         assert!((spread(&[0.1, 0.5, 0.95]) - 0.45).abs() < 1e-9);
         assert!((spread(&[0.97, 0.02]) - 0.05).abs() < 1e-9);
