@@ -218,6 +218,11 @@ static RATE_LIMIT: Table = Table {
             &[("rl-recovery", "still limited after Retry-After")],
             &[],
         ),
+        row(
+            &[RetryAfterTruncated],
+            &[("rl-recovery", "the header understates the wait")],
+            &[],
+        ),
         row(&[Storm5xx], &[("rl-storm", "5xx under the storm")], &[]),
         row(&[Slow429], &[("rl-storm", "limited answers are slow")], &[]),
         row(

@@ -193,3 +193,103 @@ fn headers_absent_are_a_presence_warning_and_nothing_else_passes() {
     assert_eq!(verdict, "pass", "{p:?}");
     assert!(p.values().all(|v| v == "pass"), "{p:?}");
 }
+
+/// Runs the shipped suite's `rl-recovery` against `url` (not strict):
+/// `(exit code, the check's JSON)`.
+fn recovery_run(url: &str) -> (Option<i32>, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let suite = common::repo().join(SUITE);
+    let out = common::tminus(
+        dir.path(),
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--target",
+            url,
+            "--only",
+            "rl-recovery",
+            "--json",
+            json.to_str().unwrap(),
+            "--report-dir",
+            dir.path().to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(120),
+    );
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}); stderr:\n{}", common::stderr(&out)));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    (out.status.code(), v["suites"][0]["checks"][0].clone())
+}
+
+fn two_second_windows(defects: &[Defect]) -> RefHandle {
+    RefHandle::start_with(ReferenceConfig {
+        defects: defects.to_vec(),
+        rate_limit: RateLimitConfig {
+            window: Duration::from_secs(2),
+            ..RateLimitConfig::default()
+        },
+        ..ReferenceConfig::default()
+    })
+}
+
+/// Issue 22, case 1: a Retry-After rounded down (`int(reset - now)`) is up
+/// to 1 s short, which a recovery probe 50 ms after it sees only when the
+/// limited answer was not late in its second. The samples take their limited
+/// answer at phases tminus chose against the target's `Date` (0.1, 0.5 and
+/// 0.95 s past a tick), so the first one catches it; the verdict names the
+/// phase. The shipped suite fails it without `--strict` (exit 1), on the
+/// reference's 1 s windows (Retry-After 0) and on 2 s windows.
+#[test]
+fn recovery_catches_a_retry_after_rounded_down_at_phases_it_controls() {
+    for r in [
+        RefHandle::start(&[Defect::RetryAfterTruncated]),
+        two_second_windows(&[Defect::RetryAfterTruncated]),
+    ] {
+        let (code, check) = recovery_run(&r.url);
+        let text = check.to_string();
+        assert_eq!(check["verdict"], "fail", "{check:#}");
+        assert_eq!(code, Some(1), "{check:#}");
+        let served = check["assertions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["property"] == "served_after_retry_after")
+            .unwrap_or_else(|| panic!("{check:#}"));
+        assert_eq!(served["verdict"], "fail", "{check:#}");
+        assert!(
+            text.contains("s past a tick of the target's Date"),
+            "{check:#}"
+        );
+        for other in ["limited_until_retry_after", "retry_after_not_before_reset"] {
+            let a = check["assertions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["property"] == other);
+            assert!(
+                a.is_none_or(|a| a["verdict"] != "fail"),
+                "{other}: {check:#}"
+            );
+        }
+    }
+}
+
+/// The honest reference (Retry-After rounded up) passes at every phase,
+/// on 1 s and 2 s windows, and the samples' phases are spread (the pass
+/// carries no caveat).
+#[test]
+fn recovery_passes_an_honest_limiter_at_spread_phases() {
+    for r in [RefHandle::start(&[]), two_second_windows(&[])] {
+        let (code, check) = recovery_run(&r.url);
+        let text = check.to_string();
+        assert_eq!(check["verdict"], "pass", "{check:#}");
+        assert_eq!(code, Some(0), "{check:#}");
+        assert!(
+            text.contains("s past a tick of the target's Date"),
+            "{check:#}"
+        );
+        assert!(!text.contains("are not spread"), "{check:#}");
+    }
+}

@@ -127,6 +127,10 @@ defects! {
         /// Retry-After names the window end, but a key that hit the limit stays blocked one window longer.
         ShortRetryAfter => "short-retry-after",
             "Retry-After is shorter than the real block: a limited key stays limited one more window";
+        /// Retry-After is the real remaining wait rounded down (`int(reset - now)`):
+        /// up to 1 s short, `0` for the rest of a 1 s window.
+        RetryAfterTruncated => "retry-after-truncated",
+            "Retry-After is the remaining wait rounded down to whole seconds (0 late in a 1 s window): up to 1 s short";
         /// Over-limit requests beyond the first few of a window get 503 instead of 429.
         Storm5xx => "storm-5xx",
             "under a storm, over-limit requests get 503 (no Retry-After) instead of 429";

@@ -411,7 +411,13 @@ pub(crate) async fn limit(State(l): State<Limiter>, req: Request, next: Next) ->
     let mut resp = (StatusCode::TOO_MANY_REQUESTS, axum::Json(body)).into_response();
     stamp(&mut resp, &d, day.as_ref(), date, app);
     if !app.has(Defect::NoRetryAfter) && cfg.headers {
-        set(&mut resp, "retry-after", d.retry_after.to_string());
+        let retry_after = if app.has(Defect::RetryAfterTruncated) {
+            // `int(reset - now)`: the rest of the wait rounded down.
+            (d.reset as f64 - now).max(0.0).floor() as u64
+        } else {
+            d.retry_after
+        };
+        set(&mut resp, "retry-after", retry_after.to_string());
     }
     resp
 }

@@ -1,5 +1,6 @@
 //! The rate-limit family (catalogue §2): limit headers in every dialect,
-//! a bounded 429 storm, Retry-After honesty, per-tenant partitioning.
+//! a bounded 429 storm, per-tenant partitioning, and what the checks that
+//! drive a key to its limit share (`rate_limit.recovery` is in `recovery.rs`).
 //!
 //! Checks that drive a key to its limit always end with a bounded, announced
 //! cool-down (wait for Retry-After, then probe until the key is served again)
@@ -13,12 +14,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::families::common::describe;
 use crate::families::rate_limit::plan::{
-    Exhaust, HeadersPlan, PartitionPlan, RateLimitPlan, RecoveryPlan, StormPlan,
+    Exhaust, HeadersPlan, PartitionPlan, RateLimitPlan, StormPlan,
 };
 use crate::families::CheckContext;
 use crate::fmt_duration;
 use crate::http::{Exchange, Rendered};
-use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue, Verdict};
+use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue};
 use crate::plan::Scope;
 use fields::{date_of, observe};
 
@@ -29,7 +30,7 @@ const POLL: Duration = Duration::from_millis(250);
 /// Window bound for Reset when neither the suite nor an IETF policy gives one.
 const DEFAULT_WINDOW: Duration = super::spec::defaults::WINDOW;
 
-fn secs(d: Duration) -> String {
+pub(super) fn secs(d: Duration) -> String {
     fmt_duration(d)
 }
 
@@ -116,18 +117,18 @@ fn refuse_remote_load(ctx: &CheckContext, n: u64) -> Option<Outcome> {
 }
 
 /// The first limited answer of a burst, and when it arrived.
-struct Limited {
-    ex: Exchange,
-    at: Instant,
-    sent: u32,
+pub(super) struct Limited {
+    pub(super) ex: Exchange,
+    pub(super) at: Instant,
+    pub(super) sent: u32,
     /// The status of the first answer that was served (not limited), if any.
-    served: Option<u16>,
+    pub(super) served: Option<u16>,
 }
 
 /// Sends `r` with `x.concurrency` requests in flight until the first limited
 /// answer, bounded by `x.max_requests` and `EXHAUST_DEADLINE`. Not reaching
 /// the limit is an `Error`: the check cannot judge what it never saw.
-async fn exhaust(
+pub(super) async fn exhaust(
     ctx: &CheckContext,
     r: &Rendered,
     x: &Exhaust,
@@ -201,7 +202,7 @@ async fn exhaust(
 /// Waits (announced, bounded by `max`) until `r` is served again: first the
 /// hinted time (Retry-After), then a probe every `POLL`. Returns a warning
 /// when the key is still limited at the bound.
-async fn cool_down(
+pub(super) async fn cool_down(
     ctx: &CheckContext,
     r: &Rendered,
     limited: u16,
@@ -243,7 +244,7 @@ async fn cool_down(
     }
 }
 
-fn with_warning(o: Outcome, w: Option<String>) -> Outcome {
+pub(super) fn with_warning(o: Outcome, w: Option<String>) -> Outcome {
     match w {
         Some(w) => o.with_properties(vec![prop("cooldown", w)]),
         None => o,
@@ -757,319 +758,6 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
     with_warning(o, warn)
 }
 
-/// How long the 429 asks to wait: Retry-After, else the limit headers' reset.
-fn wait_of(
-    ex: &Exchange,
-    p: &RecoveryPlan,
-) -> Result<(Duration, Option<f64>, &'static str), String> {
-    let reset = observe(&ex.response, &p.dialects)
-        .ok()
-        .and_then(|o| o.reset_in);
-    match fields::retry_after(&ex.response, SystemTime::now()) {
-        Ok(ra) => Ok((ra, reset, "Retry-After")),
-        Err(e) if ex.response.header("retry-after").is_some() => Err(e),
-        Err(_) => match reset {
-            Some(r) => Ok((
-                Duration::from_secs_f64(r.max(0.0).ceil()),
-                reset,
-                "the limit headers' reset",
-            )),
-            None => Err("the limited answer has neither Retry-After nor a rate-limit reset".into()),
-        },
-    }
-}
-
-/// One sample of `rate_limit.recovery`: the limited answer, the wait it asks
-/// for, and the two probes.
-struct Probed {
-    lim: Limited,
-    wait: Duration,
-    reset: Option<f64>,
-    source: &'static str,
-    early: Exchange,
-    early_after: Duration,
-    /// The recovery probe; `None` when `Retry-After: 0` was refused at once.
-    after: Option<Exchange>,
-}
-
-impl Probed {
-    fn sample(&self, limited: u16) -> timing::Sample {
-        timing::Sample {
-            early_limited: self.early.status() == limited,
-            served: self
-                .after
-                .as_ref()
-                .is_some_and(|a| a.status() != limited && a.status() < 500),
-        }
-    }
-
-    /// RL-003: Retry-After must not be earlier than the advertised reset.
-    fn honest_hint(&self, limited: u16) -> Assertion {
-        let (wait, source) = (self.wait, self.source);
-        match (self.reset, source) {
-            (Some(reset), "Retry-After") => Assertion::check(
-                "retry_after_not_before_reset",
-                wait.as_secs_f64() + 1.0 >= reset,
-                format!(
-                    "Retry-After {} is not earlier than the reset {reset:.0} s after Date",
-                    secs(wait)
-                ),
-                format!(
-                    "{}: Retry-After {} is earlier than the reset {reset:.0} s after Date",
-                    describe(&self.lim.ex),
-                    secs(wait)
-                ),
-                "Retry-After not earlier than the reset",
-                format!("Retry-After {} < reset {reset:.0} s", secs(wait)),
-            ),
-            _ => Assertion::skipped(
-                "retry_after_not_before_reset",
-                format!("the {limited} gives only {source}, nothing to compare it with"),
-            ),
-        }
-    }
-}
-
-/// Drives the key to its limit, then probes at Retry-After − 1 s and at
-/// Retry-After + margin (`timing`). A served early probe may be a window
-/// that just rolled over, so the sample is taken again with a fresh limit,
-/// up to `timing::EARLY_ATTEMPTS` times. `Err` is the check's outcome.
-async fn probe_sample(
-    p: &RecoveryPlan,
-    ctx: &CheckContext,
-    r: &Rendered,
-    tag: &str,
-    evidence: &mut Vec<Evidence>,
-) -> Result<Probed, Outcome> {
-    let x = &p.exhaust;
-    let kept = evidence.len();
-    for attempt in 1..=timing::EARLY_ATTEMPTS {
-        let lim = exhaust(ctx, r, x, "the key").await?;
-        evidence.push(Evidence::from_exchange(
-            format!("{tag}first {} (attempt {attempt})", x.limited_status),
-            &lim.ex,
-        ));
-        let (wait, reset, source) = match wait_of(&lim.ex, p) {
-            Ok(w) => w,
-            Err(e) => {
-                let warn = cool_down(ctx, r, x.limited_status, None, x.cooldown_max).await;
-                return Err(with_warning(
-                    Outcome::error(format!("{}: {e}; cannot judge recovery", describe(&lim.ex)))
-                        .with_evidence(std::mem::take(evidence)),
-                    warn,
-                ));
-            }
-        };
-        // Unless the suite bounds it, a window longer than max_wait is
-        // the target's quota: waited for within the run's quota budget.
-        let within_budget = !p.max_wait_set
-            && ctx
-                .client
-                .quota()
-                .is_some_and(|q| q.charge(&r.credential(), wait).is_ok());
-        if wait > p.max_wait && !within_budget {
-            let warn = cool_down(ctx, r, x.limited_status, Some(wait), x.cooldown_max).await;
-            return Err(with_warning(
-                Outcome::error(format!(
-                    "{source} asks for {}, above max_wait {}; raise max_wait to judge recovery",
-                    secs(wait),
-                    secs(p.max_wait)
-                ))
-                .with_evidence(std::mem::take(evidence)),
-                warn,
-            ));
-        }
-        let early = timing::early_probe_at(wait);
-        if !early.is_zero() {
-            ctx.note(format!(
-                "{tag}waiting {} (Retry-After − 1 s) for the early probe",
-                secs(early)
-            ));
-            tokio::time::sleep_until((lim.at + early).into()).await;
-        }
-        let before = match ctx.client.send(r).await {
-            Ok(ex) => ex,
-            Err(e) => {
-                return Err(
-                    Outcome::transport("early probe", &e).with_evidence(std::mem::take(evidence))
-                )
-            }
-        };
-        let early_after = lim.at.elapsed();
-        evidence.push(Evidence::from_exchange(
-            format!("{tag}early probe"),
-            &before,
-        ));
-        if before.status() != x.limited_status && attempt < timing::EARLY_ATTEMPTS {
-            ctx.note(format!("{tag}the early probe was served (the window may have just rolled over); trying again with a fresh limit"));
-            evidence.truncate(kept);
-            continue;
-        }
-        // `Retry-After: 0` says "retry now": a refused retry at once shows the
-        // header understates the wait (a sub-second wait rounded down), which
-        // the probe after the margin would otherwise forgive.
-        let after = if wait.is_zero() && before.status() == x.limited_status {
-            None
-        } else {
-            let after_at = lim.at + timing::recovery_probe_at(wait, p.margin);
-            ctx.note(format!(
-                "{tag}waiting {} ({source} {} + margin {}) before the recovery probe",
-                secs(after_at.saturating_duration_since(Instant::now())),
-                secs(wait),
-                secs(p.margin)
-            ));
-            tokio::time::sleep_until(after_at.into()).await;
-            let after = match ctx.client.send(r).await {
-                Ok(ex) => ex,
-                Err(e) => {
-                    return Err(Outcome::transport("recovery probe", &e)
-                        .with_evidence(std::mem::take(evidence)))
-                }
-            };
-            evidence.push(Evidence::from_exchange(
-                format!("{tag}recovery probe"),
-                &after,
-            ));
-            Some(after)
-        };
-        return Ok(Probed {
-            lim,
-            wait,
-            reset,
-            source,
-            early: before,
-            early_after,
-            after,
-        });
-    }
-    unreachable!("the last attempt returns")
-}
-
-/// `rate_limit.recovery` (RL-003): `samples` samples in a row, each limited
-/// at Retry-After − 1 s and served at Retry-After + margin; judged by
-/// `timing::recovery_rule` on the first faulty sample, or the last.
-pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
-    let x = &p.exhaust;
-    let limited = x.limited_status;
-    let r = ctx.target.render(&x.request, &Scope::new());
-    let mut evidence = Vec::new();
-    let mut seen = Vec::new();
-    let mut probed = Vec::new();
-    for n in 1..=p.samples {
-        let tag = if p.samples > 1 {
-            format!("sample {n}: ")
-        } else {
-            String::new()
-        };
-        let s = match probe_sample(p, ctx, &r, &tag, &mut evidence).await {
-            Ok(s) => s,
-            Err(o) => return o,
-        };
-        let sample = s.sample(limited);
-        seen.push(sample);
-        probed.push(s);
-        if sample.faulty() {
-            break;
-        }
-    }
-    let judged_at = match timing::recovery_rule(&seen, p.samples as usize) {
-        timing::RecoveryRule::Broken(i) => i,
-        // Every sample was taken (the loop stops only at a faulty one).
-        timing::RecoveryRule::Held | timing::RecoveryRule::TooFew => seen.len() - 1,
-    };
-    let (s, sample) = (&probed[judged_at], seen[judged_at]);
-    let (wait, source) = (s.wait, s.source);
-    let which = if p.samples > 1 {
-        format!("sample {} of {}: ", judged_at + 1, p.samples)
-    } else {
-        String::new()
-    };
-    let all = if p.samples > 1 && !sample.faulty() {
-        format!("in all {} samples; the last: ", p.samples)
-    } else {
-        String::new()
-    };
-    let honest_hint = probed
-        .iter()
-        .map(|s| s.honest_hint(limited))
-        .find(|a| a.verdict == Verdict::Fail)
-        .unwrap_or_else(|| s.honest_hint(limited));
-    let props = vec![
-        prop("samples", seen.len()),
-        prop("requests_to_limit", s.lim.sent),
-        prop("wait_ms", wait.as_millis()),
-    ];
-    let judged = match &s.after {
-        None => {
-            vec![
-                honest_hint,
-                Assertion::skipped(
-                    "limited_until_retry_after",
-                    format!("not judged: {source} 0 leaves no time before it"),
-                ),
-                Assertion::fail(
-                    "served_after_retry_after",
-                    format!(
-                        "{which}{source} 0 but a retry at once was refused ({}): the header understates the wait",
-                        describe(&s.early)
-                    ),
-                    format!("success right after {source} 0"),
-                    describe(&s.early),
-                ),
-            ]
-        }
-        Some(after) => {
-            let still_limited = Assertion::check(
-                "limited_until_retry_after",
-                sample.early_limited,
-                format!(
-                    "{all}{} after the {limited} ({source} {}), a probe was still limited: {}",
-                    secs(s.early_after),
-                    secs(wait),
-                    describe(&s.early)
-                ),
-                format!(
-                    "{which}the limit is not real: {} after the {limited} ({source} said {}), a probe got {} ({} times with a fresh limit)",
-                    secs(s.early_after),
-                    secs(wait),
-                    describe(&s.early),
-                    timing::EARLY_ATTEMPTS
-                ),
-                format!("{limited} before {source} elapses"),
-                describe(&s.early),
-            );
-            let served = Assertion::check(
-                "served_after_retry_after",
-                sample.served,
-                format!(
-                    "{all}served {} after the {limited} ({source} {}): {}",
-                    secs(wait + p.margin),
-                    secs(wait),
-                    describe(after)
-                ),
-                format!(
-                    "{which}still limited after {source}: {} after the {limited} ({source} {}), the retry got {}",
-                    secs(wait + p.margin),
-                    secs(wait),
-                    describe(after)
-                ),
-                format!("success after {source} elapses"),
-                describe(after),
-            );
-            vec![honest_hint, still_limited, served]
-        }
-    };
-    let warn = if sample.served {
-        None
-    } else {
-        cool_down(ctx, &r, limited, None, x.cooldown_max).await
-    };
-    let o = Outcome::judged(judged)
-        .with_evidence(evidence)
-        .with_properties(props);
-    with_warning(o, warn)
-}
-
 /// `rate_limit.partition` (RL-004).
 pub async fn partition(p: &PartitionPlan, ctx: &CheckContext) -> Outcome {
     let Some(b_target) = ctx.target.as_second_tenant() else {
@@ -1192,7 +880,7 @@ pub async fn run(plan: &RateLimitPlan, ctx: &CheckContext) -> Outcome {
     match plan {
         RateLimitPlan::Headers(_) => unreachable!("returned above"),
         RateLimitPlan::Storm(p) => storm(p, &judging).await,
-        RateLimitPlan::Recovery(p) => recovery(p, &judging).await,
+        RateLimitPlan::Recovery(p) => super::recovery::recovery(p, &judging).await,
         RateLimitPlan::Partition(p) => partition(p, &judging).await,
     }
 }

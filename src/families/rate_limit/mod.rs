@@ -2,7 +2,9 @@
 
 pub mod exec;
 pub mod fields;
+pub mod phase;
 pub mod plan;
+pub mod recovery;
 pub mod sf;
 pub mod spec;
 pub mod timing;

@@ -312,7 +312,13 @@ impl RateLimitPlan {
                 Requests::own(u64::from(h.samples.max(1)) * h.requests.len().max(1) as u64)
             }
             RateLimitPlan::Storm(s) => Requests::exhausting(u64::from(s.stop_after)),
-            RateLimitPlan::Recovery(_) | RateLimitPlan::Partition(_) => Requests::exhausting(0),
+            // Past the limit: the requests that read the target's clock,
+            // then per sample one request aimed at its phase and the two
+            // probes (a retried sample reaches the limit again).
+            RateLimitPlan::Recovery(r) => Requests::exhausting(
+                u64::from(super::phase::CLOCK_PROBES) + 3 * u64::from(r.samples.max(1)),
+            ),
+            RateLimitPlan::Partition(_) => Requests::exhausting(0),
         }
     }
 }
