@@ -305,16 +305,31 @@ pub async fn headers(p: &HeadersPlan, ctx: &CheckContext) -> Outcome {
                     "consistency" => "rate-limit values that agree",
                     _ => "well-formed rate-limit headers",
                 };
+                if e.property == "consistency" {
+                    // Every field parsed; the values were compared and disagree.
+                    parsed += 1;
+                    compared += 1;
+                    for d in &e.dialects {
+                        if !dialects.contains(d) {
+                            dialects.push(d);
+                        }
+                    }
+                }
                 problem(e.property, e.message.clone(), expected.into(), e.message);
                 continue;
             }
         };
         if obs.dialects.is_empty() {
             let n = &p.dialects.names;
+            let early = if n.limit.eq_ignore_ascii_case("RateLimit-Limit") {
+                String::new()
+            } else {
+                ", RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset".to_owned()
+            };
             problem(
                 "present",
                 format!(
-                    "no rate-limit headers (looked for {}, {}, {}, RateLimit, RateLimit-Policy)",
+                    "no rate-limit headers (looked for {}, {}, {}{early}, RateLimit, RateLimit-Policy)",
                     n.limit, n.remaining, n.reset
                 ),
                 "rate-limit headers on every response".into(),

@@ -151,6 +151,9 @@ fn uint(header: &str, v: &str) -> Result<u64, String> {
 pub struct FieldError {
     pub property: &'static str,
     pub message: String,
+    /// The dialects read before values disagreed (a `consistency` error:
+    /// every field parsed), for the check's counts and messages.
+    pub dialects: Vec<&'static str>,
 }
 
 impl FieldError {
@@ -158,6 +161,7 @@ impl FieldError {
         FieldError {
             property: "consistency",
             message,
+            dialects: Vec::new(),
         }
     }
 }
@@ -168,6 +172,7 @@ impl From<String> for FieldError {
         FieldError {
             property: "syntax",
             message,
+            dialects: Vec::new(),
         }
     }
 }
@@ -292,6 +297,7 @@ pub fn observe(resp: &RecordedResponse, d: &Dialects) -> Result<Observation, Fie
             return Err(FieldError {
                 property: "present",
                 message: format!("{name} is missing (legacy dialect)"),
+                dialects: Vec::new(),
             });
         }
         let (limit, remaining, reset_in) = legacy(resp, d, date)?;
@@ -310,6 +316,7 @@ pub fn observe(resp: &RecordedResponse, d: &Dialects) -> Result<Observation, Fie
             return Err(FieldError {
                 property: "present",
                 message: format!("{name} is missing (IETF early-draft dialect)"),
+                dialects: Vec::new(),
             });
         }
         // The policy is the early draft's unless `RateLimit` is there to own it.
@@ -318,7 +325,12 @@ pub fn observe(resp: &RecordedResponse, d: &Dialects) -> Result<Observation, Fie
             (None, Some(p)) => Some(p.as_str()),
             (Some(_), Some(p)) => early_policy_form(p).then_some(p.as_str()),
         };
-        readings.push(draft6(resp, own_policy)?);
+        readings.push(draft6(resp, own_policy).map_err(|mut e| {
+            if e.property == "consistency" {
+                e.dialects = vec!["ietf-draft6"];
+            }
+            e
+        })?);
     }
     let ietf_form = match d.dialect {
         Dialect::IetfDraft7 => Some(Dialect::IetfDraft7),
@@ -342,7 +354,10 @@ pub fn observe(resp: &RecordedResponse, d: &Dialects) -> Result<Observation, Fie
     let mut obs = Observation::default();
     for (i, r) in readings.iter().enumerate() {
         for earlier in &readings[..i] {
-            agree(earlier, r)?;
+            agree(earlier, r).map_err(|mut e| {
+                e.dialects = readings.iter().map(|r| r.name).collect();
+                e
+            })?;
         }
         obs.dialects.push(r.name);
         obs.limit = obs.limit.or(r.limit);
