@@ -212,6 +212,27 @@ fn cmd_run(a: RunArgs) -> i32 {
     if let Err(e) = outputs_apart(&named, &a.paths) {
         return usage_error(&e);
     }
+    // `$GITHUB_STEP_SUMMARY` is an output like the others: never an input
+    // suite or another report (it may be --summary-md: that is written once),
+    // and appendable before anything is sent.
+    let step_summary = SummaryConfig::default()
+        .github(|k| std::env::var(k).ok())
+        .append;
+    if let Some(p) = &step_summary {
+        let others = [
+            ("$GITHUB_STEP_SUMMARY", p),
+            ("--junit", &junit),
+            ("--json", &json),
+            ("--html", &html),
+        ];
+        if let Err(e) = outputs_apart(&others, &a.paths) {
+            return usage_error(&e);
+        }
+        if let Err(e) = crate::report::preflight_append(p) {
+            eprintln!("error: $GITHUB_STEP_SUMMARY: {e}");
+            return exit::RUN_BROKEN;
+        }
+    }
     let mut outputs: Vec<&Path> = named.iter().map(|(_, p)| p.as_path()).collect();
     let load_probe = a.reports.report_dir.join("load-figures");
     let has_load = plan.suites.iter().any(|s| s.load.is_some());

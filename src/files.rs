@@ -86,6 +86,24 @@ pub fn read_file_capped(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
     read_capped(f, cap, &shown)
 }
 
+/// Before anything is sent: the file a report is appended to (GitHub's
+/// step summary) can be opened for appending, its folder created; nothing
+/// in it is changed.
+pub fn preflight_append(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("{} is a folder, not a file", path.display()));
+    }
+    prepare(path)
+        .and_then(|_| {
+            std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(path)
+                .map(drop)
+        })
+        .map_err(|e| format!("cannot append to {}: {e}", path.display()))
+}
+
 /// Creates the parent folder of a file.
 pub fn prepare(path: &Path) -> io::Result<()> {
     if let Some(dir) = path.parent() {

@@ -113,3 +113,59 @@ fn readme_keeps_the_quick_start_and_links_the_reference() {
         "README does not link the check reference"
     );
 }
+
+/// The README's exit-code table lists exactly the codes tminus exits with
+/// (`tminus::exit::ALL`), and no code outside `src/exit.rs` is a bare number.
+#[test]
+fn the_exit_code_table_lists_every_exit_code() {
+    let readme = repo_file("README.md");
+    let start = readme
+        .find("## Exit codes")
+        .expect("README has an exit-code table");
+    let table: Vec<i32> = readme[start..]
+        .lines()
+        .skip(1)
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|l| {
+            l.trim_start_matches('|')
+                .split('|')
+                .next()?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .collect();
+    let mut want = tminus::exit::ALL.to_vec();
+    want.sort();
+    let mut got = table.clone();
+    got.sort();
+    assert_eq!(got, want, "README's exit codes vs tminus::exit::ALL");
+    // The reference client's deliberate crash (101, as a panic) is its own.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut stack = vec![src];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs")
+                && !p.ends_with("reference/client.rs")
+            {
+                let text = std::fs::read_to_string(&p).unwrap();
+                for (i, line) in text.lines().enumerate() {
+                    let bare = line
+                        .split("process::exit(")
+                        .nth(1)
+                        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+                    assert!(
+                        !bare,
+                        "{}:{}: exit with a named code from src/exit.rs: {line}",
+                        p.display(),
+                        i + 1
+                    );
+                }
+            }
+        }
+    }
+}

@@ -242,6 +242,57 @@ fn summary_md_may_not_overwrite_another_report() {
 }
 
 #[test]
+fn github_step_summary_is_preflighted_like_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    // Pointed at the input suite: refused before anything is sent, the suite intact.
+    let suite = dir.path().join("t.yaml");
+    std::fs::copy(repo().join("suites/trace.yaml"), &suite).unwrap();
+    let before = std::fs::read(&suite).unwrap();
+    let out = tminus(
+        dir.path(),
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--report-dir",
+            dir.path().to_str().unwrap(),
+        ],
+        &[("GITHUB_STEP_SUMMARY", suite.to_str().unwrap())],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("$GITHUB_STEP_SUMMARY")
+            && stderr(&out).contains("would overwrite the suite"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read(&suite).unwrap(),
+        before,
+        "the suite is untouched"
+    );
+    // Not appendable (a folder): exit 3 before any check ran.
+    let out = tminus(
+        dir.path(),
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--report-dir",
+            dir.path().to_str().unwrap(),
+        ],
+        &[("GITHUB_STEP_SUMMARY", dir.path().to_str().unwrap())],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("$GITHUB_STEP_SUMMARY: "),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join("junit.xml").exists(), "nothing ran");
+}
+
+#[test]
 fn a_cancelled_run_still_writes_the_summary() {
     // A target that accepts and never answers keeps the first check busy.
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

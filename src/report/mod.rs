@@ -51,4 +51,4 @@ impl EventListener for Reporters {
     }
 }
 
-pub use crate::files::{preflight, prepare, write_atomic};
+pub use crate::files::{preflight, preflight_append, prepare, write_atomic};

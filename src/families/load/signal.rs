@@ -41,7 +41,7 @@ pub fn install() -> watch::Receiver<bool> {
 fn on_interrupt() {
     if PRESSES.fetch_add(1, Ordering::SeqCst) > 0 {
         eprintln!("\ninterrupted twice: exiting now");
-        std::process::exit(130);
+        std::process::exit(crate::exit::INTERRUPTED);
     }
     CANCELLED.store(true, Ordering::SeqCst);
     eprintln!("\ninterrupted: stopping the load / current check and writing reports (press Ctrl-C again to abort)");
