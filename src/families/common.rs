@@ -57,6 +57,31 @@ pub async fn read_counter(
     }
 }
 
+/// How far the side-effect counter moved from `before` to `after`, when
+/// that can be evidence: a counter that went backwards (reset, wrapped
+/// past i64::MAX, another tenant's) or moved by more than the `sent`
+/// requests that could have moved it counts something else, and judging
+/// it would turn garbage into a verdict (a wrap from i64::MAX to i64::MIN
+/// read as one execution). `sent: None` when the check does not bound it.
+pub fn counter_moved(
+    before: i64,
+    after: i64,
+    sent: Option<u64>,
+    counter: &str,
+) -> Result<i64, String> {
+    let moved = after.checked_sub(before).filter(|d| *d >= 0).ok_or_else(|| {
+        format!(
+            "the side-effect counter {counter} went backwards ({before} to {after}): it was reset, wrapped or counts something else, so it is no evidence of executions"
+        )
+    })?;
+    if let Some(n) = sent.filter(|n| moved as u64 > *n) {
+        return Err(format!(
+            "the side-effect counter {counter} moved by {moved} ({before} to {after}) while this check sent {n} request(s): it counts more than this check's executions, so it is no evidence"
+        ));
+    }
+    Ok(moved)
+}
+
 /// `201 (X-Request-Id: abc)` for failure messages, the id clipped (see
 /// [`clip`]): a target that reflects a 10 kB hostile id must not flood the
 /// report.

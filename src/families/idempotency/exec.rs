@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
-use crate::families::common::{describe, read_counter, send};
+use crate::families::common::{counter_moved, describe, read_counter, send};
 use crate::families::idempotency::plan::{EndpointPolicy, IdemPlan, MarkerPolicy, Mode};
 use crate::families::idempotency::race::{
     self, InFlightTimes, RetryAnswer, RoundJudgement, RoundOutcome, RoundTally,
@@ -123,7 +123,11 @@ impl<'a> Run<'a> {
         want: i64,
         what: &str,
     ) -> Assertion {
-        let n = after - before;
+        let counter = self.plan.effects.value.to_string();
+        let n = match counter_moved(before, after, None, &counter) {
+            Ok(n) => n,
+            Err(why) => return Assertion::not_exercised(property, format!("{what}: {why}")),
+        };
         let key = if property == "single_effect" {
             "executions".to_owned()
         } else {
@@ -245,7 +249,9 @@ async fn replay(mut r: Run<'_>, ignore: &[JsonPath], id_path: Option<&JsonPath>)
     r.require_success(&first, "first")?;
     let second = r.send(&req, "replay").await?;
     let after = r.counter("counter after").await?;
-    let executions = after - before;
+    // Two requests were sent: the counter cannot have moved by more.
+    let executions = counter_moved(before, after, Some(2), &r.plan.effects.value.to_string())
+        .map_err(|why| Outcome::error(why).with_evidence(r.evidence.clone()))?;
     r.props.push(prop("executions", executions));
     let (f, s) = (describe(&first), describe(&second));
     let mut judged = vec![
@@ -731,8 +737,17 @@ async fn concurrent(
         }
         let success = |ex: &Exchange| r.plan.success.matches(ex.status());
         let count = |f: &dyn Fn(&Exchange) -> bool| exchanges.iter().filter(|ex| f(ex)).count();
+        let executions = counter_moved(
+            before,
+            after,
+            Some(n as u64),
+            &r.plan.effects.value.to_string(),
+        )
+        .map_err(|why| {
+            Outcome::error(format!("round {round}: {why}")).with_evidence(r.evidence.clone())
+        })?;
         let tally = RoundTally {
-            executions: after - before,
+            executions,
             successes: count(&success),
             conflicts: count(&|ex| !success(ex) && conflict.matches(ex.status())),
             others: count(&|ex| !success(ex) && !conflict.matches(ex.status())),
@@ -1769,7 +1784,9 @@ async fn expiry(mut r: Run<'_>, ttl: Duration, margin: Duration) -> Res {
     let second = r.send(&req, "before expiry").await?;
     let second_at = stored_at.elapsed();
     let mid = r.counter("counter before expiry").await?;
-    let replayed = mid - before == 1 && second.status() == first.status();
+    let moved = counter_moved(before, mid, Some(2), &r.plan.effects.value.to_string())
+        .map_err(|why| Outcome::error(why).with_evidence(r.evidence.clone()))?;
+    let replayed = moved == 1 && second.status() == first.status();
     if !replayed && second_at >= ttl {
         return Err(Outcome::error(format!(
             "the replay before expiry was answered {:.2} s after the first, not within ttl {ttl:?}: the TTL is too short to judge on this target",
@@ -1798,7 +1815,7 @@ async fn expiry(mut r: Run<'_>, ttl: Duration, margin: Duration) -> Res {
                 second_at.as_secs_f64()
             ),
             format!("a replay (status {}, 1 execution)", first.status()),
-            format!("status {}, {} execution(s)", second.status(), mid - before),
+            format!("status {}, {moved} execution(s)", second.status()),
         ),
         || nothing(before, mid),
     );

@@ -482,7 +482,7 @@ pub fn write_figures(
             Effects::Read { before, after } => Some(EffectsSummary {
                 before,
                 after,
-                delta: after - before,
+                delta: after.saturating_sub(before),
             }),
             _ => None,
         },
@@ -636,7 +636,18 @@ pub fn judge_figures(
             after: a,
         } => {
             let (b, a) = (*b, *a);
-            let delta = a - b;
+            let delta = match common::counter_moved(b, a, None, "of the burst's `effects`") {
+                Ok(d) => d,
+                Err(why) => {
+                    res.push(
+                        "effects",
+                        "load.effects",
+                        effects_description(),
+                        Outcome::error(why),
+                    );
+                    return res.out;
+                }
+            };
             let props = vec![
                 prop("effects_delta", delta),
                 prop("distinct_keys", distinct),

@@ -98,22 +98,26 @@ impl Run<'_> {
     async fn delta(&mut self, before: Option<i64>, want: i64) -> Result<Option<i64>, Outcome> {
         let Some(b) = before else { return Ok(None) };
         let end = tokio::time::Instant::now() + SETTLE;
+        // A counter that went backwards or wrapped is no evidence.
+        let moved = |n: i64| crate::families::common::counter_moved(b, n, None, "of `effects`");
         loop {
             let n = self.count("effects after").await?.unwrap_or(b);
-            if n - b >= want && want > 0 || tokio::time::Instant::now() >= end {
+            if moved(n).map_err(Outcome::error)? >= want && want > 0
+                || tokio::time::Instant::now() >= end
+            {
                 break;
             }
             if want == 0 {
                 // Nothing should happen: give async processing a moment, once.
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 let n = self.count("effects after").await?.unwrap_or(b);
-                return Ok(Some(n - b));
+                return moved(n).map(Some).map_err(Outcome::error);
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
         let n = self.count("effects after").await?.unwrap_or(b);
-        Ok(Some(n - b))
+        moved(n).map(Some).map_err(Outcome::error)
     }
 
     /// `processed_once` from the counter's move since `before`: skipped
