@@ -21,9 +21,8 @@ use crate::redact::Redactor;
 
 /// `s` as text XML 1.0 carries and CI parsers keep. Replaced by a visible
 /// escape (`\u{1b}`, as on the console):
-/// - what XML 1.0 forbids: C0 controls other than tab and newline, U+FFFE
-///   and U+FFFF;
-/// - CR, which parsers turn into a newline;
+/// - what XML 1.0 forbids: C0 controls other than tab, newline and CR,
+///   U+FFFE and U+FFFF;
 /// - what it discourages and parsers may reject: DEL, C1 controls
 ///   (U+0080-U+009F) and the other non-characters (U+FDD0-U+FDEF, the last
 ///   two code points of every plane);
@@ -50,7 +49,8 @@ pub fn xml_text(s: &str) -> String {
 fn needs_escape(c: char) -> bool {
     let n = c as u32;
     match c {
-        '\t' | '\n' => false,
+        // A parser turns CR (and CR LF) into a newline, which loses nothing.
+        '\t' | '\n' | '\r' => false,
         c if c.is_control() => true,
         '\u{FDD0}'..='\u{FDEF}' => true,
         _ => n & 0xFFFE == 0xFFFE,
@@ -258,7 +258,7 @@ mod tests {
         let hostile = "a\u{FFFE}\u{FFFF}\u{10FFFF}\u{FDD0} \u{1b}]0;t kept\r\n\u{85}\u{0}\tend é";
         assert_eq!(
             xml_text(hostile),
-            "a\\u{fffe}\\u{ffff}\\u{10ffff}\\u{fdd0} \\u{1b}]0;t kept\\u{d}\n\\u{85}\\u{0}\tend é"
+            "a\\u{fffe}\\u{ffff}\\u{10ffff}\\u{fdd0} \\u{1b}]0;t kept\r\n\\u{85}\\u{0}\tend é"
         );
         assert_eq!(xml_text("plain ✓ text\n"), "plain ✓ text\n");
         // Through quick-junit: nothing after the ESC is dropped.
