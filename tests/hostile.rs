@@ -691,6 +691,18 @@ fn a_closed_pipe_is_not_a_panic() {
 // ---- Issue 24 (hostile targets, round 2), items 9-12: secrets in every
 // path, and reports CI can parse.
 
+/// Writes `yaml` as `name` in `dir` and runs it against `url`.
+fn run_against(
+    dir: &Path,
+    name: &str,
+    yaml: &str,
+    url: &str,
+    envs: &[(&str, &str)],
+) -> std::process::Output {
+    let suite = write(dir, name, yaml);
+    tminus(dir, &["run", &suite, "--target", url], envs, DEADLINE)
+}
+
 /// Every output of a run: stdout, stderr and the three reports.
 fn outputs(dir: &Path, out: &std::process::Output) -> Vec<(&'static str, String)> {
     let reports = dir.join("reports");
@@ -748,17 +760,7 @@ fn a_whsec_key_echoed_by_the_receiver_is_masked_in_every_form() {
         );
     });
     let dir = tempfile::tempdir().unwrap();
-    let suite = write(
-        dir.path(),
-        "whsec.yaml",
-        "suite: whsec\nchecks:\n  - id: echoes-the-key\n    kind: webhook.accepts_valid\n    receiver: /hook\n    scheme: standard\n    secret: \"${secret.WHSEC}\"\n",
-    );
-    let out = tminus(
-        dir.path(),
-        &["run", &suite, "--target", &url],
-        &[("WHSEC", &whsec)],
-        DEADLINE,
-    );
+    let out = run_against(dir.path(), "whsec.yaml", "suite: whsec\nchecks:\n  - id: echoes-the-key\n    kind: webhook.accepts_valid\n    receiver: /hook\n    scheme: standard\n    secret: \"${secret.WHSEC}\"\n", &url, &[("WHSEC", &whsec)]);
     exits(&out, 1);
     let all = outputs(dir.path(), &out);
     // The echo reached the reports (masked), so the check is not vacuous.
@@ -767,17 +769,7 @@ fn a_whsec_key_echoed_by_the_receiver_is_masked_in_every_form() {
 
     // Written inline (not through `${secret.X}`), and with a custom scheme
     // whose secret is hex: the decoded key is registered too.
-    let suite = write(
-        dir.path(),
-        "hexkey.yaml",
-        &format!("suite: hexkey\nchecks:\n  - id: echoes-the-key\n    kind: webhook.accepts_valid\n    receiver: /hook\n    scheme: custom\n    custom: {{ signature_header: X-Sig, content: \"{{body}}\", secret_encoding: hex }}\n    secret: \"{hex}\"\n"),
-    );
-    let out = tminus(
-        dir.path(),
-        &["run", &suite, "--target", &url],
-        &[],
-        DEADLINE,
-    );
+    let out = run_against(dir.path(), "hexkey.yaml", &format!("suite: hexkey\nchecks:\n  - id: echoes-the-key\n    kind: webhook.accepts_valid\n    receiver: /hook\n    scheme: custom\n    custom: {{ signature_header: X-Sig, content: \"{{body}}\", secret_encoding: hex }}\n    secret: \"{hex}\"\n"), &url, &[]);
     exits(&out, 1);
     let all = outputs(dir.path(), &out);
     assert!(all[2].1.contains("decoded key=[REDACTED]"), "{}", all[2].1);
@@ -860,17 +852,7 @@ fn a_quoted_secret_reflected_in_an_id_is_masked() {
         respond_status(s, "500 Internal Server Error", id.as_bytes(), b"no");
     });
     let dir = tempfile::tempdir().unwrap();
-    let suite = write(
-        dir.path(),
-        "quoted.yaml",
-        "suite: quoted\nchecks:\n  - id: reflects-the-token\n    kind: webhook.accepts_valid\n    receiver: /hook\n    scheme: github\n    secret: \"receiver-secret-value\"\n    headers: { X-Token: \"${secret.QUOTED}\" }\n",
-    );
-    let out = tminus(
-        dir.path(),
-        &["run", &suite, "--target", &url],
-        &[("QUOTED", secret)],
-        DEADLINE,
-    );
+    let out = run_against(dir.path(), "quoted.yaml", "suite: quoted\nchecks:\n  - id: reflects-the-token\n    kind: webhook.accepts_valid\n    receiver: /hook\n    scheme: github\n    secret: \"receiver-secret-value\"\n    headers: { X-Token: \"${secret.QUOTED}\" }\n", &url, &[("QUOTED", secret)]);
     let err = exits(&out, 1);
     assert!(err.contains("x-request-id: [REDACTED]"), "{err}");
     let all = outputs(dir.path(), &out);
@@ -900,17 +882,7 @@ fn junit_stays_well_formed_and_keeps_the_evidence() {
         );
     });
     let dir = tempfile::tempdir().unwrap();
-    let suite = write(
-        dir.path(),
-        "xml.yaml",
-        "suite: xml\nchecks:\n  - id: non-characters\n    steps:\n      - request: { path: /x }\n        expect: { status: 201 }\n",
-    );
-    let out = tminus(
-        dir.path(),
-        &["run", &suite, "--target", &url],
-        &[],
-        DEADLINE,
-    );
+    let out = run_against(dir.path(), "xml.yaml", "suite: xml\nchecks:\n  - id: non-characters\n    steps:\n      - request: { path: /x }\n        expect: { status: 201 }\n", &url, &[]);
     exits(&out, 1);
     let xml = std::fs::read_to_string(dir.path().join("reports/junit.xml")).unwrap();
     if let Err(e) = roxmltree::Document::parse(&xml) {
