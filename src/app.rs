@@ -145,15 +145,24 @@ fn cmd_run(a: RunArgs) -> i32 {
         Ok(q) => q,
         Err(e) => return usage_error(&e),
     };
+    // The command line's own credentials (a URL's userinfo, with or without
+    // its scheme), so its usage errors are redacted like any output.
+    let cli_secrets = Redactor::new();
+    for u in [&a.target, &a.sink_url].into_iter().flatten() {
+        cli_secrets.add_userinfo(u);
+    }
+    let url_error = |flag: &str, u: &str, e: String| {
+        let shown = crate::redact::mask_userinfo(u);
+        usage_error(&cli_secrets.redact(&format!("{flag} `{shown}` {e}")))
+    };
     if let Some(t) = &a.target {
         if let Err(e) = crate::plan::check_base_url(t.trim_end_matches('/')) {
-            let shown = crate::redact::mask_userinfo(t);
-            return usage_error(&format!("--target `{shown}` {e}"));
+            return url_error("--target", t, e);
         }
     }
     if let Some(u) = &a.sink_url {
         if let Err(e) = crate::plan::check_base_url(u.trim_end_matches('/')) {
-            return usage_error(&format!("--sink-url `{u}` {e}"));
+            return url_error("--sink-url", u, e);
         }
         if a.sink_listen.is_none_or(|l| l.port() == 0) {
             return usage_error(

@@ -6,10 +6,18 @@
 //!
 //! A secret leaks in more forms than its raw bytes: the target may echo it
 //! percent-encoded (a query string), JSON- or Debug-escaped, XML/HTML-escaped
-//! by a report, base64-encoded (a Basic credential), or cut in half by an
-//! excerpt. `add` registers every such form tminus can produce or provoke,
-//! and `redact` also masks a piece of a secret (8 characters or more) that
-//! stands at a cut (`…`, or the start or end of the text).
+//! by a report, base64- or hex-encoded (a Basic credential, a key), or cut in
+//! half by an excerpt. `add` registers every such form tminus can produce or
+//! provoke, and `redact` also masks a piece of a secret (8 characters or
+//! more) that stands at a cut (`…`, or the start or end of the text).
+//!
+//! A secret that encodes a key (`whsec_<base64>`, a webhook secret given in
+//! hex or base64) also leaks as the key: `add_key` registers the decoded key
+//! and its hex and base64 forms.
+//!
+//! Escaping of target text lives here too ([`quote`]): the forms registered
+//! for every secret are made by the same functions the output paths use, so
+//! no output can hold a secret in a form the redactor does not know.
 
 use std::sync::{Arc, RwLock};
 
@@ -21,6 +29,29 @@ pub const MASK: &str = "[REDACTED]";
 
 /// A piece of a secret this long, at a cut, is treated as the secret.
 pub const MIN_CUT_PIECE: usize = 8;
+
+/// Shortest decoded key (bytes) whose forms are registered.
+pub const MIN_KEY: usize = 6;
+
+/// The one escape of target text quoted in a message (a request id, a
+/// header value): Rust's `escape_debug`, so control characters, quotes and
+/// apostrophes are visible. `add` registers every secret in this form, made
+/// by this same function, so quoting cannot turn a secret into text the
+/// redactor does not know; quote target text with this, never with `{:?}`
+/// or `escape_debug` of its own.
+pub fn quote(s: &str) -> String {
+    s.escape_debug().to_string()
+}
+
+/// The key of a `whsec_<base64>` secret (Standard Webhooks).
+fn whsec_key(secret: &str) -> Option<Vec<u8>> {
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+    let b64 = secret.trim().strip_prefix("whsec_")?;
+    STANDARD
+        .decode(b64)
+        .or_else(|_| STANDARD_NO_PAD.decode(b64))
+        .ok()
+}
 
 /// Header names whose values are never shown, whatever their source.
 pub const SENSITIVE_HEADERS: &[&str] = &[
@@ -56,6 +87,33 @@ impl Redactor {
             return;
         }
         self.insert(encoded_forms(secret), secret);
+        if let Some(key) = whsec_key(secret) {
+            self.add_key(&key);
+        }
+    }
+
+    /// Registers a key decoded from a secret (the bytes of `whsec_<base64>`,
+    /// a webhook secret given in hex or base64), which a receiver that holds
+    /// it may echo: the key as text (with every form `add` registers) when
+    /// it is UTF-8, and its hex and base64 forms whatever it holds. Keys
+    /// under [`MIN_KEY`] bytes are left out (they would mask ordinary text).
+    pub fn add_key(&self, key: &[u8]) {
+        if key.len() < MIN_KEY {
+            return;
+        }
+        if let Ok(text) = std::str::from_utf8(key) {
+            self.add(text);
+            return;
+        }
+        let mut forms = base64_forms(key);
+        forms.push(hex::encode(key));
+        forms.push(hex::encode_upper(key));
+        // A binary key echoed raw is read as lossy UTF-8.
+        let lossy = String::from_utf8_lossy(key);
+        if lossy.chars().filter(|c| *c != '\u{FFFD}').count() >= MIN_KEY {
+            forms.extend(encoded_forms(&lossy));
+        }
+        self.insert(forms, "");
     }
 
     /// Adds `forms`, longest first so a secret that contains another is
@@ -135,25 +193,37 @@ impl Redactor {
     }
 }
 
+/// The escapes a secret may pass through before it is printed: a JSON
+/// string's inside (with non-ASCII as is, or as `\uXXXX`), Rust's `{:?}` and
+/// [`quote`]; and its bytes in hex (a key, a digest input).
+const ESCAPES: &[fn(&str) -> String] = &[
+    json_inner,
+    ascii_json,
+    debug_inner,
+    quote,
+    |s| hex::encode(s),
+    |s| hex::encode_upper(s),
+];
+
+/// What a report does to an escaped form in turn: JSON-escape it again (a
+/// JSON report embedded in HTML), XML- or HTML-escape it, or both.
+const WRAPS: &[fn(&str) -> String] = &[
+    json_inner,
+    xml_escape,
+    html_escape,
+    |s| xml_escape(&json_inner(s)),
+    |s| html_escape(&json_inner(s)),
+];
+
 /// The forms a secret can take in tminus's own output or in a target's echo
-/// of what tminus sent.
+/// of what tminus sent: every escape, each wrapped by every report, and its
+/// percent-encodings and base64.
 fn encoded_forms(secret: &str) -> Vec<String> {
-    let json = serde_json::to_string(secret).unwrap_or_default();
-    let json = json[1..json.len().saturating_sub(1).max(1)].to_owned();
-    let debug = format!("{secret:?}");
-    let debug = debug[1..debug.len().saturating_sub(1).max(1)].to_owned();
-    let mut bases = vec![secret.to_owned(), json.clone(), debug, ascii_json(secret)];
-    // An escaped form escaped again (a JSON report embedded in HTML, ...).
-    bases.push(
-        serde_json::to_string(&json)
-            .unwrap_or_default()
-            .trim_matches('"')
-            .to_owned(),
-    );
+    let mut bases = vec![secret.to_owned()];
+    bases.extend(ESCAPES.iter().map(|e| e(secret)));
     let mut out = Vec::new();
     for b in bases {
-        out.push(xml_escape(&b));
-        out.push(html_escape(&b));
+        out.extend(WRAPS.iter().map(|w| w(&b)));
         out.push(b);
     }
     out.push(percent_encode(secret, false, true));
@@ -164,6 +234,18 @@ fn encoded_forms(secret: &str) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The inside of a JSON string (`serde_json`'s escaping, quotes dropped).
+fn json_inner(s: &str) -> String {
+    let json = serde_json::to_string(s).unwrap_or_default();
+    json[1..json.len().saturating_sub(1).max(1)].to_owned()
+}
+
+/// The inside of Rust's `{:?}` of a string (quotes dropped).
+fn debug_inner(s: &str) -> String {
+    let debug = format!("{s:?}");
+    debug[1..debug.len().saturating_sub(1).max(1)].to_owned()
 }
 
 fn base64_forms(bytes: &[u8]) -> Vec<String> {
@@ -211,9 +293,10 @@ fn html_escape(s: &str) -> String {
         .replace('\'', "&#39;")
 }
 
-/// `user:pw` of `scheme://user:pw@host/...`, if present.
+/// `user:pw` of `scheme://user:pw@host/...`, if present; also of
+/// `user:pw@host/...` written without a scheme (a mistyped `--target`).
 pub fn userinfo(url: &str) -> Option<&str> {
-    let rest = url.split_once("://")?.1;
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let authority = rest.split(['/', '?', '#']).next()?;
     let (info, _) = authority.rsplit_once('@')?;
     (!info.is_empty()).then_some(info)
@@ -363,5 +446,63 @@ mod tests {
             "https://[REDACTED]@h/x".to_owned()
         );
         assert_eq!(userinfo("http://h/x@y"), None);
+        // A `--target` typed without its scheme.
+        assert_eq!(userinfo("bob:pw@127.0.0.1:9/x"), Some("bob:pw"));
+        assert_eq!(userinfo("127.0.0.1:9/x@y"), None);
+        assert_eq!(mask_userinfo("bob:pw@h"), "[REDACTED]@h");
+    }
+
+    /// Issue 24 item 9: the key a `whsec_` secret encodes, and the key of a
+    /// secret decoded by its webhook scheme, are masked in every form.
+    #[test]
+    fn a_decoded_key_is_masked_raw_in_hex_and_in_base64() {
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+        let key = "receiver-key+/?>~";
+        let r = Redactor::new();
+        r.add(&format!("whsec_{}", STANDARD.encode(key)));
+        for form in [
+            key.to_owned(),
+            hex::encode(key),
+            hex::encode_upper(key),
+            STANDARD.encode(key),
+            URL_SAFE_NO_PAD.encode(key),
+            html_escape(key),
+        ] {
+            assert_eq!(r.redact(&format!("echo {form} end")), "echo [REDACTED] end");
+        }
+        // A binary key: hex and base64.
+        let r = Redactor::new();
+        let bin = [0u8, 159, 146, 150, 255, 1, 2, 3, 4];
+        r.add_key(&bin);
+        for form in [hex::encode(bin), STANDARD.encode(bin)] {
+            assert_eq!(r.redact(&form), MASK, "{form}");
+        }
+        // Short keys would mask ordinary text.
+        let r = Redactor::new();
+        r.add_key(b"abc");
+        assert!(r.is_empty());
+    }
+
+    /// Issue 24 item 11: a secret quoted by [`quote`] (`\'`, `\"`), and
+    /// that quoted form escaped again by a report, is masked.
+    #[test]
+    fn a_quoted_secret_is_masked() {
+        let s = "it's \"q\" x\\y";
+        let r = Redactor::new();
+        r.add(s);
+        let quoted = quote(s);
+        assert!(quoted.contains("\\'"), "{quoted}");
+        for form in [
+            quoted.clone(),
+            json_inner(&quoted),
+            xml_escape(&quoted),
+            html_escape(&json_inner(&quoted)),
+        ] {
+            assert_eq!(
+                r.redact(&format!("id: {form}!")),
+                "id: [REDACTED]!",
+                "{form}"
+            );
+        }
     }
 }

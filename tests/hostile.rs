@@ -1,7 +1,7 @@
 //! tminus against a hostile target (issue "Hostile targets"): a raw HTTP
 //! server on 127.0.0.1:0 that sends endless bodies, reflects what it was sent
 //! (secrets included, in every encoding), and writes terminal escapes. Each
-//! test names the item of the issue it pins.
+//! test names the item of the issue it pins (issue 24's as "Issue 24 item N").
 
 mod common;
 
@@ -78,11 +78,18 @@ fn serve_on(addr: &str, handler: impl Fn(&Seen, &mut TcpStream) + Send + Sync + 
 }
 
 fn respond(s: &mut TcpStream, extra_headers: &str, body: &[u8]) {
+    respond_status(s, "200 OK", extra_headers.as_bytes(), body);
+}
+
+/// `respond` with another status, and header bytes that need not be ASCII.
+fn respond_status(s: &mut TcpStream, status: &str, extra_headers: &[u8], body: &[u8]) {
     let head = format!(
-        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n{extra_headers}\r\n",
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
     let _ = s.write_all(head.as_bytes());
+    let _ = s.write_all(extra_headers);
+    let _ = s.write_all(b"\r\n");
     let _ = s.write_all(body);
 }
 
@@ -678,5 +685,226 @@ fn a_closed_pipe_is_not_a_panic() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+    }
+}
+
+// ---- Issue 24 (hostile targets, round 2), items 9-12: secrets in every
+// path, and reports CI can parse.
+
+/// Writes `yaml` as `name` in `dir` and runs it against `url`.
+fn run_against(
+    dir: &Path,
+    name: &str,
+    yaml: &str,
+    url: &str,
+    envs: &[(&str, &str)],
+) -> std::process::Output {
+    let suite = write(dir, name, yaml);
+    tminus(dir, &["run", &suite, "--target", url], envs, DEADLINE)
+}
+
+/// Every output of a run: stdout, stderr and the three reports.
+fn outputs(dir: &Path, out: &std::process::Output) -> Vec<(&'static str, String)> {
+    let reports = dir.join("reports");
+    let read = |f: &str| std::fs::read_to_string(reports.join(f)).unwrap();
+    vec![
+        ("stdout", stdout(out)),
+        ("stderr", stderr(out)),
+        ("junit", read("junit.xml")),
+        ("json", read("report.json")),
+        ("html", read("report.html")),
+    ]
+}
+
+fn assert_absent(outputs: &[(&str, String)], forms: &[(&str, String)]) {
+    for (name, text) in outputs {
+        for (form, value) in forms {
+            assert!(
+                !text.contains(value.as_str()),
+                "the secret leaked as {form} ({value:?}) in {name}:\n{text}"
+            );
+        }
+    }
+}
+
+/// Issue 24 item 9: a `whsec_` secret's decoded key, echoed by a hostile receiver raw,
+/// in hex and in base64 (with and without padding, URL-safe), is masked in
+/// every output, not only the `whsec_...` string itself.
+#[test]
+fn a_whsec_key_echoed_by_the_receiver_is_masked_in_every_form() {
+    let key = "hostile-receiver-key+/?>~~";
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let whsec = format!("whsec_{}", b64.encode(key));
+    let hex = key.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    let forms = vec![
+        ("decoded key", key.to_owned()),
+        ("hex", hex.clone()),
+        ("HEX", hex.to_uppercase()),
+        ("base64", b64.encode(key)),
+        (
+            "base64 url-safe, no pad",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(key),
+        ),
+    ];
+    let echo = forms
+        .iter()
+        .map(|(f, v)| format!("{f}={v}\n"))
+        .collect::<String>();
+    let id = format!("X-Request-Id: {hex}\r\n");
+    let url = serve_on("127.0.0.1:0", move |_, s| {
+        respond_status(
+            s,
+            "500 Internal Server Error",
+            id.as_bytes(),
+            echo.as_bytes(),
+        );
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(dir.path(), "whsec.yaml", "suite: whsec\nchecks:\n  - id: echoes-the-key\n    kind: webhook.accepts_valid\n    receiver: /hook\n    scheme: standard\n    secret: \"${secret.WHSEC}\"\n", &url, &[("WHSEC", &whsec)]);
+    exits(&out, 1);
+    let all = outputs(dir.path(), &out);
+    // The echo reached the reports (masked), so the check is not vacuous.
+    assert!(all[2].1.contains("decoded key=[REDACTED]"), "{}", all[2].1);
+    assert_absent(&all, &forms);
+
+    // Written inline (not through `${secret.X}`), and with a custom scheme
+    // whose secret is hex: the decoded key is registered too.
+    let out = run_against(dir.path(), "hexkey.yaml", &format!("suite: hexkey\nchecks:\n  - id: echoes-the-key\n    kind: webhook.accepts_valid\n    receiver: /hook\n    scheme: custom\n    custom: {{ signature_header: X-Sig, content: \"{{body}}\", secret_encoding: hex }}\n    secret: \"{hex}\"\n"), &url, &[]);
+    exits(&out, 1);
+    let all = outputs(dir.path(), &out);
+    assert!(all[2].1.contains("decoded key=[REDACTED]"), "{}", all[2].1);
+    assert_absent(&all, &forms);
+}
+
+/// Issue 24 item 10: plan and usage errors built from secrets go through the
+/// redactor: a `${secret.X}` base_url that does not parse, a secret in a
+/// header name and in a request URL, `--target user:pw@host` without a
+/// scheme, and a `--sink-url` with a password.
+#[test]
+fn plan_and_usage_errors_never_print_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = write(
+        dir.path(),
+        "plan.yaml",
+        "suite: plan\ntarget:\n  base_url: \"${secret.BASE}\"\n  headers: { \"${secret.HNAME}\": x }\nchecks:\n  - id: a\n    steps:\n      - request: { url: \"${secret.URL}\" }\n",
+    );
+    let envs = [
+        ("BASE", "htps//base-secret-host-4711.example"),
+        ("HNAME", "X-Header Secret-0815-abc"),
+        ("URL", "ftp://url-secret-host-1234.example/x"),
+    ];
+    for cmd in ["validate", "run"] {
+        let out = tminus(dir.path(), &[cmd, &suite], &envs, DEADLINE);
+        let err = exits(&out, 2);
+        for want in ["base_url", "header name", "url `"] {
+            assert!(err.contains(want), "{cmd}: no `{want}` in\n{err}");
+        }
+        for (_, secret) in envs {
+            for piece in secret.split(' ').chain(secret.split('/')) {
+                if piece.len() >= 8 {
+                    assert!(!err.contains(piece), "{cmd}: leaked {piece:?}:\n{err}");
+                }
+            }
+        }
+        assert!(err.contains("[REDACTED]"), "{err}");
+    }
+
+    let ok = write(
+        dir.path(),
+        "ok.yaml",
+        "suite: ok\nchecks:\n  - id: a\n    steps:\n      - request: { path: /x }\n",
+    );
+    for args in [
+        vec!["run", &ok, "--target", "bob:pw-no-scheme-4242@127.0.0.1:9"],
+        vec![
+            "run",
+            &ok,
+            "--sink-listen",
+            "127.0.0.1:9099",
+            "--sink-url",
+            "http://bob:sink-pw-4242@127.0.0.1:9099/?q",
+        ],
+    ] {
+        let out = tminus(dir.path(), &args, &[], DEADLINE);
+        let err = exits(&out, 2);
+        assert!(err.contains("[REDACTED]"), "{args:?}: {err}");
+        assert!(
+            !err.contains("pw-no-scheme-4242") && !err.contains("sink-pw-4242"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// Issue 24 item 11: a secret holding quotes and an apostrophe, reflected by the
+/// target in its request id, reaches no output in any escaped form (the
+/// console quotes ids with `escape_debug`, which writes `\'` and `\"`).
+#[test]
+fn a_quoted_secret_reflected_in_an_id_is_masked() {
+    let secret = "it's \"quoted\" qs-sEcReT-7777";
+    let url = serve(|seen, s| {
+        let token = seen
+            .headers
+            .iter()
+            .find(|(k, _)| k == "x-token")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        let id = format!("X-Request-Id: {token}\r\n");
+        respond_status(s, "500 Internal Server Error", id.as_bytes(), b"no");
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(dir.path(), "quoted.yaml", "suite: quoted\nchecks:\n  - id: reflects-the-token\n    kind: webhook.accepts_valid\n    receiver: /hook\n    scheme: github\n    secret: \"receiver-secret-value\"\n    headers: { X-Token: \"${secret.QUOTED}\" }\n", &url, &[("QUOTED", secret)]);
+    let err = exits(&out, 1);
+    assert!(err.contains("x-request-id: [REDACTED]"), "{err}");
+    let all = outputs(dir.path(), &out);
+    assert_absent(
+        &all,
+        &[
+            ("raw", secret.to_owned()),
+            ("escape_debug", secret.escape_debug().to_string()),
+            ("debug", format!("{secret:?}")),
+            ("its tail", "qs-sEcReT-7777".to_owned()),
+        ],
+    );
+}
+
+/// Issue 24 item 12: non-characters (U+FFFE, U+FFFF, U+FDD0) in a header and a body
+/// and an unterminated `ESC ]` in a body: `junit.xml` stays well-formed, each
+/// is shown as a visible escape, and the evidence after the `ESC ]` is kept.
+#[test]
+fn junit_stays_well_formed_and_keeps_the_evidence() {
+    let url = serve(|_, s| {
+        respond_status(
+            s,
+            "200 OK",
+            "Content-Type: text/plain\r\nX-Request-Id: id-\u{FFFF}-\u{FFFE}-end\r\n".as_bytes(),
+            "before \u{FFFE}\u{FFFF}\u{FDD0}\u{1FFFF} \u{1b}]0;title evidence-after-osc \u{85}\u{9b}2J tail-kept"
+                .as_bytes(),
+        );
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(dir.path(), "xml.yaml", "suite: xml\nchecks:\n  - id: non-characters\n    steps:\n      - request: { path: /x }\n        expect: { status: 201 }\n", &url, &[]);
+    exits(&out, 1);
+    let xml = std::fs::read_to_string(dir.path().join("reports/junit.xml")).unwrap();
+    if let Err(e) = roxmltree::Document::parse(&xml) {
+        panic!("junit.xml is not well-formed XML: {e}\n{xml}");
+    }
+    for bad in [
+        '\u{FFFE}',
+        '\u{FFFF}',
+        '\u{FDD0}',
+        '\u{1FFFF}',
+        '\u{1b}',
+        '\u{85}',
+        '\u{9b}',
+    ] {
+        assert!(!xml.contains(bad), "{bad:?} in junit.xml:\n{xml}");
+    }
+    for want in [
+        "\\u{fffe}\\u{ffff}\\u{fdd0}\\u{1ffff}",
+        "\\u{1b}]0;title evidence-after-osc",
+        "\\u{85}\\u{9b}2J tail-kept",
+        "id-\\u{ffff}-\\u{fffe}-end",
+    ] {
+        assert!(xml.contains(want), "no `{want}` in junit.xml:\n{xml}");
     }
 }

@@ -104,16 +104,18 @@ pub fn evidence(label: &str, ex: &Exchange) -> Evidence {
 /// Longest value quoted in a message, in characters.
 pub const CLIP_MAX: usize = 80;
 
-/// A value made safe and short for a message: control characters escaped,
-/// at most [`CLIP_MAX`] characters, the original size noted when cut (ids
-/// can be hostile 10 kB strings).
+/// A value made safe and short for a message: control characters and
+/// quotes escaped by [`crate::redact::quote`] (whose form of every secret
+/// the redactor knows), at most [`CLIP_MAX`] characters, the original size
+/// noted when cut (ids can be hostile 10 kB strings).
 pub fn clip(s: &str) -> String {
+    use crate::redact::quote;
     if s.chars().count() <= CLIP_MAX {
-        s.escape_debug().to_string()
+        quote(s)
     } else {
         format!(
             "{}… ({} bytes)",
-            s.chars().take(CLIP_MAX).collect::<String>().escape_debug(),
+            quote(&s.chars().take(CLIP_MAX).collect::<String>()),
             s.len()
         )
     }

@@ -239,7 +239,7 @@ impl<'a> PlanCtx<'a> {
                     at,
                     format!(
                         "header name `{}` may only use `${{var.NAME}}` placeholders (it is fixed when the suite is planned)",
-                        name.escape_debug()
+                        crate::redact::quote(name)
                     ),
                 );
                 name.to_owned()
@@ -251,7 +251,10 @@ impl<'a> PlanCtx<'a> {
         if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
             self.error(
                 value.referenced,
-                format!("`{}` is not a valid HTTP header name", name.escape_debug()),
+                format!(
+                    "`{}` is not a valid HTTP header name",
+                    crate::redact::quote(name)
+                ),
             );
         }
         let text = &value.value.0;
@@ -347,6 +350,9 @@ pub fn build_with_env(
     if diags.is_empty() {
         Ok(Plan { suites, redactor })
     } else {
+        // Messages may quote values built from secrets (a base_url, a
+        // header name, a URL): masked with every secret of every suite.
+        diags.redact(&redactor);
         Err(diags)
     }
 }
@@ -524,8 +530,10 @@ fn plan_sink(
         if let Some(u) = &spec.url {
             if let Some(text) = ctx.template(u).as_literal() {
                 let text = text.trim().trim_end_matches('/').to_owned();
+                ctx.redactor.add_userinfo(&text);
                 if let Err(e) = check_base_url(&text) {
-                    ctx.error(u.referenced, format!("`sink.url` `{text}` {e}"));
+                    let shown = crate::redact::mask_userinfo(&text);
+                    ctx.error(u.referenced, format!("`sink.url` `{shown}` {e}"));
                 }
                 at.public_url = Some(text);
                 url_at = Some(u.referenced);
@@ -539,6 +547,7 @@ fn plan_sink(
         at.max_body = usize::try_from(m).unwrap_or(usize::MAX);
     }
     if let Some(u) = &opts.sink_url {
+        ctx.redactor.add_userinfo(u);
         at.public_url = Some(u.trim_end_matches('/').to_owned());
     }
     if at.public_url.is_some() && at.listen.port() == 0 {

@@ -4,6 +4,10 @@
 //! broken property, `<error>` when the harness could not judge, and a passing
 //! testcase whose `<system-out>` says WARN for a broken SHOULD. Measured
 //! values are properties.
+//!
+//! Every string is redacted, then made XML-safe ([`xml_text`]): what XML 1.0
+//! forbids or CI parsers drop becomes a visible escape, so the report stays
+//! well-formed and no evidence is lost after a hostile character.
 
 use std::path::PathBuf;
 
@@ -14,6 +18,44 @@ use crate::events::{CheckResult, Event};
 use crate::families::Verdict;
 use crate::outcome::Severity;
 use crate::redact::Redactor;
+
+/// `s` as text XML 1.0 carries and CI parsers keep. Replaced by a visible
+/// escape (`\u{1b}`, as on the console):
+/// - what XML 1.0 forbids: C0 controls other than tab, newline and CR,
+///   U+FFFE and U+FFFF;
+/// - what it discourages and parsers may reject: DEL, C1 controls
+///   (U+0080-U+009F) and the other non-characters (U+FDD0-U+FDEF, the last
+///   two code points of every plane);
+/// - ESC, which quick-junit takes as the start of a terminal escape
+///   sequence and drops with everything up to its end: an unterminated
+///   `ESC ]` would delete the rest of the failure text.
+///
+/// Applied after redaction: a secret is masked before it could be escaped.
+pub fn xml_text(s: &str) -> String {
+    if !s.chars().any(needs_escape) {
+        return s.to_owned();
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if needs_escape(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn needs_escape(c: char) -> bool {
+    let n = c as u32;
+    match c {
+        // A parser turns CR (and CR LF) into a newline, which loses nothing.
+        '\t' | '\n' | '\r' => false,
+        c if c.is_control() => true,
+        '\u{FDD0}'..='\u{FDEF}' => true,
+        _ => n & 0xFFFE == 0xFFFE,
+    }
+}
 
 /// What one testcase says: a check's verdict or one property's.
 struct Judged<'a> {
@@ -81,7 +123,7 @@ impl Junit {
         j: Judged<'_>,
         severity: Option<Severity>,
     ) -> TestCase {
-        let red = |s: &str| self.redactor.redact(s);
+        let red = |s: &str| xml_text(&self.redactor.redact(s));
         let o = &r.outcome;
         let mut text = String::new();
         if let Some(e) = j.expected {
@@ -128,21 +170,21 @@ impl Junit {
                 s
             }
         };
-        let mut tc = TestCase::new(name, status);
+        let mut tc = TestCase::new(xml_text(&name), status);
         if j.verdict == Verdict::Warn {
             tc.set_system_out(red(&format!("WARN: {}\n{text}", j.message)));
         }
-        tc.set_classname(format!("tminus.{}", r.suite));
+        tc.set_classname(xml_text(&format!("tminus.{}", r.suite)));
         tc.set_time(r.duration);
         tc.add_property(Property::new("kind", r.kind));
         if let Some(sev) = severity {
             tc.add_property(Property::new("severity", sev.as_str()));
         }
         if !r.tags.is_empty() {
-            tc.add_property(Property::new("tags", r.tags.join(",")));
+            tc.add_property(Property::new("tags", xml_text(&r.tags.join(","))));
         }
         for (k, v) in &o.properties {
-            tc.add_property(Property::new(k.clone(), red(&v.text())));
+            tc.add_property(Property::new(xml_text(k), red(&v.text())));
         }
         if let Some(id) = o.evidence.last().and_then(|e| e.request_id.clone()) {
             tc.add_property(Property::new("request_id", red(&id)));
@@ -162,11 +204,12 @@ impl Reporter for Junit {
         match e {
             Event::SuiteStarted(info) => {
                 self.close_suite();
-                let mut s = TestSuite::new(info.name.clone());
-                s.add_property(Property::new("file", info.file.display().to_string()));
-                s.add_property(Property::new("target", self.redactor.redact(&info.target)));
+                let red = |s: &str| xml_text(&self.redactor.redact(s));
+                let mut s = TestSuite::new(xml_text(&info.name));
+                s.add_property(Property::new("file", red(&info.file.display().to_string())));
+                s.add_property(Property::new("target", red(&info.target)));
                 if let Some(v) = &info.version {
-                    s.add_property(Property::new("suite_version", v.clone()));
+                    s.add_property(Property::new("suite_version", xml_text(v)));
                 }
                 self.current = Some(s);
             }
@@ -201,5 +244,31 @@ impl Reporter for Junit {
             .to_string()
             .map_err(|e| std::io::Error::other(format!("cannot serialize JUnit: {e}")))?;
         super::write_atomic(&self.path, self.redactor.redact(&xml).as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 24 item 12: what XML 1.0 forbids or CI parsers drop is shown,
+    /// and the text after it is kept.
+    #[test]
+    fn hostile_characters_become_visible_escapes() {
+        let hostile = "a\u{FFFE}\u{FFFF}\u{10FFFF}\u{FDD0} \u{1b}]0;t kept\r\n\u{85}\u{0}\tend é";
+        assert_eq!(
+            xml_text(hostile),
+            "a\\u{fffe}\\u{ffff}\\u{10ffff}\\u{fdd0} \\u{1b}]0;t kept\r\n\\u{85}\\u{0}\tend é"
+        );
+        assert_eq!(xml_text("plain ✓ text\n"), "plain ✓ text\n");
+        // Through quick-junit: nothing after the ESC is dropped.
+        let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        s.set_description(xml_text("before \u{1b}]52;c; after"));
+        let mut suite = TestSuite::new("s");
+        suite.add_test_case(TestCase::new("c", s));
+        let mut report = Report::new("r");
+        report.add_test_suite(suite);
+        let xml = report.to_string().unwrap();
+        assert!(xml.contains("before \\u{1b}]52;c; after"), "{xml}");
     }
 }

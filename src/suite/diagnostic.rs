@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_saphyr::Location;
 
+use crate::redact::Redactor;
+
 /// One problem found in a suite file, with enough context to render it alone.
 #[derive(Debug, Clone)]
 pub struct Diagnostic {
@@ -124,6 +126,36 @@ impl Diagnostic {
         self
     }
 
+    /// Masks every secret the plan registered in the message, the help and
+    /// the source line (which may show a secret written inline), keeping
+    /// the caret on the same text: diagnostics are output like any other.
+    pub fn redact(&mut self, r: &Redactor) {
+        self.message = r.redact(&self.message);
+        self.help = self.help.as_deref().map(|h| r.redact(h));
+        let Some(line) = &self.source_line else {
+            return;
+        };
+        let masked = r.redact(line);
+        if masked == *line {
+            return;
+        }
+        let at = self.caret.saturating_sub(1) as usize;
+        let before: String = line.chars().take(at).collect();
+        let before = r.redact(&before);
+        self.caret = if masked.starts_with(&before) {
+            before.chars().count() as u64 + 1
+        } else {
+            // A secret across the caret: point at its mask.
+            let same = line
+                .chars()
+                .zip(masked.chars())
+                .take_while(|(a, b)| a == b)
+                .count();
+            same as u64 + 1
+        };
+        self.source_line = Some(masked);
+    }
+
     /// `file:line:col`, or just the file when the position is unknown.
     pub fn position(&self) -> String {
         if self.line == 0 {
@@ -169,6 +201,12 @@ impl Diagnostics {
     }
     pub fn extend(&mut self, other: Diagnostics) {
         self.0.extend(other.0);
+    }
+    /// [`Diagnostic::redact`] on every diagnostic.
+    pub fn redact(&mut self, r: &Redactor) {
+        for d in &mut self.0 {
+            d.redact(r);
+        }
     }
 }
 
@@ -216,6 +254,30 @@ mod tests {
             !text.chars().any(|c| c.is_control() && c != '\n'),
             "{text:?}"
         );
+    }
+
+    /// Issue 24 item 10: a diagnostic is redacted like every other output,
+    /// and its caret stays on the text it pointed at.
+    #[test]
+    fn secrets_are_masked_and_the_caret_follows() {
+        let r = Redactor::new();
+        r.add("hunter2-secret");
+        let src = "  headers: { X-Key: hunter2-secret, Bad Name: x }\n";
+        let col = src.find("Bad").unwrap() as u64 + 1;
+        let mut d = Diagnostic::at(
+            Path::new("s.yaml"),
+            src,
+            1,
+            col,
+            "`hunter2-secret` is not valid",
+        )
+        .with_help("try hunter2-secret");
+        d.redact(&r);
+        let text = d.to_string();
+        assert!(!text.contains("hunter2"), "{text}");
+        let line = d.source_line.clone().unwrap();
+        let at: String = line.chars().skip(d.caret as usize - 1).take(3).collect();
+        assert_eq!(at, "Bad", "{text}");
     }
 
     #[test]

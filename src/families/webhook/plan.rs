@@ -319,7 +319,12 @@ impl PlanCtx<'_> {
             self.redactor.add(&text);
         }
         match scheme.decode_secret(&text) {
-            Ok(k) => SecretKey(k),
+            Ok(k) => {
+                // A receiver holds the key and may echo it: the key itself
+                // and its hex and base64 are masked too.
+                self.redactor.add_key(&k);
+                SecretKey(k)
+            }
             Err(e) => {
                 self.error(secret.referenced, format!("{e} (scheme `{}`)", scheme.name));
                 SecretKey(Vec::new())
