@@ -278,11 +278,25 @@ mod simulation {
             .map(|n| {
                 let frac = rng.random_range(0.0..1.0);
                 Wait {
-                    gap: gap(rng, n, ra, if date { frac } else { 0.0 }),
+                    gap: gap(rng, n, ra, if date { frac } else { 0.0 }) + loaded_stall(rng),
                     required: ra - if date { 1.0 } else { 0.0 } - tolerance,
                 }
             })
             .collect()
+    }
+
+    /// A loaded 2-core machine delays a client's retry (never advances it):
+    /// 5 % of waits by up to 50 ms more, 1 % by up to 1 s (a process starved
+    /// of CPU). A late retry can only help a client that waits too little.
+    fn loaded_stall(rng: &mut StdRng) -> f64 {
+        let p: f64 = rng.random_range(0.0..1.0);
+        if p < 0.01 {
+            rng.random_range(0.0..1.0)
+        } else if p < 0.06 {
+            rng.random_range(0.0..0.05)
+        } else {
+            0.0
+        }
     }
 
     /// (passes among violators, fails among meeters) of the Retry-After rule.
@@ -519,7 +533,7 @@ mod simulation {
         let run = |rng: &mut StdRng, attempts: usize, gap: &dyn Fn(&mut StdRng) -> f64| {
             let w: Vec<Wait> = (1..attempts)
                 .map(|_| Wait {
-                    gap: gap(rng),
+                    gap: gap(rng) + loaded_stall(rng),
                     required: ra - tolerance,
                 })
                 .collect();
