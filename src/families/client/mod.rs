@@ -6,5 +6,6 @@ pub mod exec;
 pub mod judge;
 pub mod plan;
 pub mod process;
+pub mod reap;
 pub mod spec;
 pub mod timing;

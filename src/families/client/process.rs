@@ -82,7 +82,7 @@ pub async fn run_client(
     }
     #[cfg(unix)]
     c.process_group(0);
-    let mut child = match c.spawn() {
+    let mut child = match super::reap::spawn_client(|| c.spawn(), |ch| ch.id()) {
         Ok(ch) => ch,
         Err(e) => {
             return ClientRunResult {
@@ -96,7 +96,8 @@ pub async fn run_client(
     if let (Some(book), Some(pid)) = (cpu, child.id()) {
         book.register(n, pid);
     }
-    let mut group = Group(child.id());
+    let leader = child.id();
+    let mut group = Group(leader);
     let mut stderr = child.stderr.take();
     let reader = tokio::spawn(async move {
         let mut buf = Vec::new();
@@ -135,9 +136,14 @@ pub async fn run_client(
             }
         }
     };
-    // Always: whatever the client left behind in its group goes too.
+    // Always: whatever the client left behind in its group goes too, and
+    // (Linux) whatever left the group with setsid() and is now tminus's.
     group.kill();
     let _ = child.kill().await;
+    if let Some(pid) = leader {
+        super::reap::ended(pid);
+    }
+    super::reap::sweep();
     let elapsed = started.elapsed();
     let buf = tokio::time::timeout(Duration::from_millis(500), reader)
         .await
