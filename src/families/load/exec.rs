@@ -265,7 +265,8 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         &files,
         &ctx.redactor,
     );
-    judge_figures(plan, ctx.suite, &burst.figures, &files.json, write_err)
+    let target = crate::redact::mask_userinfo(&ctx.target.base_url);
+    judge_figures(plan, ctx.suite, &target, &burst.figures, &files.json, write_err)
 }
 
 /// The report folder (`reports` when none is given) and the file stem of a
@@ -481,7 +482,7 @@ pub fn write_figures(
             Effects::Read { before, after } => Some(EffectsSummary {
                 before,
                 after,
-                delta: after - before,
+                delta: after.saturating_sub(before),
             }),
             _ => None,
         },
@@ -508,10 +509,13 @@ pub fn write_figures(
 
 /// Judges a burst's figures (one process's or the merge of its shards):
 /// each threshold, the delivery and the side effects; errors for a
-/// cancelled or broken burst. `json` is the summary named in messages.
+/// cancelled or broken burst, and for one whose requests mostly failed at
+/// the transport ([`MAX_TRANSPORT_SHARE`]). `target` (userinfo masked) and
+/// `json`, the summary, are named in messages.
 pub fn judge_figures(
     plan: &LoadPlan,
     suite: &str,
+    target: &str,
     f: &Figures,
     json: &Path,
     write_err: Option<String>,
@@ -541,6 +545,9 @@ pub fn judge_figures(
     }
     if let Some(e) = f.engine_error.clone().or(write_err) {
         return res.all(Outcome::error(e));
+    }
+    if let Some(e) = transport_gate(plan, f, target) {
+        return res.all(e);
     }
     let mut res = res;
     let overall = &f.overall;
@@ -614,12 +621,14 @@ pub fn judge_figures(
         }
     } else {
         Outcome::pass(format!(
-            "sent {} of {:.0} scheduled requests ({:.0}%); {headline}{pool_line}",
+            "sent {} of {:.0} scheduled requests ({:.0}%); {headline}{pool_line}{}",
             overall.requests,
             expected,
-            delivered * 100.0
+            delivered * 100.0,
+            transport_line(overall)
         ))
     };
+    props.push(prop("transport_errors", transport_errors(overall)));
     res.push(
         "delivered",
         "load.delivery",
@@ -635,7 +644,16 @@ pub fn judge_figures(
             after: a,
         } => {
             let (b, a) = (*b, *a);
-            let delta = a - b;
+            // A difference past 64 bits is no count (issue 24 item 14 guards
+            // the counter itself).
+            let Some(delta) = a.checked_sub(b) else {
+                return {
+                    res.push("effects", "load.effects", effects_description(), Outcome::error(format!(
+                        "the side-effect counter went from {b} to {a}: the difference does not fit a 64-bit count, so it is no evidence"
+                    )));
+                    res.out
+                };
+            };
             let props = vec![
                 prop("effects_delta", delta),
                 prop("distinct_keys", distinct),
@@ -664,6 +682,75 @@ pub fn judge_figures(
         res.push("effects", "load.effects", effects_description(), o);
     }
     res.out
+}
+
+/// The implicit gate of every burst (issue 24 item 15): when more than this
+/// share of its requests (or of one request kind's) failed at the transport
+/// (refused, reset, timed out, never answered), the target was not
+/// measured and nothing is certified: every result is an error (exit 3).
+/// Fewer are judged like any failure (`error_rate`) and reported on the
+/// delivery result. A status, 5xx included, is the target's answer and
+/// never a transport error.
+pub const MAX_TRANSPORT_SHARE: f64 = 0.5;
+
+/// Requests of `k` that ended without an HTTP answer.
+fn transport_errors(k: &KindStats) -> u64 {
+    k.errors.values().sum()
+}
+
+/// `connect×7, timeout×1`.
+fn error_kinds(k: &KindStats) -> String {
+    let kinds: Vec<String> = k.errors.iter().map(|(e, n)| format!("{e}×{n}")).collect();
+    kinds.join(", ")
+}
+
+/// What the delivery result says of a few transport errors.
+fn transport_line(k: &KindStats) -> String {
+    match transport_errors(k) {
+        0 => String::new(),
+        n => format!(
+            "; {n} of {} failed at the transport ({}), judged as failures",
+            k.requests,
+            error_kinds(k)
+        ),
+    }
+}
+
+/// The error when the burst, or one of its request kinds, mostly failed
+/// at the transport ([`MAX_TRANSPORT_SHARE`]).
+fn transport_gate(plan: &LoadPlan, f: &Figures, target: &str) -> Option<Outcome> {
+    let scopes = std::iter::once(("the burst".to_owned(), &f.overall)).chain(
+        plan.mix
+            .iter()
+            .zip(&f.kinds)
+            .map(|(m, k)| (format!("request `{}`", m.name), k)),
+    );
+    for (scope, k) in scopes {
+        let lost = transport_errors(k);
+        if k.requests == 0 || (lost as f64) <= MAX_TRANSPORT_SHARE * k.requests as f64 {
+            continue;
+        }
+        let answered: Vec<String> = k.statuses.iter().map(|(s, n)| format!("{s}×{n}")).collect();
+        let answered = if answered.is_empty() {
+            "none was answered".to_owned()
+        } else {
+            format!("{} answered ({})", k.requests - lost, answered.join(", "))
+        };
+        return Some(
+            Outcome::error(format!(
+                "{scope} against {target} cannot certify anything: {lost} of {} requests ({:.0}%) failed at the transport ({}), more than the {:.0}% a burst may lose there; {answered}. Is the target up and listening at that address?",
+                k.requests,
+                lost as f64 / k.requests as f64 * 100.0,
+                error_kinds(k),
+                MAX_TRANSPORT_SHARE * 100.0,
+            ))
+            .with_properties(vec![
+                prop("requests", k.requests),
+                prop("transport_errors", lost),
+            ]),
+        );
+    }
+    None
 }
 
 /// The figure files of a burst in its report folder.
