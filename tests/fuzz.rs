@@ -34,25 +34,37 @@ const BASE_SEED: u64 = 0x7e57_5eed;
 /// few KB, so anything near this came from a size a file declared.
 const MAX_ONE_ALLOCATION: usize = 64 * 1024 * 1024;
 
-/// The system allocator, noting the largest single request it served.
+/// The system allocator, noting the largest single request it served on a
+/// thread that watches (the merge cases', not the suite fuzzer's).
 struct Watch;
 
 static LARGEST: AtomicUsize = AtomicUsize::new(0);
 
+thread_local! {
+    // Const, without a destructor: reading it never allocates.
+    static WATCHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn note(size: usize) {
+    if WATCHING.with(|w| w.get()) {
+        LARGEST.fetch_max(size, Ordering::Relaxed);
+    }
+}
+
 unsafe impl GlobalAlloc for Watch {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LARGEST.fetch_max(l.size(), Ordering::Relaxed);
+        note(l.size());
         unsafe { System.alloc(l) }
     }
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        LARGEST.fetch_max(l.size(), Ordering::Relaxed);
+        note(l.size());
         unsafe { System.alloc_zeroed(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, size: usize) -> *mut u8 {
-        LARGEST.fetch_max(size, Ordering::Relaxed);
+        note(size);
         unsafe { System.realloc(p, l, size) }
     }
 }
@@ -226,23 +238,25 @@ fn judge(seed: u64, path: &Path, src: &str) -> Result<(), String> {
     }
 }
 
+/// The seeds to run: `TMINUS_FUZZ_SEED` alone, or `BASE_SEED` and the next
+/// `$cases_var` (default `default`).
+fn seeds(cases_var: &str, default: u64) -> Vec<u64> {
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+    match env("TMINUS_FUZZ_SEED") {
+        Some(s) => vec![s],
+        None => (0..env(cases_var).unwrap_or(default))
+            .map(|i| BASE_SEED + i)
+            .collect(),
+    }
+}
+
 #[test]
 fn mutated_suites_never_panic_and_always_point_at_a_position() {
     let suites = shipped_suites();
     assert!(!suites.is_empty());
-    let cases: u64 = std::env::var("TMINUS_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000);
-    let only: Option<u64> = std::env::var("TMINUS_FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok());
     // Quiet the default hook: panics are caught and reported with their seed.
     std::panic::set_hook(Box::new(|_| {}));
-    let seeds: Vec<u64> = match only {
-        Some(s) => vec![s],
-        None => (0..cases).map(|i| BASE_SEED + i).collect(),
-    };
+    let seeds = seeds("TMINUS_FUZZ_CASES", 20_000);
     // Cases are independent: spread them over the machine's cores.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunk = seeds.len().div_ceil(workers).max(1);
@@ -364,43 +378,38 @@ fn mutate_histogram(rng: &mut StdRng, b64: &str) -> String {
     e.encode(b)
 }
 
-/// An interval log mutated by line, by number or by histogram.
+/// An interval log mutated by line (as a suite is), by time, by number or
+/// by histogram.
 fn mutate_hlog(rng: &mut StdRng, text: &str) -> String {
+    if rng.random_bool(0.25) {
+        return mutate(rng, text);
+    }
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     for _ in 0..rng.random_range(1..=3) {
         let i = rng.random_range(0..lines.len().max(1));
-        if lines.is_empty() {
-            break;
-        }
-        match rng.random_range(0..6) {
+        let Some(line) = lines.get_mut(i) else { break };
+        match rng.random_range(0..3) {
             0 => {
-                lines.remove(i);
+                if let Some((head, hist)) = line.rsplit_once(',') {
+                    *line = format!("{head},{}", mutate_histogram(rng, hist));
+                }
             }
             1 => {
-                let l = lines[i].clone();
-                lines.insert(i, l);
-            }
-            2 => {
-                if let Some((head, hist)) = lines[i].rsplit_once(',') {
-                    lines[i] = format!("{head},{}", mutate_histogram(rng, hist));
-                }
-            }
-            3 => {
                 let n = ["1e300", "18446744073709551616", "-1", "99999999999.999"];
-                lines[i] = format!("#[BaseTime: {} (seconds since epoch)]", n[rng.random_range(0..4)]);
-            }
-            4 => {
-                // A number field of an interval replaced.
-                let mut f: Vec<String> = lines[i].split(',').map(str::to_owned).collect();
-                if f.len() > 2 {
-                    let k = rng.random_range(0..f.len() - 1);
-                    f[k] = ["18446744073709551615.0", "-5", "nan", "1e300"][rng.random_range(0..4)].into();
-                }
-                lines[i] = f.join(",");
+                *line = format!(
+                    "#[BaseTime: {} (seconds since epoch)]",
+                    n[rng.random_range(0..4)]
+                );
             }
             _ => {
-                let keep = rng.random_range(0..=lines[i].len());
-                lines[i].truncate(keep);
+                // A number field of an interval replaced.
+                let mut f: Vec<String> = line.split(',').map(str::to_owned).collect();
+                if f.len() > 2 {
+                    let k = rng.random_range(0..f.len() - 1);
+                    f[k] = ["18446744073709551615.0", "-5", "nan", "1e300"][rng.random_range(0..4)]
+                        .into();
+                }
+                *line = f.join(",");
             }
         }
     }
@@ -412,7 +421,10 @@ fn merge_seed(suite: &Path) -> Vec<(String, String)> {
     use sha2::Digest as _;
     let tmp = tempfile::tempdir().unwrap();
     let started = SystemTime::now() - Duration::from_secs(30);
-    let t = started.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs_f64();
+    let t = started
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
     let mut files = Vec::new();
     for index in 1..=2usize {
         let stem = format!("s{index}");
@@ -427,14 +439,23 @@ fn merge_seed(suite: &Path) -> Vec<(String, String)> {
         let kinds_path = tmp.path().join(format!("{stem}.kinds.hlog"));
         let mut kinds = HlogFile::create(&kinds_path, started, "seed").unwrap();
         for (i, h) in hists.iter().enumerate() {
-            let tags = [format!("k{i}.raw"), format!("k{i}.corrected"), format!("k{i}.lateness")];
+            let tags = [
+                format!("k{i}.raw"),
+                format!("k{i}.corrected"),
+                format!("k{i}.lateness"),
+            ];
             kinds
-                .write_tagged(started, Duration::from_secs(1), &[(&tags[0], h), (&tags[1], h), (&tags[2], h)])
+                .write_tagged(
+                    started,
+                    Duration::from_secs(1),
+                    &[(&tags[0], h), (&tags[1], h), (&tags[2], h)],
+                )
                 .unwrap();
         }
         let log_path = tmp.path().join(format!("{stem}.hlog"));
         let mut log = HlogFile::create(&log_path, started, "seed").unwrap();
-        log.write(started, Duration::from_secs(1), &hists[0], &hists[1]).unwrap();
+        log.write(started, Duration::from_secs(1), &hists[0], &hists[1])
+            .unwrap();
         let kind = |name: &str, n: u64| ShardKind {
             name: name.into(),
             requests: n,
@@ -468,10 +489,16 @@ fn merge_seed(suite: &Path) -> Vec<(String, String)> {
             interval_log: format!("{stem}.hlog"),
             histograms: format!("{stem}.kinds.hlog"),
         };
-        files.push((format!("shard-{index}/{stem}.shard.json"), serde_json::to_string_pretty(&m).unwrap()));
+        files.push((
+            format!("shard-{index}/{stem}.shard.json"),
+            serde_json::to_string_pretty(&m).unwrap(),
+        ));
         for p in [kinds_path, log_path] {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            files.push((format!("shard-{index}/{name}"), std::fs::read_to_string(&p).unwrap()));
+            files.push((
+                format!("shard-{index}/{name}"),
+                std::fs::read_to_string(&p).unwrap(),
+            ));
         }
     }
     files
@@ -517,15 +544,7 @@ fn mutated_shard_files_never_panic_nor_allocate_what_they_declare() {
     let plan = build_with_env(&loaded, &opts, &|_| None).unwrap_or_else(|d| panic!("{d:?}"));
     let load = plan.suites[0].load.clone().expect("a load");
     let seed = merge_seed(&suite);
-    let cases: u64 = std::env::var("TMINUS_FUZZ_MERGE_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000);
-    let only: Option<u64> = std::env::var("TMINUS_FUZZ_SEED").ok().and_then(|v| v.parse().ok());
-    let seeds: Vec<u64> = match only {
-        Some(s) => vec![s],
-        None => (0..cases).map(|i| BASE_SEED + i).collect(),
-    };
+    let seeds = seeds("TMINUS_FUZZ_MERGE_CASES", 2_000);
     // The valid seed merges.
     let run = |case: &Path, files: &[(String, String)]| -> Result<usize, String> {
         for (name, text) in files {
@@ -554,7 +573,9 @@ fn mutated_shard_files_never_panic_nor_allocate_what_they_declare() {
         let files = mutate_shard_files(&mut rng, &seed);
         let case = root.path().join(format!("case-{s}"));
         LARGEST.store(0, Ordering::Relaxed);
+        WATCHING.with(|w| w.set(true));
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&case, &files)));
+        WATCHING.with(|w| w.set(false));
         let largest = LARGEST.load(Ordering::Relaxed);
         let shown = || {
             files

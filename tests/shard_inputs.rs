@@ -45,7 +45,8 @@ fn write_shard(folder: &Path, suite: &Path, index: usize, count: usize, requests
     for v in 0..requests {
         h.record(1000 + v).unwrap();
     }
-    let mut kinds = HlogFile::create(&folder.join(format!("{stem}.kinds.hlog")), started, "t").unwrap();
+    let mut kinds =
+        HlogFile::create(&folder.join(format!("{stem}.kinds.hlog")), started, "t").unwrap();
     kinds
         .write_tagged(
             started,
@@ -159,14 +160,22 @@ fn shard_labels_out_of_range_are_refused_and_never_count_twice() {
     let set = valid_set();
     let suite = set.dir.path().join("hand.yaml");
     write_shard(&set.shards.join("shard-3"), &suite, 3, 2, 3);
-    refused(&set.merge(), "shard-3-of-2.shard.json", &["`shard.index` is 3", "1..=2"]);
+    refused(
+        &set.merge(),
+        "shard-3-of-2.shard.json",
+        &["`shard.index` is 3", "1..=2"],
+    );
 
     // 1/0 and 2/0.
     let set = valid_set();
     for i in 1..=2 {
         set.edit(i, |v| v["shard"]["count"] = json!(0));
     }
-    refused(&set.merge(), "shard-1-of-2.shard.json", &["`shard.count` is 0"]);
+    refused(
+        &set.merge(),
+        "shard-1-of-2.shard.json",
+        &["`shard.count` is 0"],
+    );
 
     // A huge count (the missing list would be built for every index).
     let set = valid_set();
@@ -185,7 +194,11 @@ fn times_and_counts_out_of_range_are_refused() {
     // 1e300 seconds used to panic (exit 101) converting it to a time.
     let set = valid_set();
     set.edit(2, |v| v["started_unix_s"] = json!(1e300));
-    refused(&set.merge(), "shard-2-of-2.shard.json", &["`started_unix_s`"]);
+    refused(
+        &set.merge(),
+        "shard-2-of-2.shard.json",
+        &["`started_unix_s`"],
+    );
 
     let set = valid_set();
     set.edit(1, |v| v["ended_unix_s"] = json!(-5.0));
@@ -193,7 +206,11 @@ fn times_and_counts_out_of_range_are_refused() {
 
     let set = valid_set();
     set.edit(1, |v| v["kinds"][0]["requests"] = json!(4));
-    refused(&set.merge(), "shard-1-of-2.shard.json", &["`kinds[0]`", "`requests`"]);
+    refused(
+        &set.merge(),
+        "shard-1-of-2.shard.json",
+        &["`kinds[0]`", "`requests`"],
+    );
 
     let set = valid_set();
     set.edit(1, |v| v["kinds"][0]["failed"] = json!(99));
@@ -201,11 +218,17 @@ fn times_and_counts_out_of_range_are_refused() {
 
     let set = valid_set();
     set.edit(1, |v| v["scheduled_requests"] = json!(u64::MAX));
-    refused(&set.merge(), "shard-1-of-2.shard.json", &["`scheduled_requests`"]);
+    refused(
+        &set.merge(),
+        "shard-1-of-2.shard.json",
+        &["`scheduled_requests`"],
+    );
 
     // Not hex: used to be cut on a byte that is not a character boundary.
     let set = valid_set();
-    set.edit(1, |v| v["suite_digest"] = json!("ééééééééééééééééééééééééééééééééé"));
+    set.edit(1, |v| {
+        v["suite_digest"] = json!("ééééééééééééééééééééééééééééééééé")
+    });
     refused(&set.merge(), "shard-1-of-2.shard.json", &["`suite_digest`"]);
 }
 
@@ -215,17 +238,25 @@ fn file_names_stay_inside_the_shard_folder_and_are_regular_files() {
     let set = valid_set();
     let outside = set.dir.path().join("outside.hlog");
     std::fs::copy(
-        set.shards.join("shard-1/load-hand-b.shard-1-of-2.kinds.hlog"),
+        set.shards
+            .join("shard-1/load-hand-b.shard-1-of-2.kinds.hlog"),
         &outside,
     )
     .unwrap();
     set.edit(1, |v| v["histograms"] = json!("../../outside.hlog"));
-    refused(&set.merge(), "shard-1-of-2.shard.json", &["`histograms`", "not a path"]);
+    refused(
+        &set.merge(),
+        "shard-1-of-2.shard.json",
+        &["`histograms`", "not a path"],
+    );
 
     // An absolute path to a FIFO: the merge hung reading it.
     let set = valid_set();
     let fifo = set.dir.path().join("fifo");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(made.success());
     set.edit(2, |v| v["interval_log"] = json!(fifo));
     refused(&set.merge(), "shard-2-of-2.shard.json", &["`interval_log`"]);
@@ -235,12 +266,19 @@ fn file_names_stay_inside_the_shard_folder_and_are_regular_files() {
     let name = "load-hand-b.shard-2-of-2.kinds.hlog";
     let p = set.shards.join("shard-2").join(name);
     std::fs::remove_file(&p).unwrap();
-    assert!(std::process::Command::new("mkfifo").arg(&p).status().unwrap().success());
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&p)
+        .status()
+        .unwrap()
+        .success());
     refused(&set.merge(), name, &["not a regular file"]);
 
     // A symbolic link in the folder pointing out of it.
     let set = valid_set();
-    let p = set.shards.join("shard-1").join("load-hand-b.shard-1-of-2.kinds.hlog");
+    let p = set
+        .shards
+        .join("shard-1")
+        .join("load-hand-b.shard-1-of-2.kinds.hlog");
     std::fs::rename(&p, &outside).unwrap();
     std::os::unix::fs::symlink(&outside, &p).unwrap();
     refused(&set.merge(), "kinds.hlog", &["not a regular file"]);
@@ -249,17 +287,33 @@ fn file_names_stay_inside_the_shard_folder_and_are_regular_files() {
     let set = valid_set();
     let m = set.manifest(1);
     std::fs::remove_file(&m).unwrap();
-    assert!(std::process::Command::new("mkfifo").arg(&m).status().unwrap().success());
-    refused(&set.merge(), "shard-1-of-2.shard.json", &["not a regular file"]);
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&m)
+        .status()
+        .unwrap()
+        .success());
+    refused(
+        &set.merge(),
+        "shard-1-of-2.shard.json",
+        &["not a regular file"],
+    );
 
     // The suite the manifest names, a FIFO: reading it would hang.
     let set = valid_set();
     let fifo = set.dir.path().join("suite.fifo");
-    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     for i in 1..=2 {
         set.edit(i, |v| v["suite_file"] = json!(fifo));
     }
-    refused(&set.merge(), "shard-1-of-2.shard.json", &["`suite_file`", "not a regular file"]);
+    refused(
+        &set.merge(),
+        "shard-1-of-2.shard.json",
+        &["`suite_file`", "not a regular file"],
+    );
 }
 
 /// A V2 histogram header declaring `payload` bytes, with `extra` bytes of
@@ -316,40 +370,45 @@ fn merge_limited(dir: &Path, shards: &Path) -> std::process::Output {
     cmd.output().unwrap()
 }
 
+/// Replaces the histogram of the first `tag` interval of `path` by `b64`.
+fn replace_histogram(path: &Path, tag: &str, b64: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("Tag={tag},")))
+        .unwrap();
+    let (head, _) = line.rsplit_once(',').unwrap();
+    std::fs::write(path, text.replace(line, &format!("{head},{b64}"))).unwrap();
+}
+
 #[test]
 fn a_histogram_declaring_4_gib_is_refused_before_allocating() {
     for deflate in [false, true] {
         let set = valid_set();
         let name = "load-hand-b.shard-1-of-2.kinds.hlog";
-        let p = set.shards.join("shard-1").join(name);
-        let text = std::fs::read_to_string(&p).unwrap();
         // The k0.raw interval's histogram replaced by one declaring ~4 GiB.
-        let line = text.lines().find(|l| l.starts_with("Tag=k0.raw,")).unwrap();
-        let mut fields: Vec<&str> = line.split(',').collect();
         let hostile = hostile_histogram(0xffff_fff0, 16, deflate);
-        *fields.last_mut().unwrap() = &hostile;
-        std::fs::write(&p, text.replace(line, &fields.join(","))).unwrap();
+        replace_histogram(&set.shards.join("shard-1").join(name), "k0.raw", &hostile);
         let out = merge_limited(set.dir.path(), &set.shards);
-        refused(&out, name, &["k0.raw", "declares a payload of 4294967280 bytes"]);
+        refused(
+            &out,
+            name,
+            &["k0.raw", "declares a payload of 4294967280 bytes"],
+        );
     }
     // Bounds past what tminus records (a histogram of 2^63 at 5 digits).
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut b = b64.decode(hostile_histogram(0, 0, false)).unwrap();
+    b[12..16].copy_from_slice(&5u32.to_be_bytes());
+    b[24..32].copy_from_slice(&(1u64 << 63).to_be_bytes());
     let set = valid_set();
     let name = "load-hand-b.shard-2-of-2.hlog";
-    let p = set.shards.join("shard-2").join(name);
-    let text = std::fs::read_to_string(&p).unwrap();
-    let line = text.lines().find(|l| l.starts_with("Tag=raw,")).unwrap();
-    let mut fields: Vec<&str> = line.split(',').collect();
-    let hostile = {
-        use base64::Engine as _;
-        let mut b = base64::engine::general_purpose::STANDARD
-            .decode(hostile_histogram(0, 0, false))
-            .unwrap();
-        b[12..16].copy_from_slice(&5u32.to_be_bytes());
-        b[24..32].copy_from_slice(&(1u64 << 63).to_be_bytes());
-        base64::engine::general_purpose::STANDARD.encode(b)
-    };
-    *fields.last_mut().unwrap() = &hostile;
-    std::fs::write(&p, text.replace(line, &fields.join(","))).unwrap();
+    replace_histogram(
+        &set.shards.join("shard-2").join(name),
+        "raw",
+        &b64.encode(b),
+    );
     let out = merge_limited(set.dir.path(), &set.shards);
     refused(&out, name, &["histogram bounds"]);
 }

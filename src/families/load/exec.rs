@@ -266,7 +266,14 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         &ctx.redactor,
     );
     let target = crate::redact::mask_userinfo(&ctx.target.base_url);
-    judge_figures(plan, ctx.suite, &target, &burst.figures, &files.json, write_err)
+    judge_figures(
+        plan,
+        ctx.suite,
+        &target,
+        &burst.figures,
+        &files.json,
+        write_err,
+    )
 }
 
 /// The report folder (`reports` when none is given) and the file stem of a

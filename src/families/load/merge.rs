@@ -188,7 +188,11 @@ fn validate(m: &ShardManifest) -> Result<(), String> {
         ("load", m.load.as_str(), MAX_NAME),
         ("target", m.target.as_str(), MAX_TEXT),
         ("start_at", m.start_at.as_deref().unwrap_or("-"), MAX_NAME),
-        ("engine_error", m.engine_error.as_deref().unwrap_or("-"), MAX_TEXT),
+        (
+            "engine_error",
+            m.engine_error.as_deref().unwrap_or("-"),
+            MAX_TEXT,
+        ),
     ] {
         text_field(field, text, max)?;
     }
@@ -198,9 +202,7 @@ fn validate(m: &ShardManifest) -> Result<(), String> {
     // a device would hang or never end.
     if let Ok(md) = std::fs::metadata(&m.suite_file) {
         if !md.is_file() {
-            return Err(format!(
-                "`suite_file` {suite_file} is not a regular file"
-            ));
+            return Err(format!("`suite_file` {suite_file} is not a regular file"));
         }
     }
     for (field, name) in [
@@ -600,7 +602,14 @@ pub fn judge_merged(
         write_err = write_merged_hlog(&files.hlog, suite, plan, shards).err();
     }
     let more = write_figures(plan, suite, target, figures, &files, redactor);
-    judge_figures(plan, suite, target, figures, &files.json, write_err.or(more))
+    judge_figures(
+        plan,
+        suite,
+        target,
+        figures,
+        &files.json,
+        write_err.or(more),
+    )
 }
 
 /// Every shard's interval log in one, rebased on the earliest shard start

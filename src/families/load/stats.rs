@@ -468,7 +468,12 @@ pub fn for_each_encoded(
     let mut base = SystemTime::UNIX_EPOCH;
     let mut n = 0usize;
     for (line, entry) in IntervalLogIterator::new(&bytes).enumerate() {
-        let late = || format!("{shown}: entry {}: a time past what a clock can hold", line + 1);
+        let late = || {
+            format!(
+                "{shown}: entry {}: a time past what a clock can hold",
+                line + 1
+            )
+        };
         match entry.map_err(|e| format!("{shown}: entry {}: {e:?}", line + 1))? {
             LogEntry::BaseTime(t) => {
                 base = SystemTime::UNIX_EPOCH.checked_add(t).ok_or_else(late)?;
