@@ -553,7 +553,13 @@ pub fn judge_figures(
     if let Some(e) = f.engine_error.clone().or(write_err) {
         return res.all(Outcome::error(e));
     }
-    if let Some(e) = transport_gate(plan, f, target) {
+    let scopes = std::iter::once(("the burst".to_owned(), &f.overall)).chain(
+        plan.mix
+            .iter()
+            .zip(&f.kinds)
+            .map(|(m, k)| (format!("request `{}`", m.name), k)),
+    );
+    if let Some(e) = transport_gate(scopes, target) {
         return res.all(e);
     }
     let mut res = res;
@@ -723,15 +729,12 @@ fn transport_line(k: &KindStats) -> String {
     }
 }
 
-/// The error when the burst, or one of its request kinds, mostly failed
-/// at the transport ([`MAX_TRANSPORT_SHARE`]).
-fn transport_gate(plan: &LoadPlan, f: &Figures, target: &str) -> Option<Outcome> {
-    let scopes = std::iter::once(("the burst".to_owned(), &f.overall)).chain(
-        plan.mix
-            .iter()
-            .zip(&f.kinds)
-            .map(|(m, k)| (format!("request `{}`", m.name), k)),
-    );
+/// The error when one of `scopes` (the burst, each request kind) mostly
+/// failed at the transport ([`MAX_TRANSPORT_SHARE`]).
+fn transport_gate<'a>(
+    scopes: impl Iterator<Item = (String, &'a KindStats)>,
+    target: &str,
+) -> Option<Outcome> {
     for (scope, k) in scopes {
         let lost = transport_errors(k);
         if k.requests == 0 || (lost as f64) <= MAX_TRANSPORT_SHARE * k.requests as f64 {
@@ -821,6 +824,46 @@ fn headline(k: &KindStats, elapsed: std::time::Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn kind(statuses: &[(u16, u64)], errors: &[(&str, u64)]) -> KindStats {
+        let mut k = KindStats::new();
+        k.statuses = statuses.iter().copied().collect();
+        k.errors = errors.iter().map(|(e, n)| ((*e).to_owned(), *n)).collect();
+        k.requests = k.statuses.values().sum::<u64>() + k.errors.values().sum::<u64>();
+        k
+    }
+
+    fn gate(k: &KindStats) -> Option<Outcome> {
+        transport_gate(
+            std::iter::once(("the burst".into(), k)),
+            "http://127.0.0.1:1",
+        )
+    }
+
+    /// More than half failed at the transport: an error naming the address
+    /// and counts; half or fewer, or any number of 5xx answers: judged.
+    #[test]
+    fn the_transport_gate_opens_past_half_and_never_on_answers() {
+        let e = gate(&kind(&[(200, 4)], &[("connect", 5)])).expect("5 of 9 lost");
+        assert_eq!(e.verdict, crate::families::Verdict::Error);
+        for part in [
+            "http://127.0.0.1:1",
+            "5 of 9",
+            "connect×5",
+            "4 answered (200×4)",
+        ] {
+            assert!(e.message.contains(part), "{part}: {}", e.message);
+        }
+        assert!(gate(&kind(&[(200, 5)], &[("timeout", 5)])).is_none());
+        assert!(gate(&kind(&[(503, 100)], &[])).is_none());
+        assert!(gate(&kind(&[], &[])).is_none());
+        let none = gate(&kind(&[], &[("connect", 1)])).expect("1 of 1 lost");
+        assert!(
+            none.message.contains("none was answered"),
+            "{}",
+            none.message
+        );
+    }
 
     #[test]
     fn load_file_names_never_collide() {

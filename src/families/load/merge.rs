@@ -155,11 +155,17 @@ fn read_manifest(path: &Path, budget: u64) -> Result<ShardFiles, String> {
 
 /// At most 64 characters of a text from a file, for a message.
 fn bounded(s: &str) -> String {
-    let mut out: String = s.chars().take(64).collect();
-    if out.len() < s.len() {
+    // Control characters shown as U+FFFD: a file's text never drives the
+    // terminal, and no escaped form of it is printed.
+    let mut out: String = s
+        .chars()
+        .take(64)
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect();
+    if s.chars().count() > 64 {
         out.push('…');
     }
-    out.escape_debug().to_string()
+    out
 }
 
 /// Every field of a manifest within its range (see `docs/safety.md`,
