@@ -232,6 +232,15 @@ fn times_and_counts_out_of_range_are_refused() {
     refused(&set.merge(), "shard-1-of-2.shard.json", &["`suite_digest`"]);
 }
 
+/// Makes a FIFO at `p` (`mkfifo`, as a hostile shard folder could hold).
+fn mkfifo(p: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", p.display());
+}
+
 #[test]
 fn file_names_stay_inside_the_shard_folder_and_are_regular_files() {
     // A `../` name: followed out of the folder before.
@@ -253,11 +262,7 @@ fn file_names_stay_inside_the_shard_folder_and_are_regular_files() {
     // An absolute path to a FIFO: the merge hung reading it.
     let set = valid_set();
     let fifo = set.dir.path().join("fifo");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    mkfifo(&fifo);
     set.edit(2, |v| v["interval_log"] = json!(fifo));
     refused(&set.merge(), "shard-2-of-2.shard.json", &["`interval_log`"]);
 
@@ -266,11 +271,7 @@ fn file_names_stay_inside_the_shard_folder_and_are_regular_files() {
     let name = "load-hand-b.shard-2-of-2.kinds.hlog";
     let p = set.shards.join("shard-2").join(name);
     std::fs::remove_file(&p).unwrap();
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&p)
-        .status()
-        .unwrap()
-        .success());
+    mkfifo(&p);
     refused(&set.merge(), name, &["not a regular file"]);
 
     // A symbolic link in the folder pointing out of it.
@@ -287,11 +288,7 @@ fn file_names_stay_inside_the_shard_folder_and_are_regular_files() {
     let set = valid_set();
     let m = set.manifest(1);
     std::fs::remove_file(&m).unwrap();
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&m)
-        .status()
-        .unwrap()
-        .success());
+    mkfifo(&m);
     refused(
         &set.merge(),
         "shard-1-of-2.shard.json",
@@ -301,11 +298,7 @@ fn file_names_stay_inside_the_shard_folder_and_are_regular_files() {
     // The suite the manifest names, a FIFO: reading it would hang.
     let set = valid_set();
     let fifo = set.dir.path().join("suite.fifo");
-    assert!(std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    mkfifo(&fifo);
     for i in 1..=2 {
         set.edit(i, |v| v["suite_file"] = json!(fifo));
     }
