@@ -265,7 +265,15 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         &files,
         &ctx.redactor,
     );
-    judge_figures(plan, ctx.suite, &burst.figures, &files.json, write_err)
+    let target = crate::redact::mask_userinfo(&ctx.target.base_url);
+    judge_figures(
+        plan,
+        ctx.suite,
+        &target,
+        &burst.figures,
+        &files.json,
+        write_err,
+    )
 }
 
 /// The report folder (`reports` when none is given) and the file stem of a
@@ -509,10 +517,13 @@ pub fn write_figures(
 
 /// Judges a burst's figures (one process's or the merge of its shards):
 /// each threshold, the delivery and the side effects; errors for a
-/// cancelled or broken burst. `json` is the summary named in messages.
+/// cancelled or broken burst, and for one whose requests mostly failed at
+/// the transport ([`MAX_TRANSPORT_SHARE`]). `target` (userinfo masked) and
+/// `json`, the summary, are named in messages.
 pub fn judge_figures(
     plan: &LoadPlan,
     suite: &str,
+    target: &str,
     f: &Figures,
     json: &Path,
     write_err: Option<String>,
@@ -542,6 +553,15 @@ pub fn judge_figures(
     }
     if let Some(e) = f.engine_error.clone().or(write_err) {
         return res.all(Outcome::error(e));
+    }
+    let scopes = std::iter::once(("the burst".to_owned(), &f.overall)).chain(
+        plan.mix
+            .iter()
+            .zip(&f.kinds)
+            .map(|(m, k)| (format!("request `{}`", m.name), k)),
+    );
+    if let Some(e) = transport_gate(scopes, target) {
+        return res.all(e);
     }
     let mut res = res;
     let overall = &f.overall;
@@ -615,12 +635,14 @@ pub fn judge_figures(
         }
     } else {
         Outcome::pass(format!(
-            "sent {} of {:.0} scheduled requests ({:.0}%); {headline}{pool_line}",
+            "sent {} of {:.0} scheduled requests ({:.0}%); {headline}{pool_line}{}",
             overall.requests,
             expected,
-            delivered * 100.0
+            delivered * 100.0,
+            transport_line(overall)
         ))
     };
+    props.push(prop("transport_errors", transport_errors(overall)));
     res.push(
         "delivered",
         "load.delivery",
@@ -676,6 +698,72 @@ pub fn judge_figures(
         res.push("effects", "load.effects", effects_description(), o);
     }
     res.out
+}
+
+/// The implicit gate of every burst (issue 24 item 15): when more than this
+/// share of its requests (or of one request kind's) failed at the transport
+/// (refused, reset, timed out, never answered), the target was not
+/// measured and nothing is certified: every result is an error (exit 3).
+/// Fewer are judged like any failure (`error_rate`) and reported on the
+/// delivery result. A status, 5xx included, is the target's answer and
+/// never a transport error.
+pub const MAX_TRANSPORT_SHARE: f64 = 0.5;
+
+/// Requests of `k` that ended without an HTTP answer.
+fn transport_errors(k: &KindStats) -> u64 {
+    k.errors.values().sum()
+}
+
+/// `connect×7, timeout×1`.
+fn error_kinds(k: &KindStats) -> String {
+    let kinds: Vec<String> = k.errors.iter().map(|(e, n)| format!("{e}×{n}")).collect();
+    kinds.join(", ")
+}
+
+/// What the delivery result says of a few transport errors.
+fn transport_line(k: &KindStats) -> String {
+    match transport_errors(k) {
+        0 => String::new(),
+        n => format!(
+            "; {n} of {} failed at the transport ({}), judged as failures",
+            k.requests,
+            error_kinds(k)
+        ),
+    }
+}
+
+/// The error when one of `scopes` (the burst, each request kind) mostly
+/// failed at the transport ([`MAX_TRANSPORT_SHARE`]).
+fn transport_gate<'a>(
+    scopes: impl Iterator<Item = (String, &'a KindStats)>,
+    target: &str,
+) -> Option<Outcome> {
+    for (scope, k) in scopes {
+        let lost = transport_errors(k);
+        if k.requests == 0 || (lost as f64) <= MAX_TRANSPORT_SHARE * k.requests as f64 {
+            continue;
+        }
+        let answered: Vec<String> = k.statuses.iter().map(|(s, n)| format!("{s}×{n}")).collect();
+        let answered = if answered.is_empty() {
+            "none was answered".to_owned()
+        } else {
+            format!("{} answered ({})", k.requests - lost, answered.join(", "))
+        };
+        return Some(
+            Outcome::error(format!(
+                "{scope} against {target} cannot certify anything: {lost} of {} requests ({:.0}%) failed at the transport ({}), more than the {:.0}% a burst may lose there; {answered}. Is the target up and listening at that address?",
+                k.requests,
+                lost as f64 / k.requests as f64 * 100.0,
+                error_kinds(k),
+                MAX_TRANSPORT_SHARE * 100.0,
+            ))
+            .with_properties(vec![
+                prop("requests", k.requests),
+                prop("transport_errors", lost),
+            ]),
+        );
+    }
+    None
 }
 
 /// The figure files of a burst in its report folder.
@@ -739,6 +827,46 @@ fn headline(k: &KindStats, elapsed: std::time::Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn kind(statuses: &[(u16, u64)], errors: &[(&str, u64)]) -> KindStats {
+        let mut k = KindStats::new();
+        k.statuses = statuses.iter().copied().collect();
+        k.errors = errors.iter().map(|(e, n)| ((*e).to_owned(), *n)).collect();
+        k.requests = k.statuses.values().sum::<u64>() + k.errors.values().sum::<u64>();
+        k
+    }
+
+    fn gate(k: &KindStats) -> Option<Outcome> {
+        transport_gate(
+            std::iter::once(("the burst".into(), k)),
+            "http://127.0.0.1:1",
+        )
+    }
+
+    /// More than half failed at the transport: an error naming the address
+    /// and counts; half or fewer, or any number of 5xx answers: judged.
+    #[test]
+    fn the_transport_gate_opens_past_half_and_never_on_answers() {
+        let e = gate(&kind(&[(200, 4)], &[("connect", 5)])).expect("5 of 9 lost");
+        assert_eq!(e.verdict, crate::families::Verdict::Error);
+        for part in [
+            "http://127.0.0.1:1",
+            "5 of 9",
+            "connect×5",
+            "4 answered (200×4)",
+        ] {
+            assert!(e.message.contains(part), "{part}: {}", e.message);
+        }
+        assert!(gate(&kind(&[(200, 5)], &[("timeout", 5)])).is_none());
+        assert!(gate(&kind(&[(503, 100)], &[])).is_none());
+        assert!(gate(&kind(&[], &[])).is_none());
+        let none = gate(&kind(&[], &[("connect", 1)])).expect("1 of 1 lost");
+        assert!(
+            none.message.contains("none was answered"),
+            "{}",
+            none.message
+        );
+    }
 
     #[test]
     fn load_file_names_never_collide() {

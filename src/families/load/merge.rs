@@ -6,6 +6,14 @@
 //!
 //! Refused (exit 3, naming them): shards of different suites (digest, suite,
 //! load or count differ), a shard given twice, a shard missing.
+//!
+//! A shard file is data from another machine, so every field is checked
+//! before anything is allocated or read from it (issue 24 item 3,
+//! `docs/safety.md`, "Merge validation"): the manifest's size, ranges and
+//! finite numbers, its counts adding up, its file names plain names inside
+//! its folder, every file a regular file of bounded size, every histogram's
+//! declared sizes and bounds (`stats::decode_checked`). A refusal names the
+//! file and the field.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,13 +21,27 @@ use std::time::{Duration, SystemTime};
 
 use super::exec::{judge_figures, write_figures, Effects, Figures, Files, LoadResult};
 use super::plan::LoadPlan;
-use super::shard::{kind_tags, ShardManifest, ShardSpec, MANIFEST_FORMAT, MANIFEST_VERSION};
+use super::shard::{
+    kind_tags, ShardKind, ShardManifest, ShardSpec, MANIFEST_FORMAT, MANIFEST_VERSION,
+    MAX_SHARD_COUNT,
+};
 use super::stats::{self, HlogFile, KindStats};
 use crate::families::Outcome;
 use crate::redact::Redactor;
 
-/// Largest manifest read.
-const MAX_MANIFEST_BYTES: u64 = 4 * 1024 * 1024;
+/// Largest manifest read (a real one is a few KB).
+pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+/// Largest sum of the manifests read by one merge.
+pub const MAX_MANIFESTS_BYTES: u64 = 64 * 1024 * 1024;
+/// Latest instant a manifest may record: 9999-12-31T23:59:59Z.
+pub const MAX_UNIX_S: f64 = 253_402_300_799.0;
+/// Most requests one shard may count (2^40: exact in a float, and 10,000
+/// shards of it still add up inside a u64).
+pub const MAX_SHARD_REQUESTS: u64 = 1 << 40;
+/// Longest name (suite, load, request kind, error kind) or file name.
+pub const MAX_NAME: usize = 255;
+/// Longest free text (target, engine error, counter error, suite path).
+pub const MAX_TEXT: usize = 4096;
 
 /// One shard's manifest and the folder it was found in.
 #[derive(Debug, Clone)]
@@ -27,6 +49,8 @@ pub struct ShardFiles {
     pub dir: PathBuf,
     pub path: PathBuf,
     pub manifest: ShardManifest,
+    /// The manifest's size.
+    pub bytes: u64,
 }
 
 /// Every `*.shard.json` in each folder and in its direct subfolders (a CI
@@ -37,15 +61,32 @@ pub fn find(dirs: &[PathBuf]) -> Result<Vec<ShardFiles>, String> {
         if !d.is_dir() {
             return Err(format!("{} is not a folder", d.display()));
         }
+        // Subfolders are entered only when they are folders themselves,
+        // never through a symbolic link out of the folder given.
         let mut folders = vec![d.clone()];
-        folders.extend(entries(d)?.into_iter().filter(|p| p.is_dir()));
+        folders.extend(
+            entries(d)?
+                .into_iter()
+                .filter(|(_, t)| t.is_dir())
+                .map(|(p, _)| p),
+        );
         for f in folders {
-            paths.extend(entries(&f)?.into_iter().filter(|p| {
-                p.is_file()
-                    && p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.ends_with(".shard.json"))
-            }));
+            for (p, t) in entries(&f)? {
+                let manifest = p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(".shard.json"));
+                if !manifest || t.is_dir() {
+                    continue;
+                }
+                if !t.is_file() {
+                    return Err(format!(
+                        "{} is not a regular file: a shard manifest is read only from a regular file (no FIFO, device or symbolic link)",
+                        p.display()
+                    ));
+                }
+                paths.push(p);
+            }
         }
     }
     if paths.is_empty() {
@@ -57,36 +98,258 @@ pub fn find(dirs: &[PathBuf]) -> Result<Vec<ShardFiles>, String> {
     }
     paths.sort();
     paths.dedup();
-    paths.into_iter().map(|p| read_manifest(&p)).collect()
+    if paths.len() > MAX_SHARD_COUNT {
+        return Err(format!(
+            "{} shard manifests found, more than the {MAX_SHARD_COUNT} shards a burst may have",
+            paths.len()
+        ));
+    }
+    let mut total = 0u64;
+    paths
+        .into_iter()
+        .map(|p| {
+            let s = read_manifest(&p, MAX_MANIFESTS_BYTES.saturating_sub(total))?;
+            total += s.bytes;
+            Ok(s)
+        })
+        .collect()
 }
 
-fn entries(dir: &Path) -> Result<Vec<PathBuf>, String> {
+fn entries(dir: &Path) -> Result<Vec<(PathBuf, std::fs::FileType)>, String> {
     let rd = std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
-    let mut out: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    out.sort();
+    let mut out: Vec<(PathBuf, std::fs::FileType)> = rd
+        .filter_map(|e| e.ok().and_then(|e| Some((e.path(), e.file_type().ok()?))))
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
 }
 
-fn read_manifest(path: &Path) -> Result<ShardFiles, String> {
-    use std::io::Read as _;
+fn read_manifest(path: &Path, budget: u64) -> Result<ShardFiles, String> {
     let shown = path.display();
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_MANIFEST_BYTES).read_to_string(&mut text))
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let manifest: ShardManifest =
-        serde_json::from_str(&text).map_err(|e| format!("{shown} is not a shard manifest: {e}"))?;
+    let cap = MAX_MANIFEST_BYTES.min(budget);
+    let bytes = stats::read_regular(path, cap, "shard manifest").map_err(|e| {
+        if cap < MAX_MANIFEST_BYTES {
+            format!("{e} (the manifests of one merge may hold {MAX_MANIFESTS_BYTES} bytes in all)")
+        } else {
+            e
+        }
+    })?;
+    let manifest: ShardManifest = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{shown} is not a shard manifest: {e}"))?;
     if manifest.format != MANIFEST_FORMAT || manifest.version != MANIFEST_VERSION {
         return Err(format!(
             "{shown}: format {} version {}, this tminus reads {MANIFEST_FORMAT} version {MANIFEST_VERSION}",
-            manifest.format, manifest.version
+            bounded(&manifest.format),
+            manifest.version
         ));
     }
+    validate(&manifest).map_err(|e| format!("{shown}: {e}"))?;
+    let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     Ok(ShardFiles {
-        dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        dir,
         path: path.to_path_buf(),
         manifest,
+        bytes: bytes.len() as u64,
     })
+}
+
+/// At most 64 characters of a text from a file, for a message.
+fn bounded(s: &str) -> String {
+    // Control characters shown as U+FFFD: a file's text never drives the
+    // terminal, and no escaped form of it is printed.
+    let mut out: String = s
+        .chars()
+        .take(64)
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect();
+    if s.chars().count() > 64 {
+        out.push('…');
+    }
+    out
+}
+
+/// Every field of a manifest within its range (see `docs/safety.md`,
+/// "Merge validation"); the error names the field.
+fn validate(m: &ShardManifest) -> Result<(), String> {
+    let count = m.shard.count;
+    if !(1..=MAX_SHARD_COUNT).contains(&count) {
+        return Err(format!(
+            "`shard.count` is {count}: must be 1..={MAX_SHARD_COUNT}"
+        ));
+    }
+    if !(1..=count).contains(&m.shard.index) {
+        return Err(format!(
+            "`shard.index` is {}: shard {} of {count} does not exist (1..={count})",
+            m.shard.index, m.shard
+        ));
+    }
+    if m.suite_digest.len() != 64 || !m.suite_digest.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!(
+            "`suite_digest` is `{}`: must be a SHA-256 in hex (64 digits)",
+            bounded(&m.suite_digest)
+        ));
+    }
+    for (field, text, max) in [
+        ("suite", m.suite.as_str(), MAX_NAME),
+        ("load", m.load.as_str(), MAX_NAME),
+        ("target", m.target.as_str(), MAX_TEXT),
+        ("start_at", m.start_at.as_deref().unwrap_or("-"), MAX_NAME),
+        (
+            "engine_error",
+            m.engine_error.as_deref().unwrap_or("-"),
+            MAX_TEXT,
+        ),
+    ] {
+        text_field(field, text, max)?;
+    }
+    let suite_file = m.suite_file.to_string_lossy();
+    text_field("suite_file", &suite_file, MAX_TEXT)?;
+    // The suite is re-read from here when --suite is not given: a FIFO or
+    // a device would hang or never end.
+    if let Ok(md) = std::fs::metadata(&m.suite_file) {
+        if !md.is_file() {
+            return Err(format!("`suite_file` {suite_file} is not a regular file"));
+        }
+    }
+    for (field, name) in [
+        ("interval_log", &m.interval_log),
+        ("histograms", &m.histograms),
+    ] {
+        file_name(field, name)?;
+    }
+    let started = instant("started_unix_s", m.started_unix_s)?;
+    let ended = instant("ended_unix_s", m.ended_unix_s)?;
+    if ended < started {
+        return Err(format!(
+            "`ended_unix_s` {ended} is before `started_unix_s` {started}"
+        ));
+    }
+    instant("elapsed_s", m.elapsed_s)?;
+    for (field, v) in [
+        ("scheduled_requests", m.scheduled_requests),
+        ("requests", m.requests),
+        ("distinct_keys_succeeded", m.distinct_keys_succeeded),
+        ("duplicate_retries", m.duplicate_retries),
+    ] {
+        if v > MAX_SHARD_REQUESTS {
+            return Err(format!(
+                "`{field}` is {v}: a shard counts at most {MAX_SHARD_REQUESTS} requests"
+            ));
+        }
+    }
+    if m.kinds.is_empty() || m.kinds.len() > MAX_NAME {
+        return Err(format!(
+            "`kinds` has {} request kinds: must be 1..={MAX_NAME}",
+            m.kinds.len()
+        ));
+    }
+    let mut sum = 0u64;
+    for (i, k) in m.kinds.iter().enumerate() {
+        kind(k).map_err(|e| format!("`kinds[{i}]` ({}): {e}", bounded(&k.name)))?;
+        sum += k.requests;
+    }
+    if sum != m.requests {
+        return Err(format!(
+            "`requests` is {} but its request kinds count {sum}",
+            m.requests
+        ));
+    }
+    if let Some(e) = &m.effects {
+        instant("effects.before_read_unix_s", e.before_read_unix_s)?;
+        if let Some(at) = e.after_read_unix_s {
+            instant("effects.after_read_unix_s", at)?;
+        }
+        text_field("effects.error", e.error.as_deref().unwrap_or("-"), MAX_TEXT)?;
+    }
+    Ok(())
+}
+
+/// One request kind's counts: every request ended as a status or a
+/// transport error, failures and 429s among them.
+fn kind(k: &ShardKind) -> Result<(), String> {
+    text_field("name", &k.name, MAX_NAME)?;
+    if k.requests > MAX_SHARD_REQUESTS {
+        return Err(format!(
+            "`requests` is {}: a shard counts at most {MAX_SHARD_REQUESTS} requests",
+            k.requests
+        ));
+    }
+    if k.statuses.len() > 500 || k.errors.len() > MAX_NAME {
+        return Err("more status or error kinds than HTTP has".into());
+    }
+    let mut ended = 0u64;
+    for (status, n) in &k.statuses {
+        if !(100..=599).contains(status) {
+            return Err(format!("`statuses` holds {status}, not an HTTP status"));
+        }
+        ended = ended.saturating_add(*n);
+    }
+    let mut transport = 0u64;
+    for (what, n) in &k.errors {
+        text_field("errors", what, MAX_NAME)?;
+        transport = transport.saturating_add(*n);
+    }
+    if ended.saturating_add(transport) != k.requests {
+        return Err(format!(
+            "`requests` is {} but `statuses` and `errors` count {}",
+            k.requests,
+            ended.saturating_add(transport)
+        ));
+    }
+    let r429 = k.statuses.get(&429).copied().unwrap_or_default();
+    if k.responses_429 != r429 {
+        return Err(format!(
+            "`responses_429` is {} but `statuses` has {r429} × 429",
+            k.responses_429
+        ));
+    }
+    if k.failed > k.requests - r429 {
+        return Err(format!(
+            "`failed` is {}, more than the {} requests other than 429",
+            k.failed,
+            k.requests - r429
+        ));
+    }
+    Ok(())
+}
+
+fn text_field(field: &str, text: &str, max: usize) -> Result<(), String> {
+    if text.is_empty() || text.len() > max {
+        return Err(format!(
+            "`{field}` is {} bytes long: must be 1..={max}",
+            text.len()
+        ));
+    }
+    if text.chars().any(|c| c == '\0') {
+        return Err(format!("`{field}` holds a NUL character"));
+    }
+    Ok(())
+}
+
+/// A file next to the manifest: a plain name, never a path.
+fn file_name(field: &str, name: &str) -> Result<(), String> {
+    text_field(field, name, MAX_NAME)?;
+    let plain = !name.contains(['/', '\\'])
+        && name != "."
+        && name != ".."
+        && Path::new(name).file_name().is_some_and(|n| n == name);
+    if !plain || !name.ends_with(".hlog") {
+        return Err(format!(
+            "`{field}` is `{}`: must be the name of a `.hlog` file in the manifest's own folder, not a path",
+            bounded(name)
+        ));
+    }
+    Ok(())
+}
+
+/// Seconds since the epoch: finite, 0..=[`MAX_UNIX_S`].
+fn instant(field: &str, v: f64) -> Result<f64, String> {
+    if !v.is_finite() || !(0.0..=MAX_UNIX_S).contains(&v) {
+        return Err(format!(
+            "`{field}` is {v}: must be seconds 0..={MAX_UNIX_S:.0} (year 9999)"
+        ));
+    }
+    Ok(v)
 }
 
 /// Checks that `shards` are all the shards of one burst, each once: same
@@ -199,29 +462,33 @@ pub fn merge_figures(plan: &LoadPlan, shards: &[ShardFiles]) -> Result<Figures, 
             ));
         }
         let path = s.dir.join(&m.histograms);
-        let intervals = stats::read_hlog(&path)?;
-        for (i, (total, counts)) in kinds.iter_mut().zip(&m.kinds).enumerate() {
-            let mut k = KindStats::new();
-            let [raw, cor, late] = kind_tags(i);
-            for iv in &intervals {
-                let h = if iv.tag == raw {
-                    &mut k.raw
-                } else if iv.tag == cor {
-                    &mut k.corrected
-                } else if iv.tag == late {
-                    &mut k.lateness
-                } else {
-                    continue;
-                };
-                h.add(&iv.hist)
-                    .map_err(|e| format!("{}: {}: {e:?}", path.display(), iv.tag))?;
-            }
-            if k.raw.len() != counts.requests {
+        let mut found: Vec<KindStats> = m.kinds.iter().map(|_| KindStats::new()).collect();
+        let tags: Vec<[String; 3]> = (0..m.kinds.len()).map(kind_tags).collect();
+        // One interval decoded at a time, added at once: memory stays that
+        // of the kinds' totals, whatever the file holds.
+        stats::for_each_encoded(&path, |iv| {
+            let Some((i, which)) = tags
+                .iter()
+                .enumerate()
+                .find_map(|(i, t)| t.iter().position(|t| *t == iv.tag).map(|w| (i, w)))
+            else {
+                return Ok(());
+            };
+            let hist = iv
+                .decode()
+                .map_err(|e| format!("{}: {}: {e}", path.display(), iv.tag))?;
+            let k = &mut found[i];
+            let h = [&mut k.raw, &mut k.corrected, &mut k.lateness][which].add(&hist);
+            h.map_err(|e| format!("{}: {}: {e:?}", path.display(), iv.tag))
+        })?;
+        for (total, (counts, mut k)) in kinds.iter_mut().zip(m.kinds.iter().zip(found)) {
+            let lens = [k.raw.len(), k.corrected.len(), k.lateness.len()];
+            if lens.iter().any(|&n| n != counts.requests) {
                 return Err(format!(
-                    "{}: kind `{}` has {} requests in its histogram but {} in {}",
+                    "{}: kind `{}` has {} requests in its histograms (raw, corrected, lateness) but {} in {}",
                     path.display(),
                     counts.name,
-                    k.raw.len(),
+                    lens.map(|n| n.to_string()).join(", "),
                     counts.requests,
                     s.path.display()
                 ));
@@ -341,7 +608,14 @@ pub fn judge_merged(
         write_err = write_merged_hlog(&files.hlog, suite, plan, shards).err();
     }
     let more = write_figures(plan, suite, target, figures, &files, redactor);
-    judge_figures(plan, suite, figures, &files.json, write_err.or(more))
+    judge_figures(
+        plan,
+        suite,
+        target,
+        figures,
+        &files.json,
+        write_err.or(more),
+    )
 }
 
 /// Every shard's interval log in one, rebased on the earliest shard start
@@ -353,9 +627,14 @@ fn write_merged_hlog(
     plan: &LoadPlan,
     shards: &[ShardFiles],
 ) -> Result<(), String> {
+    // Kept encoded (a few hundred bytes an interval) and decoded one at a
+    // time as they are written.
     let mut all = Vec::new();
     for s in shards {
-        all.extend(stats::read_hlog(&s.dir.join(&s.manifest.interval_log))?);
+        stats::for_each_encoded(&s.dir.join(&s.manifest.interval_log), |iv| {
+            all.push(iv);
+            Ok(())
+        })?;
     }
     all.sort_by_key(|iv| iv.start);
     let base = shards
@@ -375,7 +654,11 @@ fn write_merged_hlog(
     )
     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     for iv in &all {
-        h.write_tagged(iv.start, iv.len, &[(iv.tag.as_str(), &iv.hist)])
+        let hist = iv.decode().map_err(|e| {
+            let from = shards.iter().map(|s| s.manifest.interval_log.as_str());
+            format!("{}: {e}", from.collect::<Vec<_>>().join(", "))
+        })?;
+        h.write_tagged(iv.start, iv.len, &[(iv.tag.as_str(), &hist)])
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())

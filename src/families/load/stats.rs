@@ -298,48 +298,200 @@ pub struct Interval {
     pub hist: Histogram<u64>,
 }
 
+/// One interval as stored: its histogram still encoded (a few hundred
+/// bytes where the decoded histogram holds 21,504 counters), decoded on
+/// demand with every declared size checked first ([`decode_checked`]).
+pub struct Encoded {
+    pub tag: String,
+    pub start: SystemTime,
+    pub len: Duration,
+    /// The V2 (deflate) serialisation, base64 decoded.
+    pub bytes: Vec<u8>,
+}
+
+impl Encoded {
+    pub fn decode(&self) -> Result<Histogram<u64>, String> {
+        decode_checked(&self.bytes)
+    }
+}
+
 /// Largest `.hlog` read back (a shard of a 10-minute burst writes a few MB).
 pub const MAX_HLOG_BYTES: u64 = 256 * 1024 * 1024;
+/// Largest inflated histogram read back: tminus's own (1 µs to 10 min at 3
+/// significant digits, 21,504 counters of at most 9 bytes) stay far under it.
+pub const MAX_HIST_BYTES: usize = 1024 * 1024;
+
+/// Reads `path` whole if it is a regular file (never a FIFO, device, folder
+/// or symbolic link, so a read can neither hang nor leave the folder) of at
+/// most `cap` bytes; `what` names it in the error.
+pub fn read_regular(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let shown = path.display();
+    let not_regular = || {
+        format!("{shown} is not a regular file: tminus reads a {what} only from a regular file (no FIFO, device, folder or symbolic link)")
+    };
+    let md = std::fs::symlink_metadata(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if !md.is_file() {
+        return Err(not_regular());
+    }
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        // Swapped for a FIFO or a link after the check: never block, never follow.
+        use std::os::unix::fs::OpenOptionsExt as _;
+        open.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
+    }
+    let file = open
+        .open(path)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let md = file
+        .metadata()
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if !md.is_file() {
+        return Err(not_regular());
+    }
+    let too_large = || format!("{shown} is larger than {cap} bytes, the most a {what} may be");
+    if md.len() > cap {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(md.len() as usize);
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// The cookies of HdrHistogram's V2 encoding, plain and deflated.
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+/// The V2 header: cookie, payload length, normalizing offset, significant
+/// digits, lowest and highest value, integer-to-double ratio.
+const V2_HEADER: usize = 40;
+
+/// Decodes one serialised histogram after checking what it declares: the
+/// compressed length against the bytes there are, the inflated size against
+/// [`MAX_HIST_BYTES`], the payload length against the bytes inflated, and
+/// the bounds against those tminus records with (1 µs to [`MAX_US`], 3
+/// digits), so that nothing is allocated from a declared size alone.
+pub fn decode_checked(bytes: &[u8]) -> Result<Histogram<u64>, String> {
+    use std::io::Read as _;
+    let be32 = |b: &[u8], at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    };
+    let be64 = |b: &[u8], at: usize| -> Option<u64> {
+        Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?))
+    };
+    let inflated;
+    let plain: &[u8] = match be32(bytes, 0) {
+        Some(V2_COMPRESSED_COOKIE) => {
+            let declared = be32(bytes, 4).ok_or("truncated histogram header")? as usize;
+            let there = bytes.len().saturating_sub(8);
+            if declared > there {
+                return Err(format!(
+                    "histogram declares {declared} compressed bytes but holds {there}"
+                ));
+            }
+            let mut out = Vec::new();
+            flate2::read::ZlibDecoder::new(&bytes[8..8 + declared])
+                .take(MAX_HIST_BYTES as u64 + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| format!("histogram does not inflate: {e}"))?;
+            if out.len() > MAX_HIST_BYTES {
+                return Err(format!(
+                    "histogram inflates to more than {MAX_HIST_BYTES} bytes"
+                ));
+            }
+            inflated = out;
+            &inflated
+        }
+        Some(V2_COOKIE) => bytes,
+        Some(c) => return Err(format!("histogram cookie {c:#010x} is not HdrHistogram V2")),
+        None => return Err("truncated histogram header".into()),
+    };
+    if be32(plain, 0) != Some(V2_COOKIE) || plain.len() < V2_HEADER {
+        return Err("histogram has no V2 header".into());
+    }
+    let field = |at| be32(plain, at).unwrap_or_default();
+    let payload = field(4) as usize;
+    let there = plain.len() - V2_HEADER;
+    if payload > there {
+        return Err(format!(
+            "histogram declares a payload of {payload} bytes but holds {there}"
+        ));
+    }
+    let (digits, low, high) = (
+        field(12),
+        be64(plain, 16).unwrap_or_default(),
+        be64(plain, 24).unwrap_or_default(),
+    );
+    if !(1..=3).contains(&digits) || low < 1 || high > MAX_US || high < 2 * low {
+        return Err(format!(
+            "histogram bounds {low}..{high} at {digits} significant digits; tminus records 1..{MAX_US} µs at 3"
+        ));
+    }
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut std::io::Cursor::new(plain))
+        .map_err(|e| format!("histogram does not decode: {e}"))
+}
 
 /// Reads every tagged interval of an interval log, exactly as written.
 pub fn read_hlog(path: &Path) -> Result<Vec<Interval>, String> {
+    let mut out = Vec::new();
+    for_each_encoded(path, |e| {
+        let hist = e.decode().map_err(|m| format!("{}: {m}", path.display()))?;
+        out.push(Interval {
+            tag: e.tag,
+            start: e.start,
+            len: e.len,
+            hist,
+        });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Calls `f` with every interval of an interval log, in file order, its
+/// histogram still encoded; the file is read only if regular and at most
+/// [`MAX_HLOG_BYTES`], and no instant may overflow.
+pub fn for_each_encoded(
+    path: &Path,
+    mut f: impl FnMut(Encoded) -> Result<(), String>,
+) -> Result<(), String> {
     use base64::Engine as _;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-    use std::io::Read as _;
     let shown = path.display();
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_HLOG_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    if bytes.len() as u64 > MAX_HLOG_BYTES {
-        return Err(format!(
-            "{shown} is larger than {} MB",
-            MAX_HLOG_BYTES / 1024 / 1024
-        ));
-    }
+    let bytes = read_regular(path, MAX_HLOG_BYTES, "histogram log")?;
     let mut base = SystemTime::UNIX_EPOCH;
-    let mut out = Vec::new();
-    let mut de = hdrhistogram::serialization::Deserializer::new();
-    for (n, entry) in IntervalLogIterator::new(&bytes).enumerate() {
-        match entry.map_err(|e| format!("{shown}: entry {}: {e:?}", n + 1))? {
-            LogEntry::BaseTime(t) => base = SystemTime::UNIX_EPOCH + t,
+    let mut n = 0usize;
+    for (line, entry) in IntervalLogIterator::new(&bytes).enumerate() {
+        let late = || {
+            format!(
+                "{shown}: entry {}: a time past what a clock can hold",
+                line + 1
+            )
+        };
+        match entry.map_err(|e| format!("{shown}: entry {}: {e:?}", line + 1))? {
+            LogEntry::BaseTime(t) => {
+                base = SystemTime::UNIX_EPOCH.checked_add(t).ok_or_else(late)?;
+            }
             LogEntry::StartTime(_) => {}
             LogEntry::Interval(i) => {
+                n += 1;
                 let encoded = base64::engine::general_purpose::STANDARD
                     .decode(i.encoded_histogram())
-                    .map_err(|e| format!("{shown}: interval {}: {e}", out.len() + 1))?;
-                let hist: Histogram<u64> = de
-                    .deserialize(&mut std::io::Cursor::new(encoded))
-                    .map_err(|e| format!("{shown}: interval {}: {e:?}", out.len() + 1))?;
-                out.push(Interval {
+                    .map_err(|e| format!("{shown}: interval {n}: {e}"))?;
+                f(Encoded {
                     tag: i.tag().map(|t| t.as_str().to_owned()).unwrap_or_default(),
-                    start: base + i.start_timestamp(),
+                    start: base.checked_add(i.start_timestamp()).ok_or_else(late)?,
                     len: i.duration(),
-                    hist,
-                });
+                    bytes: encoded,
+                })?;
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
