@@ -365,7 +365,10 @@ impl Shared {
     ) -> (Instant, Instant, Result_) {
         let rendered = &p.rendered;
         let origin = &self.origins[p.kind];
-        if origin.is_empty() || !rendered.url.starts_with(origin.as_str()) {
+        // Compared as parsed origins: a URL with userinfo
+        // (`http://user:pw@host/`) is on its origin though it does not
+        // start with it as text.
+        if origin.is_empty() || origin_of(&rendered.url).as_ref() != Some(origin) {
             let now = Instant::now();
             return (now, now, Result_::Transport("destination"));
         }
