@@ -117,16 +117,22 @@ fn process_cpu(pid: u32) -> Option<f64> {
     Some(ticks / clock_ticks())
 }
 
-fn children(pid: u32) -> Vec<u32> {
+/// The children of `pid`, from `/proc/PID/task/*/children` (also how
+/// `reap` finds the orphans re-parented to tminus); empty off Linux.
+pub(super) fn children(pid: u32) -> Vec<u32> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for t in tasks.flatten().take(MAX_GROUP) {
+    // Every thread: a child is listed under the thread that started it (or,
+    // re-parented, under the one that adopted it).
+    for t in tasks.flatten() {
         if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
             out.extend(s.split_whitespace().filter_map(|x| x.parse::<u32>().ok()));
         }
     }
+    out.sort_unstable();
+    out.dedup();
     out
 }
 

@@ -110,15 +110,13 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
     }
     // Could the client be judged at all?
     for r in &runs {
-        if let Some(size) = r.attempts.iter().find_map(|a| match a.served {
-            Served::TooLarge { size } => Some(size),
+        if let Some((a, size)) = r.attempts.iter().find_map(|a| match a.served {
+            Served::TooLarge { size } => Some((a, size)),
             _ => None,
         }) {
             return Outcome::error(format!(
                 "the client sent a request body of {size} bytes ({} {}), over the mock upstream's limit of {} bytes, and was answered 413; raise it with --upstream-max-body (e.g. --upstream-max-body 8MiB)",
-                r.attempts.iter().find(|a| matches!(a.served, Served::TooLarge { .. })).map_or("", |a| a.method.as_str()),
-                r.attempts.iter().find(|a| matches!(a.served, Served::TooLarge { .. })).map_or("", |a| a.path.as_str()),
-                ctx.upstream_max_body
+                a.method, a.path, ctx.upstream_max_body
             ));
         }
         for res in &r.results {

@@ -69,7 +69,7 @@ pub fn sweep() -> usize {
         // Killing an orphan re-parents its own children to tminus: a few rounds.
         let keep = lock();
         for _ in 0..5 {
-            let orphans: Vec<u32> = children_of(me)
+            let orphans: Vec<u32> = super::cpu::children(me)
                 .into_iter()
                 .filter(|p| !keep.contains(p))
                 .collect();
@@ -94,21 +94,4 @@ pub fn sweep() -> usize {
     {
         0
     }
-}
-
-/// The children of `pid`, from `/proc/PID/task/*/children`.
-#[cfg(target_os = "linux")]
-fn children_of(pid: u32) -> Vec<u32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for t in tasks.flatten() {
-        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
-            out.extend(s.split_whitespace().filter_map(|x| x.parse::<u32>().ok()));
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
 }
