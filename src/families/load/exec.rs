@@ -716,7 +716,14 @@ fn transport_errors(k: &KindStats) -> u64 {
 
 /// `connect×7, timeout×1`.
 fn error_kinds(k: &KindStats) -> String {
-    let kinds: Vec<String> = k.errors.iter().map(|(e, n)| format!("{e}×{n}")).collect();
+    let kinds: Vec<String> = k
+        .errors
+        .iter()
+        .map(|(e, n)| match e.as_str() {
+            super::engine::CUT => format!("{e}×{n}: in flight when the burst was stopped"),
+            _ => format!("{e}×{n}"),
+        })
+        .collect();
     kinds.join(", ")
 }
 
