@@ -196,11 +196,11 @@ impl Shared {
             })
             .collect();
         let budget = match plan.profile {
-            Profile::Stages(_) => Some(plan.scheduled_requests() as u64),
+            Profile::Stages(_) | Profile::Rates(_) => Some(plan.scheduled_requests() as u64),
             Profile::Iterations { .. } => None,
         };
         let pool = match plan.profile {
-            Profile::Stages(_) => Some(super::pool::Pool::new(
+            Profile::Stages(_) | Profile::Rates(_) => Some(super::pool::Pool::new(
                 super::pool::Schedule::new(&plan.profile, per_user_rate),
                 plan.peak_users,
                 plan.max_users,
@@ -564,7 +564,7 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
     let attack = match &plan.profile {
         // Every user of the pool starts at once and idles until it is
         // opened; the schedule, not goose, shapes the rate (see pool.rs).
-        Profile::Stages(_) => attack.set_default(
+        Profile::Stages(_) | Profile::Rates(_) => attack.set_default(
             GooseDefault::TestPlan,
             format!(
                 "{n},0s;{n},{}s;0,0s",
