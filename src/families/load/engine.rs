@@ -27,9 +27,9 @@ use super::progress::{progress_bar, progress_line, progress_message, StdoutToStd
 
 use super::stats::{HlogFile, KindStats, Result_, Shard};
 use super::summary::IntervalPoint;
+use crate::context::Scope;
 use crate::families::load::plan::{LoadPlan, Profile};
 use crate::http::{Rendered, Target};
-use crate::plan::Scope;
 
 /// The transport error of a request in flight when the burst was stopped
 /// (max_duration, Ctrl-C, SIGTERM): cut, never answered.

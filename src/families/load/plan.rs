@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde_saphyr::Location;
 
+use crate::context::{CounterPlan, PlanCtx, RequestPlan};
 use crate::families::load::spec::{defaults, LoadSpec};
 use crate::model::scalar::StatusSet;
-use crate::plan::{CounterPlan, PlanCtx, RequestPlan};
 
 /// Hard cap on any burst unless the suite sets `max_duration`.
 pub const DEFAULT_MAX_DURATION: Duration = defaults::MAX_DURATION;

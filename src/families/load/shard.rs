@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::exec::{uniform, Burst, Effects, LoadContext, LoadResult};
 use super::plan::{LoadPlan, Profile};
 use super::stats::{self, KindStats};
-use crate::families::Outcome;
+use crate::outcome::Outcome;
 
 /// Most shards one burst may be cut into.
 pub const MAX_SHARD_COUNT: usize = 10_000;
@@ -173,44 +173,6 @@ pub fn slice(
         suite_digest,
     });
     out
-}
-
-/// Turns a planned run into shard `spec` of its burst: exactly one suite of
-/// the selection may have a `load:`; suites without one and the suite's
-/// checks are dropped (a shard runs only its slice of the burst; run the
-/// checks once, without --shard).
-pub fn apply(
-    plan: &mut crate::plan::Plan,
-    spec: ShardSpec,
-    start_at: Option<SystemTime>,
-) -> Result<(), String> {
-    let with_load: Vec<String> = plan
-        .suites
-        .iter()
-        .filter(|s| s.load.is_some())
-        .map(|s| format!("{} ({})", s.name, s.file.display()))
-        .collect();
-    if with_load.len() != 1 {
-        return Err(format!(
-            "--shard runs the burst of one suite, but {} selected suites have a `load:` section{}{}: pass that one suite file",
-            with_load.len(),
-            if with_load.is_empty() { "" } else { ": " },
-            with_load.join(", ")
-        ));
-    }
-    plan.suites.retain(|s| s.load.is_some());
-    let s = &mut plan.suites[0];
-    s.checks.clear();
-    if let Some(load) = s.load.take() {
-        s.load = Some(slice(
-            &load,
-            spec,
-            start_at,
-            s.file.clone(),
-            s.digest.clone(),
-        ));
-    }
-    Ok(())
 }
 
 /// Parses `--start-at` (RFC 3339 in UTC, `2026-12-01T12:00:00Z`) and checks

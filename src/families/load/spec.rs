@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, Scalar, StatusSet};
-use crate::suite::kinds::{param, DefaultValue as D, Kind};
-use crate::suite::request::{CounterSpec, RequestSpec};
+use crate::spec::kinds::{param, DefaultValue as D, Kind};
+use crate::spec::request::{CounterSpec, RequestSpec};
 
 /// Every default of `load:`: the plan applies these, `LOAD` prints them.
 pub mod defaults {
@@ -257,8 +257,8 @@ pub struct MixSpec {
 mod tests {
     use super::LOAD;
     use crate::families::load::plan::Profile;
-    use crate::suite::kinds::testing::*;
-    use crate::suite::kinds::Kind;
+    use crate::spec::kinds::testing::*;
+    use crate::spec::kinds::Kind;
 
     fn plan_errors(src: &str) -> String {
         let path = std::path::Path::new("rates.yaml");
