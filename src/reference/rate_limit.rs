@@ -377,28 +377,35 @@ pub(crate) async fn limit(State(l): State<Limiter>, req: Request, next: Next) ->
     } else {
         token
     };
-    let date = SystemTime::now();
-    let now = date
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs_f64();
-    let d = {
+    let decide = |date: SystemTime| {
+        let now = date
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64();
         let mut buckets = l.buckets.lock().unwrap_or_else(|p| p.into_inner());
         if buckets.len() > MAX_BUCKETS {
             let w = cfg.window.as_secs().max(1);
             buckets.retain(|_, b| b.idx + 1 >= now as u64 / w || !b.log.is_empty());
         }
-        let b = buckets.entry(key).or_default();
-        admit_with_daily(b, now, cfg, app.has(Defect::ShortRetryAfter))
+        let b = buckets.entry(key.clone()).or_default();
+        (now, admit_with_daily(b, now, cfg, app.has(Defect::ShortRetryAfter)))
     };
+    let mut date = SystemTime::now();
+    let (mut now, mut d) = decide(date);
+    if !d.0.allowed && app.has(Defect::Slow429) {
+        // The rejection is slow and decided at its end, so the Retry-After it
+        // carries is true when it is sent: only its latency is the defect.
+        // (Decided before the pause, a 429 could arrive after its own window
+        // had reset, and `rl-recovery` saw "the limit is not real".)
+        tokio::time::sleep(SLOW_429).await;
+        date = SystemTime::now();
+        (now, d) = decide(date);
+    }
     let (d, day) = d;
     if d.allowed {
         let mut resp = next.run(req).await;
         stamp(&mut resp, &d, day.as_ref(), date, app);
         return resp;
-    }
-    if app.has(Defect::Slow429) {
-        tokio::time::sleep(SLOW_429).await;
     }
     if app.has(Defect::Storm5xx) && d.rejected > STORM_5XX_AFTER {
         let body = json!({"error": {"code": "SERVICE_UNAVAILABLE", "message": "overloaded"}});
