@@ -10,6 +10,7 @@
 //! clock) and imports none of them: `http` and `reference` depend on `model`,
 //! never on `plan` or `families`.
 
+pub mod coverage;
 pub mod files;
 pub mod http;
 pub mod model;
@@ -18,6 +19,7 @@ pub mod redact;
 pub mod reference;
 pub mod suite;
 pub mod upstream;
+pub mod waiver;
 
 /// Durations for people: `850 ms`, `2.4 s`, `3 m 05 s`.
 pub fn fmt_duration(d: std::time::Duration) -> String {
@@ -34,6 +36,8 @@ pub fn fmt_duration(d: std::time::Duration) -> String {
     }
 }
 pub mod app;
+pub mod bundle;
+pub mod certify;
 pub mod cli;
 pub mod cost;
 pub mod events;
