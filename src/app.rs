@@ -631,6 +631,13 @@ fn md_family(out: &mut String, doc: &str, kinds: &[KindDoc]) {
     let mut seen: Vec<&KindDoc> = Vec::new();
     for k in kinds {
         out.push_str(&format!("### `{}`\n\n{}\n\n", k.name, sentence(k.summary)));
+        let req = crate::coverage::of_kind(k.name);
+        if let Some(point) = req.point {
+            out.push_str(&format!(
+                "Certifies: {} (catalogue point {point}).\n\n",
+                req.ids.join(", ")
+            ));
+        }
         match seen.iter().find(|s| s.params == k.params) {
             Some(same) => out.push_str(&format!(
                 "Parameters: as for [`{}`](#{}).\n\n",

@@ -231,7 +231,7 @@ pub struct Outcome {
     pub assertions: Vec<Assertion>,
     /// The check's waivers and what each did in this run (`waiver`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub waivers: Vec<crate::waiver::WaiverNote>,
+    pub waivers: Vec<crate::model::waiver::WaiverNote>,
 }
 
 impl Outcome {
