@@ -2,7 +2,10 @@
 //! The table in `src/coverage.rs` is held to the registry and to the
 //! catalogue ids each kind's summary names.
 
+mod common;
+
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use tminus::coverage::{of_kind, point_of, CATALOGUE, KINDS};
 
@@ -104,4 +107,72 @@ fn catalogue_ids_are_unique() {
             assert!(seen.insert(*id), "`{id}` is listed twice");
         }
     }
+}
+
+/// A real run: the JSON report, the HTML report, JUnit and the bundle's
+/// manifest carry the coverage of what ran.
+#[test]
+fn reports_and_the_bundle_carry_the_coverage_of_what_ran() {
+    use base64::Engine;
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let suite = common::repo().join("suites/trace.yaml");
+    let out = common::tminus(
+        dir.path(),
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--only",
+            "trace-ids-unique",
+            "--bundle",
+            "b.tar.gz",
+        ],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let read = |f: &str| std::fs::read_to_string(dir.path().join("reports").join(f)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&read("report.json")).unwrap();
+    let trace = json["coverage"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["point"] == 4)
+        .unwrap()
+        .clone();
+    assert_eq!(trace["covered"], serde_json::json!(["TRC-002"]), "{trace}");
+    assert_eq!(trace["passed"], serde_json::json!(["TRC-002"]), "{trace}");
+    assert_eq!(trace["required"].as_array().unwrap().len(), 10);
+    let idem = &json["coverage"][0];
+    assert!(idem["covered"].as_array().unwrap().is_empty(), "{idem}");
+    assert_eq!(
+        json["suites"][0]["checks"][0]["requirements"],
+        serde_json::json!(["TRC-002"])
+    );
+    assert_eq!(json["suites"][0]["checks"][0]["point"], 4);
+    let html = read("report.html");
+    assert!(
+        html.contains("<td><b>4. Trace correlation</b></td><td>10</td><td>1</td><td>1</td>"),
+        "no coverage row in the HTML"
+    );
+    assert!(
+        html.contains("TRC-C01"),
+        "the HTML lists what was not covered"
+    );
+    assert!(read("junit.xml").contains(r#"name="requirements" value="TRC-002""#));
+    let f = std::fs::File::open(dir.path().join("b.tar.gz")).unwrap();
+    let mut a = tar::Archive::new(flate2::read::GzDecoder::new(f));
+    let mut env = Vec::new();
+    for e in a.entries().unwrap() {
+        let mut e = e.unwrap();
+        if e.path().unwrap().to_str() == Some("manifest.dsse.json") {
+            e.read_to_end(&mut env).unwrap();
+        }
+    }
+    let env: serde_json::Value = serde_json::from_slice(&env).unwrap();
+    let payload = base64::engine::general_purpose::STANDARD
+        .decode(env["payload"].as_str().unwrap())
+        .unwrap();
+    let s: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+    assert_eq!(s["predicate"]["tminus"]["coverage"], json["coverage"]);
 }

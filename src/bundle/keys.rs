@@ -34,8 +34,13 @@ pub fn read_signing_key(path: &Path, redactor: &Redactor) -> Result<SigningKey, 
         .collect();
     if body.len() >= 8 {
         redactor.add_named(SIGN_KEY_NAME, &body);
-        for line in text.lines().filter(|l| l.trim().len() >= 8) {
-            redactor.add(line.trim());
+        // Each line alone too: an excerpt may cut the body at a line break.
+        for line in text
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.len() >= 8 && !l.starts_with("-----"))
+        {
+            redactor.add(line);
         }
     }
     let key = SigningKey::from_pkcs8_pem(&text).map_err(|_| {

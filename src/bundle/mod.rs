@@ -132,12 +132,29 @@ pub fn pack(
         )
     })?;
     let mut entries: Vec<Entry> = Vec::new();
+    // The caps a verifier applies, checked before each read: a bundle
+    // tminus writes is one tminus can verify.
+    let mut total = 0u64;
+    let mut add = |entries: &mut Vec<Entry>, name: String, bytes: Vec<u8>| {
+        total += bytes.len() as u64;
+        if entries.len() + 2 > archive::MAX_ENTRIES {
+            return Err(format!(
+                "more files than a bundle may hold ({})",
+                archive::MAX_ENTRIES
+            ));
+        }
+        if total > archive::MAX_TOTAL_BYTES {
+            return Err(format!(
+                "the files hold more than a bundle may ({} MiB)",
+                archive::MAX_TOTAL_BYTES >> 20
+            ));
+        }
+        entries.push(Entry { name, bytes });
+        Ok(())
+    };
     for (name, path) in &contents.reports {
         archive::safe_name(name)?;
-        entries.push(Entry {
-            name: name.clone(),
-            bytes: read(path)?,
-        });
+        add(&mut entries, name.clone(), read(path)?)?;
     }
     let suites = report["suites"].as_array().cloned().unwrap_or_default();
     let files: Vec<String> = suites
@@ -161,22 +178,7 @@ pub fn pack(
             bundled_as: name.clone(),
             digest,
         });
-        entries.push(Entry { name, bytes });
-    }
-    if entries.len() + 1 > archive::MAX_ENTRIES {
-        return Err(format!(
-            "{} files are more than a bundle may hold ({})",
-            entries.len() + 1,
-            archive::MAX_ENTRIES
-        ));
-    }
-    let total: u64 = entries.iter().map(|e| e.bytes.len() as u64).sum();
-    if total > archive::MAX_TOTAL_BYTES {
-        return Err(format!(
-            "the files hold {} MiB, more than a bundle may ({} MiB)",
-            total >> 20,
-            archive::MAX_TOTAL_BYTES >> 20
-        ));
+        add(&mut entries, name, bytes)?;
     }
     let statement = manifest::statement(&entries, &report, &bundled);
     let payload = serde_json::to_vec(&statement).map_err(|e| e.to_string())?;
