@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::report::console::ColorChoice;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "tminus",
@@ -176,14 +178,6 @@ pub struct VerifyArgs {
     /// Accept an unsigned bundle (or check a signed one without --key): hashes only, said so in the output
     #[arg(long)]
     pub allow_unsigned: bool,
-}
-
-/// When the console uses colour (the ripgrep/cargo convention).
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
 }
 
 #[derive(Args, Debug)]
