@@ -32,6 +32,9 @@ pub fn main(cli: Cli) -> i32 {
         Command::Man => cmd_man(),
         Command::Schema(a) => cmd_schema(a.which),
         Command::Init(a) => cmd_init(a),
+        // command: certification
+        Command::Bundle(a) => crate::certify::cmd_bundle(a),
+        Command::Verify(a) => crate::certify::cmd_verify(a),
         // command: end
     }
 }
@@ -203,6 +206,12 @@ fn cmd_run(a: RunArgs) -> i32 {
     if plan.check_count() == 0 {
         return usage_error("no check selected (see --only and --tag)");
     }
+    // command: certification
+    // The key is read (and registered as a secret) before anything is sent.
+    let sign_key = match crate::certify::load_key(a.sign_key.as_deref(), &plan.redactor) {
+        Ok(k) => k,
+        Err(code) => return code,
+    };
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(e) => {
@@ -211,12 +220,33 @@ fn cmd_run(a: RunArgs) -> i32 {
         }
     };
     let [junit, json, html] = a.reports.files();
+    let bundle = a.bundle.clone().map(|out| crate::certify::RunBundle {
+        out,
+        key: sign_key,
+        report_dir: a.reports.report_dir.clone(),
+        json: json.clone(),
+        files: [
+            Some(junit.clone()),
+            Some(html.clone()),
+            a.summary_md.clone(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+        // A little before now: a file system may keep coarse times.
+        since: std::time::SystemTime::now() - Duration::from_secs(2),
+    });
+    let redactor = plan.redactor.clone();
     // Outputs may not overwrite each other or an input suite (exit 2), and
     // must be writable before anything is sent (exit 3): a run whose
     // reports are lost at the end has cost its target for nothing.
     let mut named = vec![("--junit", &junit), ("--json", &json), ("--html", &html)];
     if let Some(md) = &a.summary_md {
         named.push(("--summary-md", md));
+    }
+    // command: certification
+    if let Some(b) = &a.bundle {
+        named.push(("--bundle", b));
     }
     if let Err(e) = outputs_apart(&named, &a.paths) {
         return usage_error(&e);
@@ -248,6 +278,9 @@ fn cmd_run(a: RunArgs) -> i32 {
     if has_load {
         outputs.push(&load_probe);
     }
+    if let Some(b) = &a.bundle {
+        outputs.push(b);
+    }
     if let Err(e) = crate::report::preflight(&outputs) {
         eprintln!("error: {e}");
         return exit::RUN_BROKEN;
@@ -275,7 +308,7 @@ fn cmd_run(a: RunArgs) -> i32 {
                 usize::try_from(m).unwrap_or(usize::MAX)
             }),
     };
-    rt.block_on(run_plan(
+    let code = rt.block_on(run_plan(
         plan,
         opts,
         color,
@@ -300,7 +333,13 @@ fn cmd_run(a: RunArgs) -> i32 {
             html,
         },
         cancel_rx,
-    ))
+    ));
+    // A failed or cancelled run is bundled as what it is (the manifest
+    // says so); a JSON report this run did not write is never packed.
+    match bundle {
+        Some(b) => b.pack(code, &redactor),
+        None => code,
+    }
 }
 
 /// `--quota` and `--max-quota-wait` as the request budget's options.
@@ -593,6 +632,13 @@ fn md_family(out: &mut String, doc: &str, kinds: &[KindDoc]) {
     let mut seen: Vec<&KindDoc> = Vec::new();
     for k in kinds {
         out.push_str(&format!("### `{}`\n\n{}\n\n", k.name, sentence(k.summary)));
+        let req = crate::coverage::of_kind(k.name);
+        if let Some(point) = req.point {
+            out.push_str(&format!(
+                "Certifies: {} (catalogue point {point}).\n\n",
+                req.ids.join(", ")
+            ));
+        }
         match seen.iter().find(|s| s.params == k.params) {
             Some(same) => out.push_str(&format!(
                 "Parameters: as for [`{}`](#{}).\n\n",
@@ -1037,6 +1083,7 @@ fn cmd_merge(a: crate::cli::MergeArgs) -> i32 {
             kind: r.kind,
             tags: load.tags.clone(),
             description: Some(r.description),
+            requirements: crate::coverage::of_kind(r.kind),
             outcome: r.outcome,
             started_at,
             duration: figures.elapsed,

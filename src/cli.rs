@@ -43,6 +43,11 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Write a commented starter suite for a role and profile (validates as written)
     Init(InitArgs),
+    // command: certification
+    /// Pack a run's report folder and the suites it ran into a signed, verifiable bundle (tar.gz with an in-toto manifest in a DSSE envelope)
+    Bundle(BundleArgs),
+    /// Check a bundle: its ed25519 signature, every file's SHA-256, nothing missing or added; exit 0, or 1 naming the first that differs
+    Verify(VerifyArgs),
     // command: end
 }
 
@@ -139,6 +144,40 @@ pub struct RunArgs {
     /// With --shard: start the burst at this UTC instant (RFC 3339, e.g. 2026-12-01T12:00:00Z), the same on every shard; within 24 h ahead
     #[arg(long, value_name = "RFC3339", requires = "shard")]
     pub start_at: Option<String>,
+    // command: certification
+    /// After the run, pack the reports and the suites as run into this tar.gz with a manifest (see `tminus bundle`, docs/certification.md)
+    #[arg(long, value_name = "FILE.tar.gz")]
+    pub bundle: Option<PathBuf>,
+    /// Sign the bundle's manifest with this ed25519 private key (PKCS#8 PEM, as `openssl genpkey -algorithm ed25519` writes); never printed
+    #[arg(long, value_name = "FILE", requires = "bundle")]
+    pub sign_key: Option<PathBuf>,
+}
+
+// command: certification
+#[derive(Args, Debug)]
+pub struct BundleArgs {
+    /// The --report-dir of a finished `tminus run` (its report.json names the suites, which must be unchanged)
+    #[arg(value_name = "REPORT_DIR")]
+    pub report_dir: PathBuf,
+    /// The bundle to write (default: REPORT_DIR.tar.gz beside the folder)
+    #[arg(long, short, value_name = "FILE.tar.gz")]
+    pub output: Option<PathBuf>,
+    /// Sign the manifest with this ed25519 private key (PKCS#8 PEM); without it the bundle is unsigned
+    #[arg(long, value_name = "FILE")]
+    pub sign_key: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The bundle (tar.gz) to check
+    #[arg(value_name = "FILE.tar.gz")]
+    pub bundle: PathBuf,
+    /// The signer's ed25519 public key (SPKI PEM, as `openssl pkey -pubout` writes)
+    #[arg(long, value_name = "PUBLIC_KEY.pem")]
+    pub key: Option<PathBuf>,
+    /// Accept an unsigned bundle (or check a signed one without --key): hashes only, said so in the output
+    #[arg(long)]
+    pub allow_unsigned: bool,
 }
 
 #[derive(Args, Debug)]

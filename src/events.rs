@@ -27,6 +27,8 @@ pub struct CheckResult {
     pub kind: &'static str,
     pub tags: Vec<String>,
     pub description: Option<String>,
+    /// The catalogue requirements (and checklist point) the kind certifies.
+    pub requirements: crate::coverage::Requirements,
     pub outcome: Outcome,
     pub started_at: SystemTime,
     pub duration: Duration,
@@ -41,6 +43,9 @@ pub struct Summary {
     /// Checks whose only broken properties are SHOULDs (not failures unless
     /// the run is strict, when they are counted as failed instead).
     pub warned: usize,
+    /// Checks whose only broken properties are waived (`waive:` in force):
+    /// not failures.
+    pub waived: usize,
 }
 
 impl Summary {
@@ -51,10 +56,11 @@ impl Summary {
             Verdict::Error => self.errored += 1,
             Verdict::Skipped => self.skipped += 1,
             Verdict::Warn => self.warned += 1,
+            Verdict::Waived => self.waived += 1,
         }
     }
     pub fn total(&self) -> usize {
-        self.passed + self.failed + self.errored + self.skipped + self.warned
+        self.passed + self.failed + self.errored + self.skipped + self.warned + self.waived
     }
     /// 3 when something could not be judged, 1 when something failed, else 0
     /// (warnings do not fail a run; `--strict` makes them failures first).

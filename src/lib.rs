@@ -13,6 +13,7 @@
 //! family.
 
 pub mod context;
+pub mod coverage;
 pub mod files;
 pub mod http;
 pub mod model;
@@ -21,6 +22,7 @@ pub mod redact;
 pub mod reference;
 pub mod suite;
 pub mod upstream;
+pub mod waiver;
 
 /// Durations for people: `850 ms`, `2.4 s`, `3 m 05 s`.
 pub fn fmt_duration(d: std::time::Duration) -> String {
@@ -37,6 +39,8 @@ pub fn fmt_duration(d: std::time::Duration) -> String {
     }
 }
 pub mod app;
+pub mod bundle;
+pub mod certify;
 pub mod cli;
 pub mod cost;
 pub mod events;

@@ -28,6 +28,9 @@ pub enum Verdict {
     Skipped,
     /// A SHOULD property was broken: reported, not failed (unless strict).
     Warn,
+    /// A broken property under a waiver in force (`waive:`): neither passed
+    /// nor failed, reported with the waiver's reason (see `waiver`).
+    Waived,
 }
 
 impl Verdict {
@@ -38,16 +41,18 @@ impl Verdict {
             Verdict::Error => "error",
             Verdict::Skipped => "skipped",
             Verdict::Warn => "warn",
+            Verdict::Waived => "waived",
         }
     }
 
     /// How bad a verdict is, for folding several into one: error, then fail,
-    /// then warn, then pass, then skipped.
+    /// then warn, then waived, then pass, then skipped.
     fn weight(self) -> u8 {
         match self {
-            Verdict::Error => 4,
-            Verdict::Fail => 3,
-            Verdict::Warn => 2,
+            Verdict::Error => 5,
+            Verdict::Fail => 4,
+            Verdict::Warn => 3,
+            Verdict::Waived => 2,
             Verdict::Pass => 1,
             Verdict::Skipped => 0,
         }
@@ -224,6 +229,9 @@ pub struct Outcome {
     /// kind that judges one (the outcome is then that property's verdict).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub assertions: Vec<Assertion>,
+    /// The check's waivers and what each did in this run (`waiver`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waivers: Vec<crate::model::waiver::WaiverNote>,
 }
 
 impl Outcome {
@@ -236,6 +244,7 @@ impl Outcome {
             evidence: Vec::new(),
             properties: Vec::new(),
             assertions: Vec::new(),
+            waivers: Vec::new(),
         }
     }
     pub fn fail(
@@ -251,6 +260,7 @@ impl Outcome {
             evidence: Vec::new(),
             properties: Vec::new(),
             assertions: Vec::new(),
+            waivers: Vec::new(),
         }
     }
     pub fn error(message: impl Into<String>) -> Self {
@@ -320,6 +330,11 @@ impl Outcome {
             a.severity = severity_of(a.property);
             a.verdict = soften(a.verdict, a.severity);
         }
+        self.fold();
+    }
+
+    /// Folds again after the assertions' verdicts changed (waivers).
+    pub(crate) fn refold(&mut self) {
         self.fold();
     }
 

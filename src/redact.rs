@@ -72,6 +72,10 @@ pub fn is_sensitive_header(name: &str) -> bool {
 #[derive(Clone, Default, Debug)]
 pub struct Redactor {
     secrets: Arc<RwLock<Vec<String>>>,
+    /// What the secrets are called (`API_KEY` of `${secret.API_KEY}`,
+    /// `--sign-key`), never their values: a certification bundle lists
+    /// which secrets its reports were redacted of.
+    names: Arc<RwLock<Vec<String>>>,
 }
 
 impl Redactor {
@@ -90,6 +94,29 @@ impl Redactor {
         if let Some(key) = whsec_key(secret) {
             self.add_key(&key);
         }
+    }
+
+    /// [`add`](Self::add), and remembers `name` (never the value) for
+    /// [`names`](Self::names).
+    pub fn add_named(&self, name: &str, secret: &str) {
+        self.add(secret);
+        self.note_name(name);
+    }
+
+    /// Remembers that a secret called `name` is registered.
+    pub fn note_name(&self, name: &str) {
+        let mut n = self.names.write().expect("redactor lock");
+        if !n.iter().any(|x| x == name) {
+            n.push(name.to_owned());
+        }
+    }
+
+    /// The names of the registered secrets, sorted (values are never kept
+    /// apart from the masks).
+    pub fn names(&self) -> Vec<String> {
+        let mut n = self.names.read().expect("redactor lock").clone();
+        n.sort();
+        n
     }
 
     /// Registers a key decoded from a secret (the bytes of `whsec_<base64>`,
@@ -160,6 +187,7 @@ impl Redactor {
     /// Registers a URL's userinfo (`user:password@`) as secret.
     pub fn add_userinfo(&self, url: &str) {
         if let Some(info) = userinfo(url) {
+            self.note_name("URL userinfo");
             self.add(info);
             if let Some((_, pw)) = info.split_once(':') {
                 if !pw.is_empty() {

@@ -36,7 +36,7 @@ const fn layer(name: &'static str, modules: &'static [&'static str]) -> Layer {
 
 /// The layers, top to bottom (docs/architecture.md shows this table).
 const LAYERS: &[Layer] = &[
-    layer("face", &["main", "cli", "app", "init"]),
+    layer("face", &["main", "cli", "app", "init", "certify"]),
     Layer {
         // The embedded reference integration: used by the face only, and it
         // never uses a family (it is what the families are proven against).
@@ -44,6 +44,7 @@ const LAYERS: &[Layer] = &[
         ..layer("beside", &["reference"])
     },
     layer("reporters", &["report"]),
+    layer("certification", &["bundle"]),
     layer("runner", &["run", "events", "cost"]),
     layer("reader and driver", &["suite", "plan"]),
     layer("registry", &["families"]),
@@ -55,7 +56,7 @@ const LAYERS: &[Layer] = &[
     layer("context", &["context"]),
     layer("vocabulary", &["spec"]),
     layer("roles", &["upstream", "sink", "signing"]),
-    layer("verdicts", &["outcome"]),
+    layer("verdicts", &["outcome", "waiver", "coverage"]),
     layer("http", &["http"]),
     layer("values", &["model", "redact"]),
     // `""`: the crate root (`lib.rs`), which holds `fmt_duration`.

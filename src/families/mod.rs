@@ -201,6 +201,9 @@ impl CheckSpec {
     pub fn after(&self) -> Option<&serde_saphyr::Spanned<crate::model::scalar::DurationValue>> {
         self.common().after()
     }
+    pub fn waive(&self) -> Option<&serde_saphyr::Spanned<crate::waiver::Waivers>> {
+        self.common().waive()
+    }
 }
 
 /// The executable form of a check, typed by family.

@@ -12,3 +12,4 @@ pub mod scalar;
 pub mod template;
 pub mod text;
 pub mod time;
+pub mod waiver;

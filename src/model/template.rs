@@ -222,7 +222,7 @@ fn resolve(expr: &str, r: &Resolver<'_>) -> Result<Segment, String> {
         },
         "secret" => match (r.env)(key).or_else(|| default.map(str::to_owned)) {
             Some(v) => {
-                r.redactor.add(&v);
+                r.redactor.add_named(key, &v);
                 Ok(Segment::Lit(v))
             }
             None => Err(format!(

@@ -106,6 +106,10 @@ pub struct PlannedCheck {
     pub severities: Vec<(&'static str, Severity)>,
     /// `after:`: how long the runner waits once the check is done.
     pub after: Option<Duration>,
+    /// `waive:`, checked against the kind's properties.
+    pub waivers: Vec<crate::waiver::Waiver>,
+    /// The catalogue requirements the kind certifies.
+    pub requirements: crate::coverage::Requirements,
 }
 
 impl PlannedCheck {
@@ -313,6 +317,14 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
             continue;
         }
         let severities = plan_severities(ctx, c.kind_name(), c.severity());
+        let properties: Vec<&'static str> = severities.iter().map(|(p, _)| *p).collect();
+        let waivers =
+            crate::waiver::plan(c.waive(), &properties, c.kind_name()).unwrap_or_else(|errors| {
+                for (at, msg) in errors {
+                    ctx.error(at, msg);
+                }
+                Vec::new()
+            });
         let after = c.after().map(|a| {
             if a.value.0 > MAX_PAUSE {
                 ctx.error(
@@ -330,6 +342,8 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
             body,
             severities,
             after,
+            waivers,
+            requirements: crate::coverage::of_kind(c.kind_name()),
         });
     }
     // The load is selected like a check: by its id (or suite/id) and tags.

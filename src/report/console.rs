@@ -98,6 +98,7 @@ impl Console {
             Verdict::Error => ("ERROR", "35"),
             Verdict::Skipped => ("SKIP ", "33"),
             Verdict::Warn => ("WARN ", "33;1"),
+            Verdict::Waived => ("WAIVE", "36"),
         };
         if self.color {
             // Markers, not escape codes: `line` escapes every control
@@ -260,11 +261,29 @@ impl Reporter for Console {
                         self.details(r);
                     }
                 }
+                let waivers: Vec<String> = self
+                    .results
+                    .iter()
+                    .flat_map(|r| {
+                        r.outcome.waivers.iter().map(move |w| {
+                            format!("  {}/{}.{}  {}", r.suite, r.id, w.property, w.describe())
+                        })
+                    })
+                    .collect();
+                if !waivers.is_empty() {
+                    self.line("\nWaivers (applied: reported waived; expired: failed)");
+                    for w in waivers {
+                        self.line(&w);
+                    }
+                }
                 let state = if *cancelled { " (cancelled)" } else { "" };
-                let warnings = match summary.warned {
+                let mut warnings = match summary.warned {
                     0 => String::new(),
                     n => format!(", {n} warned"),
                 };
+                if summary.waived > 0 {
+                    warnings.push_str(&format!(", {} waived", summary.waived));
+                }
                 let waited: f64 = self.results.iter().map(|r| r.outcome.quota_wait_s()).sum();
                 let quota = if waited > 0.0 {
                     format!(

@@ -71,8 +71,9 @@ fn detail_rank(v: Verdict) -> u8 {
         Verdict::Fail => 0,
         Verdict::Error => 1,
         Verdict::Warn => 2,
-        Verdict::Skipped => 3,
-        Verdict::Pass => 4,
+        Verdict::Waived => 3,
+        Verdict::Skipped => 4,
+        Verdict::Pass => 5,
     }
 }
 
@@ -99,6 +100,8 @@ fn point_verdict(s: &Summary) -> Option<&'static str> {
         Some("fail")
     } else if s.warned > 0 {
         Some("warn")
+    } else if s.waived > 0 {
+        Some("waived")
     } else if s.passed > 0 {
         Some("pass")
     } else {
@@ -166,7 +169,7 @@ impl Html {
         );
         let _ = write!(
             h,
-            "<h1>tminus certification report <span class=\"v {verdict}\">{}</span></h1><p class=\"meta\">{} · tminus {} · {} · {} passed, {} failed, {} warned, {} errors, {} skipped{}</p>",
+            "<h1>tminus certification report <span class=\"v {verdict}\">{}</span></h1><p class=\"meta\">{} · tminus {} · {} · {} passed, {} failed, {} warned, {} waived, {} errors, {} skipped{}</p>",
             verdict.to_uppercase(),
             humantime::format_rfc3339_seconds(self.started_at),
             env!("CARGO_PKG_VERSION"),
@@ -174,11 +177,14 @@ impl Html {
             s.passed,
             s.failed,
             s.warned,
+            s.waived,
             s.errored,
             s.skipped,
             if self.cancelled { " · cancelled" } else { "" }
         );
         self.render_checklist(&mut h);
+        self.render_coverage(&mut h);
+        self.render_waivers(&mut h);
         self.render_certified(&mut h, ended_at);
         self.render_skipped(&mut h);
         self.render_details(&mut h);
@@ -235,6 +241,64 @@ impl Html {
             );
         }
         h.push_str("</table><p class=\"meta\">Each property has a severity (RFC 2119 MUST or SHOULD, listed in the check reference and overridable per check). A broken MUST fails its check and its point; a broken SHOULD is a warning (a failure under <code>--strict</code>); an error means a property could not be judged.</p></section>");
+    }
+
+    /// Requirement coverage per catalogue point: what the partner's run
+    /// certified, and what it did not cover (no check of it ran).
+    fn render_coverage(&self, h: &mut String) {
+        let rows = crate::coverage::table(
+            self.checks()
+                .map(|(_, c)| (&c.requirements, c.outcome.verdict)),
+        );
+        h.push_str("<section class=\"coverage\"><h2>Requirement coverage</h2><table><tr><th>catalogue point</th><th>required</th><th>covered</th><th>passed</th><th>not covered</th></tr>");
+        for r in &rows {
+            let missing: Vec<&str> = r
+                .required
+                .iter()
+                .copied()
+                .filter(|i| !r.covered.contains(i))
+                .collect();
+            let _ = write!(
+                h,
+                "<tr><td><b>{}. {}</b></td><td>{}</td><td>{}</td><td>{}</td><td><small>{}</small></td></tr>",
+                r.point,
+                r.title,
+                r.required.len(),
+                r.covered.len(),
+                r.passed.len(),
+                missing.join(", ")
+            );
+        }
+        h.push_str("</table><p class=\"meta\">Requirements are the ids of the checks catalogue (IDEM-002, RL-002, WH-006, ...). Covered: a check of it ran; passed: every check of it passed (a warning, a waiver or a failure is not a pass).</p></section>");
+    }
+
+    /// Every waiver and what it did in this run.
+    fn render_waivers(&self, h: &mut String) {
+        let rows: Vec<String> = self
+            .checks()
+            .flat_map(|(info, c)| {
+                c.outcome.waivers.iter().map(move |w| {
+                    format!(
+                        "<tr><td><code>{}/{}.{}</code></td><td><span class=\"v {}\">{}</span></td><td>{}</td><td>{}</td></tr>",
+                        self.esc(&info.name),
+                        self.esc(&c.id),
+                        w.property,
+                        if w.state == crate::waiver::WaiverState::Expired { "fail" } else { "waived" },
+                        w.state.as_str(),
+                        w.until,
+                        self.esc(&w.reason)
+                    )
+                })
+            })
+            .collect();
+        if rows.is_empty() {
+            return;
+        }
+        h.push_str("<section class=\"waivers\"><h2>Waivers</h2><table><tr><th>property</th><th>state</th><th>until</th><th>reason</th></tr>");
+        for r in rows {
+            h.push_str(&r);
+        }
+        h.push_str("</table><p class=\"meta\">Applied: the property was broken and is reported waived, neither passed nor failed. Unused: it held. Expired: past its date the property fails.</p></section>");
     }
 
     fn render_certified(&self, h: &mut String, ended_at: SystemTime) {
@@ -305,11 +369,16 @@ impl Html {
         let v = o.verdict.as_str();
         let _ = write!(
             h,
-            "<div class=\"check {v}\"><h3><span class=\"v {v}\">{v}</span> {}</h3><p class=\"meta\">{} · {} · {} · {}{}</p><p>{}</p>",
+            "<div class=\"check {v}\"><h3><span class=\"v {v}\">{v}</span> {}</h3><p class=\"meta\">{} · {} · {}{} · {}{}</p><p>{}</p>",
             self.esc(&c.id),
             self.esc(&info.name),
             self.esc(c.kind),
             checklist_point(c.kind).title(),
+            if c.requirements.ids.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", c.requirements.ids.join(", "))
+            },
             fmt_duration(c.duration),
             c.description
                 .as_ref()
@@ -387,7 +456,7 @@ impl Html {
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}\
 table{border-collapse:collapse;width:100%;margin-bottom:1.5em}td,th{border-bottom:1px solid #ddd;padding:.4em;vertical-align:top;text-align:left}\
 .v{padding:.1em .5em;border-radius:3px;color:#fff;font-weight:600;font-size:.85em}.pass{background:#1a7f37}.fail{background:#cf222e}\
-.error{background:#8250df}.skipped{background:#9a6700}.warn{background:#bf8700}.none{background:#6e7781}\
+.error{background:#8250df}.skipped{background:#9a6700}.warn{background:#bf8700}.waived{background:#0969da}.none{background:#6e7781}\
 .meta,.props,small{color:#666}pre{white-space:pre-wrap;background:#f6f8fa;padding:.5em;max-height:12em;overflow:auto}\
 dl{display:grid;grid-template-columns:auto 1fr;gap:.2em 1em;margin:.4em 0}dt{color:#666}dd{margin:0}code{background:#f6f8fa;padding:0 .2em}\
 code.digest{word-break:break-all;font-size:.85em}\
@@ -477,6 +546,7 @@ mod tests {
             kind,
             tags: Vec::new(),
             description: None,
+            requirements: Default::default(),
             outcome,
             started_at: SystemTime::now(),
             duration: Duration::from_millis(12),

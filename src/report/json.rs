@@ -26,6 +26,20 @@ struct JsonReport {
     cancelled: bool,
     totals: Totals,
     suites: Vec<JsonSuite>,
+    /// The names (never the values) of the secrets this report was redacted of.
+    secrets_redacted: Vec<String>,
+    /// Requirement coverage per catalogue point.
+    coverage: Vec<crate::coverage::CoverageRow>,
+    /// Every waiver of the run and what it did.
+    waivers: Vec<JsonWaiver>,
+}
+
+#[derive(Serialize)]
+struct JsonWaiver {
+    suite: String,
+    check: String,
+    #[serde(flatten)]
+    waiver: crate::waiver::WaiverNote,
 }
 
 #[derive(Serialize, Default)]
@@ -36,6 +50,7 @@ struct Totals {
     errored: usize,
     skipped: usize,
     warned: usize,
+    waived: usize,
     /// Seconds the run waited for the target's quota (the checks'
     /// `quota_wait_s` added up).
     quota_wait_s: f64,
@@ -45,6 +60,9 @@ struct Totals {
 struct JsonSuite {
     name: String,
     file: String,
+    /// SHA-256 (hex) of the suite file as it was run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    digest: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     version: Option<String>,
     target: String,
@@ -72,6 +90,12 @@ struct JsonCheck {
     /// One row per property for a check that judges several.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     assertions: Vec<Assertion>,
+    /// The catalogue requirements the kind certifies, and their point.
+    requirements: &'static [&'static str],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    point: Option<u8>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    waivers: Vec<crate::waiver::WaiverNote>,
 }
 
 fn prop_json(v: &PropValue) -> serde_json::Value {
@@ -88,6 +112,9 @@ pub struct Json {
     cancelled: bool,
     finished: bool,
     quota_wait_s: f64,
+    /// Each result's requirements and verdict, for the coverage table.
+    covered: Vec<(crate::coverage::Requirements, Verdict)>,
+    waivers: Vec<JsonWaiver>,
 }
 
 impl Json {
@@ -102,6 +129,8 @@ impl Json {
             cancelled: true,
             finished: false,
             quota_wait_s: 0.0,
+            covered: Vec::new(),
+            waivers: Vec::new(),
         }
     }
 }
@@ -113,6 +142,7 @@ impl Reporter for Json {
             Event::SuiteStarted(info) => self.suites.push(JsonSuite {
                 name: info.name.clone(),
                 file: info.file.display().to_string(),
+                digest: info.digest.clone(),
                 version: info.version.clone(),
                 target: info.target.clone(),
                 profile: info.profile,
@@ -129,6 +159,12 @@ impl Reporter for Json {
                     .iter()
                     .map(|(k, v)| (k.clone(), prop_json(v)))
                     .collect();
+                self.covered.push((r.requirements, o.verdict));
+                self.waivers.extend(o.waivers.iter().map(|w| JsonWaiver {
+                    suite: r.suite.clone(),
+                    check: r.id.clone(),
+                    waiver: w.clone(),
+                }));
                 if let Some(s) = self.suites.last_mut() {
                     s.checks.push(JsonCheck {
                         id: r.id.clone(),
@@ -143,6 +179,9 @@ impl Reporter for Json {
                         evidence: o.evidence.clone(),
                         properties: props,
                         assertions: o.assertions.clone(),
+                        requirements: r.requirements.ids,
+                        point: r.requirements.point,
+                        waivers: o.waivers.clone(),
                     });
                 }
             }
@@ -183,10 +222,14 @@ impl Reporter for Json {
                 failed: s.failed,
                 errored: s.errored,
                 warned: s.warned,
+                waived: s.waived,
                 skipped: s.skipped,
                 quota_wait_s: (self.quota_wait_s * 1000.0).round() / 1000.0,
             },
             suites: std::mem::take(&mut self.suites),
+            secrets_redacted: self.redactor.names(),
+            coverage: crate::coverage::table(self.covered.iter().map(|(r, v)| (r, *v))),
+            waivers: std::mem::take(&mut self.waivers),
         };
         prepare(&self.path)?;
         let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
@@ -232,6 +275,7 @@ mod tests {
             kind: "steps",
             tags: Vec::new(),
             description: None,
+            requirements: Default::default(),
             outcome,
             started_at: SystemTime::now(),
             duration: Duration::from_millis(5),

@@ -148,9 +148,16 @@ impl Junit {
             // WARN where people look (`--strict` makes it a failure before
             // it gets here).
             Verdict::Warn => TestCaseStatus::success(),
-            Verdict::Skipped => {
+            // A waived property is neither a pass nor a failure: CI tools
+            // (GitHub, GitLab, Jenkins) show a skipped testcase with its
+            // message, which names the waiver's date and reason.
+            Verdict::Skipped | Verdict::Waived => {
                 let mut s = TestCaseStatus::skipped();
                 s.set_message(red(j.message));
+                if j.verdict == Verdict::Waived {
+                    s.set_type("waived");
+                    s.set_description(red(&text));
+                }
                 s
             }
             Verdict::Fail | Verdict::Error => {
@@ -188,6 +195,9 @@ impl Junit {
         }
         if let Some(id) = o.evidence.last().and_then(|e| e.request_id.clone()) {
             tc.add_property(Property::new("request_id", red(&id)));
+        }
+        if !r.requirements.ids.is_empty() {
+            tc.add_property(Property::new("requirements", r.requirements.ids.join(",")));
         }
         tc
     }

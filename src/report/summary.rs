@@ -342,6 +342,7 @@ mod tests {
             kind: "steps",
             tags: Vec::new(),
             description: None,
+            requirements: Default::default(),
             outcome: o,
             started_at: std::time::SystemTime::now(),
             duration: Duration::from_millis(3),

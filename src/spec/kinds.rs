@@ -335,6 +335,11 @@ pub const COMMON_PARAMS: &[Param] = &[
         DefaultValue::Absent,
         "a cooldown after the check (`10s`, at most 1h), e.g. for a rate-limit window to refill before the next check",
     ),
+    param(
+        "waive",
+        DefaultValue::Absent,
+        "accepted deviations, `{ property, reason, until: YYYY-MM-DD }` or a list: a broken property is reported `waived` with its reason through that day (UTC), and fails from the next day (see docs/certification.md)",
+    ),
 ];
 
 /// A family's documentation (its `README.md`), split where it says
@@ -429,6 +434,10 @@ macro_rules! check_spec {
             #[serde(default)]
             #[schemars(with = "Option<crate::model::scalar::DurationValue>")]
             pub after: Option<serde_saphyr::Spanned<$crate::model::scalar::DurationValue>>,
+            /// Accepted deviations (`waive: { property, reason, until }`).
+            #[serde(default)]
+            #[schemars(with = "Option<crate::waiver::Waivers>")]
+            pub waive: Option<serde_saphyr::Spanned<$crate::waiver::Waivers>>,
             $($body)*
         }
 
@@ -448,6 +457,9 @@ macro_rules! check_spec {
             fn after(&self) -> Option<&serde_saphyr::Spanned<$crate::model::scalar::DurationValue>> {
                 self.after.as_ref()
             }
+            fn waive(&self) -> Option<&serde_saphyr::Spanned<$crate::waiver::Waivers>> {
+                self.waive.as_ref()
+            }
         }
     };
 }
@@ -464,6 +476,7 @@ pub trait Common {
     fn description(&self) -> Option<&str>;
     fn severity(&self) -> Option<&SeverityOverrides>;
     fn after(&self) -> Option<&Spanned<crate::model::scalar::DurationValue>>;
+    fn waive(&self) -> Option<&Spanned<crate::waiver::Waivers>>;
 }
 
 impl<T: Common> Common for Box<T> {
@@ -481,6 +494,9 @@ impl<T: Common> Common for Box<T> {
     }
     fn after(&self) -> Option<&Spanned<crate::model::scalar::DurationValue>> {
         (**self).after()
+    }
+    fn waive(&self) -> Option<&Spanned<crate::waiver::Waivers>> {
+        (**self).waive()
     }
 }
 

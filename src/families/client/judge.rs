@@ -71,7 +71,7 @@ fn gap(prev: &Attempt, next: &Attempt) -> f64 {
 pub fn as_property(property: &'static str, o: Outcome) -> Outcome {
     let a = match o.verdict {
         Verdict::Pass => Assertion::pass(property, o.message),
-        Verdict::Fail | Verdict::Warn => Assertion::fail(
+        Verdict::Fail | Verdict::Warn | Verdict::Waived => Assertion::fail(
             property,
             o.message,
             o.expected.unwrap_or_default(),
