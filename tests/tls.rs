@@ -201,9 +201,17 @@ fn a_private_ca_is_trusted_with_cacert_and_named_without_it() {
     assert_eq!(code, 0, "{out}");
 }
 
-#[test]
-fn a_server_that_requires_client_certificates_gets_cert_and_key() {
-    let dir = tempfile::tempdir().unwrap();
+/// A server whose certificate a test CA issued and that demands a client
+/// certificate another test CA issued, with the files tminus is given.
+struct MutualTls {
+    url: String,
+    ca_file: String,
+    cert_file: String,
+    key_file: String,
+    key_pem: String,
+}
+
+fn mutual_tls(dir: &Path) -> MutualTls {
     let ca = new_ca("tminus test CA");
     let server = leaf(&ca, &["127.0.0.1"], false);
     let client_ca = new_ca("tminus client CA");
@@ -213,12 +221,27 @@ fn a_server_that_requires_client_certificates_gets_cert_and_key() {
         server.key.clone_key(),
         Some(&client_ca),
     );
-    let ca_file = write(dir.path(), "ca.pem", &ca.pem);
-    let cert_file = write(dir.path(), "client.pem", &client.pem);
-    let key_file = write(dir.path(), "client.key", &client.key_pem);
+    MutualTls {
+        url,
+        ca_file: write(dir, "ca.pem", &ca.pem),
+        cert_file: write(dir, "client.pem", &client.pem),
+        key_file: write(dir, "client.key", &client.key_pem),
+        key_pem: client.key_pem,
+    }
+}
+
+#[test]
+fn a_server_that_requires_client_certificates_gets_cert_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let MutualTls {
+        url,
+        ca_file,
+        cert_file,
+        key_file,
+        key_pem,
+    } = mutual_tls(dir.path());
     // The key's base64 lines, any of which would be a leak.
-    let key_lines: Vec<&str> = client
-        .key_pem
+    let key_lines: Vec<&str> = key_pem
         .lines()
         .filter(|l| !l.starts_with("-----") && l.len() > 16)
         .collect();
@@ -344,18 +367,7 @@ fn bad_tls_files_are_named_before_anything_is_sent() {
 #[test]
 fn the_burst_carries_the_tls_options() {
     let dir = tempfile::tempdir().unwrap();
-    let ca = new_ca("tminus test CA");
-    let server = leaf(&ca, &["127.0.0.1"], false);
-    let client_ca = new_ca("tminus client CA");
-    let client = leaf(&client_ca, &["tminus client"], false);
-    let url = serve(
-        vec![server.der.clone()],
-        server.key.clone_key(),
-        Some(&client_ca),
-    );
-    let ca_file = write(dir.path(), "ca.pem", &ca.pem);
-    let cert_file = write(dir.path(), "client.pem", &client.pem);
-    let key_file = write(dir.path(), "client.key", &client.key_pem);
+    let m = mutual_tls(dir.path());
     let suite = write(
         dir.path(),
         "burst.yaml",
@@ -368,7 +380,7 @@ fn the_burst_carries_the_tls_options() {
             "run",
             suite.as_str(),
             "--target",
-            url.as_str(),
+            m.url.as_str(),
             "--json",
             json.to_str().unwrap(),
             "--report-dir",
@@ -383,13 +395,18 @@ fn the_burst_carries_the_tls_options() {
         )
     };
     let (code, out) = burst(&[
-        "--cacert", &ca_file, "--cert", &cert_file, "--key", &key_file,
+        "--cacert",
+        &m.ca_file,
+        "--cert",
+        &m.cert_file,
+        "--key",
+        &m.key_file,
     ]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("\"pass\""), "{out}");
-    let (code, out) = burst(&["--cert", &cert_file, "--key", &key_file]);
+    let (code, out) = burst(&["--cert", &m.cert_file, "--key", &m.key_file]);
     // Not a pass, and the address is named. (The burst's error counts
     // transport failures without saying TLS: load/exec.rs, being rewritten.)
     assert_eq!(code, 3, "{out}");
-    assert!(out.contains(url.trim_start_matches("https://")), "{out}");
+    assert!(out.contains(m.url.trim_start_matches("https://")), "{out}");
 }
