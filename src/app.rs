@@ -285,6 +285,23 @@ fn cmd_run(a: RunArgs) -> i32 {
         eprintln!("error: {e}");
         return exit::RUN_BROKEN;
     }
+    // Before the first client is built: every client carries them.
+    let tls = crate::http::tls::TlsOptions {
+        ca: a.cacert.clone(),
+        cert: a.cert.clone(),
+        key: a.key.clone(),
+    };
+    if !tls.is_empty() {
+        match tls.load() {
+            Ok(t) => {
+                if let Err(e) = crate::http::tls::install(t) {
+                    eprintln!("error: {e}");
+                    return exit::RUN_BROKEN;
+                }
+            }
+            Err(e) => return usage_error(&e),
+        }
+    }
     // Before anything can start goose: tminus's logger owns `log` (goose's
     // own cannot take stdout), and ONE SIGINT handler serves the runner and
     // goose's killswitch alike (see load/signal.rs).

@@ -87,6 +87,15 @@ pub struct RunArgs {
     /// Suite files or folders
     #[arg(default_value = "suites")]
     pub paths: Vec<PathBuf>,
+    /// PEM file of CA certificates to trust besides the system's (a private CA), as curl's --cacert
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// PEM file of the client certificate to present (mutual TLS), as curl's --cert
+    #[arg(long, value_name = "FILE")]
+    pub cert: Option<PathBuf>,
+    /// PEM file of the client certificate's private key (a secret: never printed)
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
     /// Base URL of the target; overrides every suite's `target.base_url`
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,

@@ -139,7 +139,9 @@ pub enum TransportError {
 
 impl TransportError {
     pub fn from_reqwest(req: &RecordedRequest, e: &reqwest::Error) -> Self {
-        let reason = error_chain(e);
+        // A TLS failure reads as what is wrong and what to do, not as the
+        // library's enum (`Other(OtherError(CaUsedAsEndEntity))`).
+        let reason = super::tls::explain(e).unwrap_or_else(|| error_chain(e));
         if e.is_timeout() {
             return TransportError::Timeout {
                 request: req.line(),

@@ -4,6 +4,7 @@
 
 pub mod exchange;
 pub mod quota;
+pub mod tls;
 
 use std::time::{Duration, Instant};
 
@@ -249,10 +250,15 @@ pub const DEFAULT_MAX_BODY: usize = 8 * 1024 * 1024;
 /// must not carry load and credentials to another host), no
 /// `Accept-Encoding` unless a suite sets one and nothing inflated behind
 /// tminus's back (goose turns reqwest's gzip on for the whole build; a 1 MB
-/// gzip bomb would become 1 GB), no proxy from the environment.
+/// gzip bomb would become 1 GB), no proxy from the environment; the TLS
+/// options of the run (`--cacert`, `--cert`, `--key`, see [`tls`]).
 pub fn client_builder() -> reqwest::ClientBuilder {
-    reqwest::Client::builder()
-        .user_agent(concat!("tminus/", env!("CARGO_PKG_VERSION")))
+    let b = reqwest::Client::builder();
+    let b = match tls::installed() {
+        Some(t) => t.apply(b),
+        None => b,
+    };
+    b.user_agent(concat!("tminus/", env!("CARGO_PKG_VERSION")))
         .redirect(reqwest::redirect::Policy::none())
         .no_gzip()
         .no_brotli()

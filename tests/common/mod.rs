@@ -268,3 +268,27 @@ impl Drop for AppHandle {
         }
     }
 }
+
+/// Serves on `listener` (127.0.0.1:0) from a thread of its own with a
+/// current-thread runtime, for as long as the test process lives; returns
+/// `scheme://ADDR`.
+pub fn serve_on_thread<F, Fut>(scheme: &str, serve: F) -> String
+where
+    F: FnOnce(tokio::net::TcpListener) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("{scheme}://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            serve(listener).await
+        });
+    });
+    url
+}

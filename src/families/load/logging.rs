@@ -16,11 +16,16 @@ use crate::redact::Redactor;
 struct StderrLogger {
     level: Level,
     redactor: Redactor,
+    /// Without `TMINUS_LOG`, the TLS libraries' own records are dropped:
+    /// tminus reports each TLS failure itself, in one line
+    /// (`http::tls::explain`), instead of an `ERROR [rustls_platform_verifier…]`
+    /// in the middle of the progress.
+    quiet_tls: bool,
 }
 
 impl Log for StderrLogger {
     fn enabled(&self, m: &Metadata<'_>) -> bool {
-        m.level() <= self.level
+        m.level() <= self.level && !(self.quiet_tls && m.target().starts_with("rustls"))
     }
     fn log(&self, r: &Record<'_>) {
         if self.enabled(r.metadata()) {
@@ -34,14 +39,21 @@ impl Log for StderrLogger {
 /// Installs the logger once; later calls (and tests) are harmless. The
 /// redactor is shared, so secrets registered later are masked too.
 pub fn install(redactor: Redactor) {
-    let level = match std::env::var("TMINUS_LOG").ok().as_deref() {
+    let setting = std::env::var("TMINUS_LOG").ok();
+    let level = match setting.as_deref() {
         Some("trace") => Level::Trace,
         Some("debug") => Level::Debug,
         Some("info") => Level::Info,
         Some(_) => Level::Warn,
         None => Level::Error,
     };
-    if log::set_boxed_logger(Box::new(StderrLogger { level, redactor })).is_ok() {
+    if log::set_boxed_logger(Box::new(StderrLogger {
+        level,
+        redactor,
+        quiet_tls: setting.is_none(),
+    }))
+    .is_ok()
+    {
         log::set_max_level(level.to_level_filter());
     }
 }

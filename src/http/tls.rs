@@ -1,0 +1,237 @@
+//! TLS options of the clients tminus sends with (issue 25 item 1) and the one
+//! line a TLS failure becomes (issue 24 item 16).
+//!
+//! `--cacert FILE` adds a private CA to the platform's roots, `--cert FILE`
+//! and `--key FILE` present a client certificate (the names curl and Hurl
+//! use). They are read once, before anything is sent, and installed for the
+//! whole process ([`install`]): every client built from
+//! [`super::client_builder`] (the probe's and each burst user's) then
+//! carries them, without each role threading them through. The key's
+//! content is a secret: no message quotes it, only its file's name.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// A PEM file is small; anything larger is a mistake (a wrong path).
+pub const MAX_PEM_BYTES: u64 = 1 << 20;
+
+/// What the command line asked for.
+#[derive(Debug, Clone, Default)]
+pub struct TlsOptions {
+    /// `--cacert`: PEM certificates to trust besides the platform's roots.
+    pub ca: Option<PathBuf>,
+    /// `--cert`: the client certificate chain (PEM); may also hold the key.
+    pub cert: Option<PathBuf>,
+    /// `--key`: the client certificate's private key (PEM).
+    pub key: Option<PathBuf>,
+}
+
+/// The options read and parsed.
+#[derive(Clone, Default)]
+pub struct Tls {
+    roots: Vec<reqwest::Certificate>,
+    identity: Option<reqwest::Identity>,
+}
+
+impl TlsOptions {
+    pub fn is_empty(&self) -> bool {
+        self.ca.is_none() && self.cert.is_none() && self.key.is_none()
+    }
+
+    /// Reads and parses the files; an error names the option and the file,
+    /// never the key's content.
+    pub fn load(&self) -> Result<Tls, String> {
+        let mut tls = Tls::default();
+        if let Some(ca) = &self.ca {
+            let pem = read("--cacert", ca)?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem)
+                .ok()
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| {
+                    format!(
+                        "--cacert {}: no PEM certificate in it (`-----BEGIN CERTIFICATE-----`)",
+                        ca.display()
+                    )
+                })?;
+            tls.roots = certs;
+        }
+        match (&self.cert, &self.key) {
+            (None, None) => {}
+            (None, Some(k)) => {
+                return Err(format!(
+                    "--key {} needs --cert: the certificate it belongs to",
+                    k.display()
+                ))
+            }
+            (Some(c), key) => {
+                let mut pem = read("--cert", c)?;
+                if !has_pem(&pem, "CERTIFICATE") {
+                    return Err(format!(
+                        "--cert {}: no PEM certificate in it (`-----BEGIN CERTIFICATE-----`)",
+                        c.display()
+                    ));
+                }
+                match key {
+                    Some(k) => {
+                        let key_pem = read("--key", k)?;
+                        if !has_pem(&key_pem, "PRIVATE KEY") {
+                            return Err(format!(
+                                "--key {}: no PEM private key in it (`-----BEGIN PRIVATE KEY-----`, PKCS#8, PKCS#1 or SEC1)",
+                                k.display()
+                            ));
+                        }
+                        pem.push(b'\n');
+                        pem.extend_from_slice(&key_pem);
+                    }
+                    None if !has_pem(&pem, "PRIVATE KEY") => {
+                        return Err(format!(
+                            "--cert {} holds no private key: give it with --key FILE",
+                            c.display()
+                        ))
+                    }
+                    None => {}
+                }
+                // The library's message could quote what it failed to
+                // parse: it is not shown.
+                let id = reqwest::Identity::from_pem(&pem).map_err(|_| {
+                    format!(
+                        "--cert {}{}: not a certificate and private key tminus can use",
+                        c.display(),
+                        key.as_ref()
+                            .map(|k| format!(" --key {}", k.display()))
+                            .unwrap_or_default()
+                    )
+                })?;
+                tls.identity = Some(id);
+            }
+        }
+        Ok(tls)
+    }
+}
+
+fn read(option: &str, path: &Path) -> Result<Vec<u8>, String> {
+    crate::files::read_file_capped(path, MAX_PEM_BYTES).map_err(|e| format!("{option}: {e}"))
+}
+
+/// Whether `pem` holds a block whose label ends with `label`
+/// (`PRIVATE KEY` matches `RSA PRIVATE KEY` and `EC PRIVATE KEY`).
+fn has_pem(pem: &[u8], label: &str) -> bool {
+    String::from_utf8_lossy(pem).lines().any(|l| {
+        l.trim()
+            .strip_prefix("-----BEGIN ")
+            .and_then(|r| r.strip_suffix("-----"))
+            .is_some_and(|l| l.ends_with(label))
+    })
+}
+
+impl Tls {
+    /// The builder with these roots and this identity.
+    pub fn apply(&self, mut b: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
+        if !self.roots.is_empty() {
+            b = b.tls_certs_merge(self.roots.iter().cloned());
+        }
+        if let Some(id) = &self.identity {
+            b = b.identity(id.clone());
+        }
+        b
+    }
+}
+
+static INSTALLED: OnceLock<Tls> = OnceLock::new();
+
+/// Sets the TLS options of every client built after it, once per process,
+/// before the first client (`tminus run` does it right after parsing).
+pub fn install(tls: Tls) -> Result<(), String> {
+    INSTALLED
+        .set(tls)
+        .map_err(|_| "the TLS options were already set".to_owned())
+}
+
+/// The installed options (none: the platform's roots, no client certificate).
+pub fn installed() -> Option<&'static Tls> {
+    INSTALLED.get()
+}
+
+/// The one line a TLS failure in `e`'s chain reads as: what is wrong and
+/// what to do; `None` when the failure is not TLS.
+pub fn explain(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    use rustls::{AlertDescription, CertificateError, Error};
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(t) = rustls_error(err, 4) {
+            const TRUST: &str = "to trust a private CA, pass --cacert FILE (its PEM certificate)";
+            return Some(match t {
+                Error::InvalidCertificate(c) => match c {
+                    CertificateError::UnknownIssuer => {
+                        format!("TLS: the server's certificate is signed by an unknown issuer; {TRUST}")
+                    }
+                    CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+                        "TLS: the server's certificate has expired".to_owned()
+                    }
+                    CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+                        "TLS: the server's certificate is not valid yet (check both clocks)".to_owned()
+                    }
+                    CertificateError::NotValidForName
+                    | CertificateError::NotValidForNameContext { .. } => {
+                        "TLS: the server's certificate is not for this host name (name mismatch)".to_owned()
+                    }
+                    CertificateError::Revoked => "TLS: the server's certificate is revoked".to_owned(),
+                    CertificateError::Other(o) if format!("{o:?}").contains("CaUsedAsEndEntity") => {
+                        "TLS: the server presents a CA certificate as its own (CaUsedAsEndEntity): it must serve a certificate issued by that CA".to_owned()
+                    }
+                    CertificateError::Other(o) if format!("{o:?}").contains("UnknownIssuer") => {
+                        format!("TLS: the server's certificate is signed by an unknown issuer; {TRUST}")
+                    }
+                    other => format!("TLS: the server's certificate is refused ({other:?}); {TRUST}"),
+                },
+                Error::AlertReceived(AlertDescription::CertificateRequired)
+                | Error::AlertReceived(AlertDescription::HandshakeFailure)
+                    if installed().is_none_or(|t| t.identity.is_none()) =>
+                {
+                    format!(
+                        "TLS: the server requires a client certificate ({}): pass --cert FILE and --key FILE",
+                        alert(t)
+                    )
+                }
+                Error::AlertReceived(
+                    AlertDescription::BadCertificate
+                    | AlertDescription::UnknownCA
+                    | AlertDescription::CertificateUnknown
+                    | AlertDescription::CertificateRequired,
+                ) => format!(
+                    "TLS: the server refused tminus's client certificate ({}): is it issued by a CA the server trusts?",
+                    alert(t)
+                ),
+                other => format!("TLS: {other}"),
+            });
+        }
+        cur = err.source();
+    }
+    None
+}
+
+/// The rustls error `e` is or wraps. rustls reaches reqwest inside an
+/// `io::Error` (whose `source()` skips the error it wraps) and, on the
+/// connect path, inside a boxed error: look inside both.
+fn rustls_error<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+    depth: usize,
+) -> Option<&'a rustls::Error> {
+    if let Some(t) = e.downcast_ref::<rustls::Error>() {
+        return Some(t);
+    }
+    if depth == 0 {
+        return None;
+    }
+    let inner = e
+        .downcast_ref::<std::io::Error>()
+        .and_then(|io| io.get_ref())?;
+    rustls_error(inner, depth - 1)
+}
+
+fn alert(e: &rustls::Error) -> String {
+    match e {
+        rustls::Error::AlertReceived(a) => format!("alert {a:?}"),
+        other => other.to_string(),
+    }
+}
