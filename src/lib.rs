@@ -10,6 +10,7 @@
 //! clock) and imports none of them: `http` and `reference` depend on `model`,
 //! never on `plan` or `families`.
 
+pub mod contract;
 pub mod files;
 pub mod http;
 pub mod model;

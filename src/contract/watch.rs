@@ -1,0 +1,201 @@
+//! The run's hook: a [`Watch`] sees every response the probe's HTTP client
+//! receives while a suite with a contract runs (`http::Observer`), judges
+//! it, and keeps two tallies: the current check's (which becomes that
+//! check's `contract` property when it finishes) and the suite's per
+//! operation (the reports' summary). Checks run one at a time, so one
+//! "current check" is enough. Memory is bounded: counters per operation,
+//! a few messages per check, each undocumented path once.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use super::{Contract, Level, Seen, Verdict, PROPERTY};
+use crate::http::{RecordedRequest, RecordedResponse};
+use crate::model::contract::{ContractSummary, OperationTally};
+use crate::outcome::{Assertion, Severity};
+
+/// Violations quoted in one check's message; the rest are counted.
+const MAX_QUOTED: usize = 3;
+/// Undocumented paths remembered per suite (each reported once).
+const MAX_PATHS: usize = 1000;
+
+/// Watches one suite's responses against its contract.
+pub struct Watch {
+    contract: Arc<Contract>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    check: CheckLog,
+    /// By operation index: (seen, conforming).
+    tally: BTreeMap<usize, (u64, u64)>,
+    paths: BTreeSet<String>,
+}
+
+#[derive(Default)]
+struct CheckLog {
+    seen: u64,
+    broken_must: u64,
+    broken_should: u64,
+    quoted: Vec<String>,
+    operations: BTreeSet<String>,
+}
+
+impl Watch {
+    pub fn new(contract: Arc<Contract>) -> Watch {
+        Watch {
+            contract,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Judges one response and counts it for the current check.
+    pub fn record(&self, req: &RecordedRequest, resp: &RecordedResponse) {
+        let seen = Seen {
+            status: resp.status,
+            headers: &resp.headers,
+            body: &resp.body,
+        };
+        let verdict = self.contract.judge(&req.method, &req.url, &seen);
+        let id = resp
+            .request_id()
+            .map(|(k, v)| format!(" ({k}: {v})"))
+            .unwrap_or_default();
+        let mut s = self.lock();
+        match verdict {
+            Verdict::NotServed => {}
+            Verdict::Undocumented { path } => {
+                if s.paths.len() < MAX_PATHS && s.paths.insert(path.clone()) {
+                    s.check.broken_should += 1;
+                    let line = format!(
+                        "{} {path} answered {} but no operation of the document describes it{id}",
+                        req.method, resp.status
+                    );
+                    quote(&mut s.check, line);
+                }
+            }
+            Verdict::Operation {
+                operation,
+                violations,
+            } => {
+                let index = self
+                    .contract
+                    .operations()
+                    .iter()
+                    .position(|o| o.id == operation)
+                    .unwrap_or(usize::MAX);
+                let t = s.tally.entry(index).or_default();
+                t.0 += 1;
+                if violations.is_empty() {
+                    t.1 += 1;
+                }
+                s.check.seen += 1;
+                s.check.operations.insert(operation.clone());
+                match violations.iter().map(|v| v.level).max() {
+                    Some(Level::Must) => s.check.broken_must += 1,
+                    Some(Level::Should) => s.check.broken_should += 1,
+                    None => {}
+                }
+                for v in violations {
+                    let line = format!(
+                        "{operation} ({} {}): {} at {}{id}",
+                        req.method,
+                        super::path_of(&req.url),
+                        v.message,
+                        v.pointer
+                    );
+                    quote(&mut s.check, line);
+                }
+            }
+        }
+    }
+
+    /// Ends the current check: its `contract` assertion and the level it
+    /// is judged at (`None` when it saw no response the document covers).
+    pub fn finish_check(&self) -> Option<(Assertion, Severity)> {
+        let log = std::mem::take(&mut self.lock().check);
+        let broken = log.broken_must + log.broken_should;
+        if log.seen == 0 && broken == 0 {
+            return None;
+        }
+        let doc = &self.contract.source;
+        if broken == 0 {
+            let ops: Vec<&str> = log.operations.iter().map(String::as_str).collect();
+            let a = Assertion::pass(
+                PROPERTY,
+                format!(
+                    "{} responses of {} conform to {doc}",
+                    log.seen,
+                    ops.join(", ")
+                ),
+            );
+            return Some((a, Severity::Must));
+        }
+        let severity = if log.broken_must > 0 {
+            Severity::Must
+        } else {
+            Severity::Should
+        };
+        let more = broken.saturating_sub(log.quoted.len() as u64);
+        let mut message = log.quoted.join("; ");
+        if more > 0 {
+            message.push_str(&format!("; and {more} more"));
+        }
+        let a = Assertion::fail(
+            PROPERTY,
+            message,
+            format!("every response as {doc} describes it"),
+            format!(
+                "{broken} of {} responses differ ({} MUST, {} SHOULD)",
+                log.seen.max(broken),
+                log.broken_must,
+                log.broken_should
+            ),
+        );
+        Some((a, severity))
+    }
+
+    /// The suite's per-operation figures.
+    pub fn summary(&self, suite: &str) -> ContractSummary {
+        let s = self.lock();
+        ContractSummary {
+            suite: suite.to_owned(),
+            document: self.contract.source.clone(),
+            openapi: self.contract.openapi.clone(),
+            operations: self
+                .contract
+                .operations()
+                .iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    let (seen, conforming) = s.tally.get(&i).copied().unwrap_or_default();
+                    OperationTally {
+                        operation: o.id.clone(),
+                        method: o.method.clone(),
+                        path: o.template.text.clone(),
+                        seen,
+                        conforming,
+                    }
+                })
+                .collect(),
+            undocumented_paths: s.paths.iter().cloned().collect(),
+        }
+    }
+}
+
+fn quote(log: &mut CheckLog, line: String) {
+    if log.quoted.len() < MAX_QUOTED && !log.quoted.contains(&line) {
+        log.quoted.push(line);
+    }
+}
+
+impl crate::http::Observer for Watch {
+    fn response(&self, request: &RecordedRequest, response: &RecordedResponse) {
+        self.record(request, response);
+    }
+}
