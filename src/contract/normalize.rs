@@ -25,7 +25,9 @@ pub fn from_3_0(v: &mut Value) {
             }
             exclusive(m, "exclusiveMinimum", "minimum");
             exclusive(m, "exclusiveMaximum", "maximum");
-            if let Some(Value::Bool(nullable)) = m.remove("nullable") {
+            // Only the boolean: a property *named* `nullable` is a schema.
+            if let Some(Value::Bool(nullable)) = m.get("nullable").cloned() {
+                m.remove("nullable");
                 if nullable {
                     add_null(m);
                 }

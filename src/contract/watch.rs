@@ -39,6 +39,8 @@ struct CheckLog {
     broken_must: u64,
     broken_should: u64,
     quoted: Vec<String>,
+    /// What was quoted, without request ids: one line per distinct drift.
+    quoted_keys: BTreeSet<String>,
     operations: BTreeSet<String>,
 }
 
@@ -73,10 +75,10 @@ impl Watch {
                 if s.paths.len() < MAX_PATHS && s.paths.insert(path.clone()) {
                     s.check.broken_should += 1;
                     let line = format!(
-                        "{} {path} answered {} but no operation of the document describes it{id}",
+                        "{} {path} answered {} but no operation of the document describes it",
                         req.method, resp.status
                     );
-                    quote(&mut s.check, line);
+                    quote(&mut s.check, line, &id);
                 }
             }
             Verdict::Operation {
@@ -103,13 +105,13 @@ impl Watch {
                 }
                 for v in violations {
                     let line = format!(
-                        "{operation} ({} {}): {} at {}{id}",
+                        "{operation} ({} {}): {} at {}",
                         req.method,
                         super::path_of(&req.url),
                         v.message,
                         v.pointer
                     );
-                    quote(&mut s.check, line);
+                    quote(&mut s.check, line, &id);
                 }
             }
         }
@@ -141,11 +143,11 @@ impl Watch {
         } else {
             Severity::Should
         };
-        let more = broken.saturating_sub(log.quoted.len() as u64);
         let mut message = log.quoted.join("; ");
-        if more > 0 {
-            message.push_str(&format!("; and {more} more"));
-        }
+        message.push_str(&format!(
+            " ({broken} of {} responses differ)",
+            log.seen.max(broken)
+        ));
         let a = Assertion::fail(
             PROPERTY,
             message,
@@ -188,9 +190,11 @@ impl Watch {
     }
 }
 
-fn quote(log: &mut CheckLog, line: String) {
-    if log.quoted.len() < MAX_QUOTED && !log.quoted.contains(&line) {
-        log.quoted.push(line);
+/// Quotes `line` (with the first request id that showed it) unless the
+/// same drift was quoted already or enough were.
+fn quote(log: &mut CheckLog, line: String, id: &str) {
+    if log.quoted.len() < MAX_QUOTED && log.quoted_keys.insert(line.clone()) {
+        log.quoted.push(format!("{line}{id}"));
     }
 }
 

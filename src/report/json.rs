@@ -51,6 +51,9 @@ struct JsonSuite {
     /// `standard` or `botix`.
     profile: &'static str,
     checks: Vec<JsonCheck>,
+    /// `contract:`: the per-operation figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    contract: Option<crate::model::contract::ContractSummary>,
 }
 
 #[derive(Serialize)]
@@ -117,7 +120,13 @@ impl Reporter for Json {
                 target: info.target.clone(),
                 profile: info.profile,
                 checks: Vec::new(),
+                contract: None,
             }),
+            Event::ContractSummary(c) => {
+                if let Some(s) = self.suites.iter_mut().rev().find(|s| s.name == c.suite) {
+                    s.contract = Some((**c).clone());
+                }
+            }
             Event::CheckFinished(r) => {
                 self.summary.add(r.outcome.verdict);
                 let o = &r.outcome;
