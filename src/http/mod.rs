@@ -298,6 +298,15 @@ impl Client {
         })
     }
 
+    /// Tells the observer (if any) of an exchange: every response this
+    /// client receives, and those a family sent beside it on its own
+    /// connections (`idempotency.concurrent`).
+    pub fn observe(&self, ex: &Exchange) {
+        if let Some(o) = &self.observer {
+            o.response(&ex.request, &ex.response);
+        }
+    }
+
     /// The same client, telling `observer` of every response.
     pub fn observed(&self, observer: std::sync::Arc<dyn Observer>) -> Client {
         Client {
@@ -459,9 +468,7 @@ impl Client {
                     elapsed: started.elapsed(),
                     ttfb,
                 };
-                if let Some(o) = &self.observer {
-                    o.response(&ex.request, &ex.response);
-                }
+                self.observe(&ex);
                 Ok(ex)
             }
         }
