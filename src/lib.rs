@@ -8,7 +8,10 @@
 //! every test's fixture. Below them all, `model` holds the value types they
 //! share (planned requests, templates, scalars, `Retry-After`, keywords, the
 //! clock) and imports none of them: `http` and `reference` depend on `model`,
-//! never on `plan` or `families`.
+//! never on `plan` or `families`. `contract` (an OpenAPI document and the
+//! judge of responses against it) sits above `http`, `model` and `outcome`
+//! and below the families; `plan` loads it and `run` hooks it into the
+//! probe's client.
 
 pub mod contract;
 pub mod files;

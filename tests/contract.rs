@@ -74,6 +74,7 @@ fn petstore_3_0_loads_and_judges() {
         ),
         Verdict::Operation {
             operation: "showPetById".into(),
+            index: 2,
             violations: vec![]
         }
     );

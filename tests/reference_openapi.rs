@@ -64,6 +64,7 @@ impl Probe {
             Verdict::Operation {
                 operation,
                 violations,
+                ..
             } => {
                 self.seen.insert((operation.clone(), status));
                 for v in violations {

@@ -45,6 +45,8 @@ pub enum Verdict {
     /// An operation's response; no violation means it conforms.
     Operation {
         operation: String,
+        /// Its place in [`Contract::operations`].
+        index: usize,
         violations: Vec<Violation>,
     },
     /// The path matches a template but not with this method, or no
@@ -85,6 +87,10 @@ impl Contract {
 
     /// The operation `method` and `url` (absolute, or a path) are.
     pub fn find(&self, method: &str, url: &str) -> Option<&Operation> {
+        self.find_index(method, url).map(|i| &self.operations[i])
+    }
+
+    fn find_index(&self, method: &str, url: &str) -> Option<usize> {
         let path = path_of(url);
         let method = method.to_ascii_uppercase();
         let candidates = self
@@ -93,15 +99,16 @@ impl Contract {
             .enumerate()
             .filter(|(_, o)| o.method == method)
             .map(|(i, o)| (i, &o.template));
-        matcher::best(candidates, &self.bases, &path).map(|i| &self.operations[i])
+        matcher::best(candidates, &self.bases, &path)
     }
 
     /// Judges one response to `method url`.
     pub fn judge(&self, method: &str, url: &str, seen: &Seen<'_>) -> Verdict {
-        match self.find(method, url) {
-            Some(op) => Verdict::Operation {
-                operation: op.id.clone(),
-                violations: judge::judge(op, seen),
+        match self.find_index(method, url) {
+            Some(index) => Verdict::Operation {
+                operation: self.operations[index].id.clone(),
+                index,
+                violations: judge::judge(&self.operations[index], seen),
             },
             None if matches!(seen.status, 404 | 405 | 501) => Verdict::NotServed,
             None => Verdict::Undocumented { path: path_of(url) },

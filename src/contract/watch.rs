@@ -83,14 +83,9 @@ impl Watch {
             }
             Verdict::Operation {
                 operation,
+                index,
                 violations,
             } => {
-                let index = self
-                    .contract
-                    .operations()
-                    .iter()
-                    .position(|o| o.id == operation)
-                    .unwrap_or(usize::MAX);
                 let t = s.tally.entry(index).or_default();
                 t.0 += 1;
                 if violations.is_empty() {
