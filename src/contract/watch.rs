@@ -198,3 +198,87 @@ impl crate::http::Observer for Watch {
         self.record(request, response);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::Verdict as V;
+
+    const DOC: &str = r#"{"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+      "paths": {"/a": {"get": {"operationId": "getA", "responses": {
+        "200": {"description": "ok", "headers": {"X-Id": {"required": true, "schema": {"type": "string"}}},
+                "content": {"application/json": {"schema": {"type": "object", "required": ["a"]}}}}}}}}}"#;
+
+    fn watch() -> Watch {
+        Watch::new(Arc::new(Contract::from_text(DOC, "t.json").unwrap()))
+    }
+
+    fn send(w: &Watch, path: &str, status: u16, headers: &[(&str, &str)], body: &str) {
+        let req = RecordedRequest {
+            method: "GET".into(),
+            url: format!("http://127.0.0.1:1{path}"),
+            headers: Vec::new(),
+            body: Vec::new(),
+        };
+        let mut hs: Vec<(String, String)> =
+            vec![("content-type".into(), "application/json".into())];
+        hs.extend(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let resp = RecordedResponse {
+            status,
+            headers: hs,
+            body: body.as_bytes().to_vec(),
+        };
+        w.record(&req, &resp);
+    }
+
+    #[test]
+    fn a_check_gets_the_worst_level_and_paths_are_reported_once() {
+        let w = watch();
+        assert!(w.finish_check().is_none(), "nothing seen, nothing judged");
+        send(&w, "/a", 200, &[("X-Id", "1")], r#"{"a": 1}"#);
+        let (a, sev) = w.finish_check().unwrap();
+        assert_eq!((a.verdict, sev), (V::Pass, Severity::Must));
+        // A missing header alone: a SHOULD.
+        send(&w, "/a", 200, &[("x-request-id", "r-1")], r#"{"a": 1}"#);
+        let (a, sev) = w.finish_check().unwrap();
+        assert_eq!((a.verdict, sev), (V::Fail, Severity::Should));
+        assert!(
+            a.message.contains("lacks the required header X-Id"),
+            "{}",
+            a.message
+        );
+        assert!(a.message.contains("(x-request-id: r-1)"), "{}", a.message);
+        // A schema violation with it: MUST; the same drift quoted once.
+        send(&w, "/a", 200, &[], r#"{"b": 1}"#);
+        send(&w, "/a", 200, &[], r#"{"b": 2}"#);
+        let (a, sev) = w.finish_check().unwrap();
+        assert_eq!((a.verdict, sev), (V::Fail, Severity::Must));
+        assert_eq!(
+            a.message.matches("\"a\" is a required property").count(),
+            1,
+            "{}",
+            a.message
+        );
+        assert!(
+            a.message.ends_with("(2 of 2 responses differ)"),
+            "{}",
+            a.message
+        );
+        // An undocumented path answered: once per suite; a 404 is not drift.
+        send(&w, "/b", 200, &[], "{}");
+        send(&w, "/b", 200, &[], "{}");
+        send(&w, "/c", 404, &[], "{}");
+        let (a, sev) = w.finish_check().unwrap();
+        assert_eq!((a.verdict, sev), (V::Fail, Severity::Should));
+        assert!(
+            a.message.contains("GET /b answered 200 but no operation"),
+            "{}",
+            a.message
+        );
+        send(&w, "/b", 200, &[], "{}");
+        assert!(w.finish_check().is_none(), "reported once");
+        let s = w.summary("s");
+        assert_eq!((s.operations[0].seen, s.operations[0].conforming), (4, 1));
+        assert_eq!(s.undocumented_paths, ["/b"]);
+    }
+}
