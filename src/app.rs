@@ -14,7 +14,7 @@ use crate::reference::{Defect, ReferenceConfig, ReferenceServer};
 use crate::report::summary::{MarkdownSummary, SummaryConfig};
 use crate::report::{console::Console, html::Html, json::Json, junit::Junit, Reporters};
 use crate::run::{self, RunOptions};
-use crate::suite::kinds::{DefaultValue, FamilyDoc, KindDoc, Param, COMMON_PARAMS};
+use crate::spec::kinds::{DefaultValue, FamilyDoc, KindDoc, Param, COMMON_PARAMS};
 use crate::suite::{self, Diagnostics, SuiteSource};
 
 pub fn main(cli: Cli) -> i32 {
@@ -156,12 +156,12 @@ fn cmd_run(a: RunArgs) -> i32 {
         usage_error(&cli_secrets.redact(&format!("{flag} `{shown}` {e}")))
     };
     if let Some(t) = &a.target {
-        if let Err(e) = crate::plan::check_base_url(t.trim_end_matches('/')) {
+        if let Err(e) = crate::context::check_base_url(t.trim_end_matches('/')) {
             return url_error("--target", t, e);
         }
     }
     if let Some(u) = &a.sink_url {
-        if let Err(e) = crate::plan::check_base_url(u.trim_end_matches('/')) {
+        if let Err(e) = crate::context::check_base_url(u.trim_end_matches('/')) {
             return url_error("--sink-url", u, e);
         }
         if a.sink_listen.is_none_or(|l| l.port() == 0) {
@@ -196,7 +196,7 @@ fn cmd_run(a: RunArgs) -> i32 {
             Ok(t) => t,
             Err(e) => return usage_error(&format!("--start-at {e}")),
         };
-        if let Err(e) = shard::apply(&mut plan, spec, start_at) {
+        if let Err(e) = crate::plan::shard::apply(&mut plan, spec, start_at) {
             return usage_error(&e);
         }
     }
@@ -547,7 +547,7 @@ fn md_params(out: &mut String, params: &[Param]) {
 /// `<check-id>.<property>` when there are several), its level under each
 /// profile (a botix MUST in bold where it differs from the RFC level) and
 /// where that level comes from.
-fn md_properties(out: &mut String, props: &[crate::suite::kinds::Property]) {
+fn md_properties(out: &mut String, props: &[crate::spec::kinds::Property]) {
     use crate::model::profile::Profile;
     use std::fmt::Write;
     out.push_str("| property | standard | botix | source | holds when |\n|---|---|---|---|---|\n");

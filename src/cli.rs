@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::report::console::ColorChoice;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "tminus",
@@ -137,14 +139,6 @@ pub struct RunArgs {
     /// With --shard: start the burst at this UTC instant (RFC 3339, e.g. 2026-12-01T12:00:00Z), the same on every shard; within 24 h ahead
     #[arg(long, value_name = "RFC3339", requires = "shard")]
     pub start_at: Option<String>,
-}
-
-/// When the console uses colour (the ripgrep/cargo convention).
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
 }
 
 #[derive(Args, Debug)]

@@ -1,12 +1,12 @@
 //! What a run will cost the target's quota, as `tminus validate` prints it:
-//! each check's most requests per credential (`families::budget`), each
+//! each check's most requests per credential (`context::budget`), each
 //! suite's total, and with a quota (declared in the suite, or `--quota`) the
 //! least wall time that quota implies.
 
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::families::budget::Requests;
+use crate::context::budget::Requests;
 use crate::http::quota::{fmt_wait, DeclaredQuota};
 use crate::plan::Plan;
 

@@ -1,18 +1,20 @@
 //! tminus: certifies HTTP integrations before launch.
 //!
-//! Layering (no arrows back): `suite` (YAML model with positions) -> `plan`
-//! (validated, interpolated, defaults applied) -> `run` (executes, emits
-//! events) -> `report` (consumes events). `families` holds one module per
-//! check family (spec, plan, exec), `http` the client and captured exchanges,
-//! and `reference` the embedded reference integration: the default target and
-//! every test's fixture. Below them all, `model` holds the value types they
-//! share (planned requests, templates, scalars, `Retry-After`, keywords, the
-//! clock) and imports none of them: `http` and `reference` depend on `model`,
-//! never on `plan` or `families`. `contract` (an OpenAPI document and the
-//! judge of responses against it) sits above `http`, `model` and `outcome`
-//! and below the families; `plan` loads it and `run` hooks it into the
-//! probe's client.
+//! Layering (no arrows back; the table and its test: docs/architecture.md,
+//! tests/layering.rs): the face (`cli`, `app`) over the reporters, the
+//! runner (`run`, `events`), the reader (`suite`, YAML with positions) and
+//! the planning driver (`plan`), then the registry (`families`), one folder
+//! per check family (`families::<f>`, never importing each other), the
+//! context every family plans and runs with (`context`), the spec vocabulary
+//! (`spec`: kind tables, the request grammar, diagnostics), the roles
+//! (`upstream`, `sink`, `signing`), and below them all `outcome`, `http`,
+//! `model` and `redact`. `reference`, the embedded reference integration,
+//! stands beside: the default target and every test's fixture, it uses no
+//! family. `contract` (an OpenAPI document and the judge of responses
+//! against it) sits between the roles and `outcome`: `plan` loads it and
+//! `run` hooks it into the probe's client.
 
+pub mod context;
 pub mod contract;
 pub mod files;
 pub mod http;
@@ -49,3 +51,4 @@ pub mod report;
 pub mod run;
 pub mod signing;
 pub mod sink;
+pub mod spec;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use tminus::app::{checks_markdown, CHECKS_MD_COMMAND};
 use tminus::families::{kind_names, FAMILIES};
-use tminus::suite::kinds::FamilyDoc;
+use tminus::spec::kinds::FamilyDoc;
 
 fn repo_file(rel: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);

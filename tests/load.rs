@@ -239,6 +239,47 @@ fn the_burst_never_sends_more_than_it_scheduled() {
     assert_eq!(out.status.code(), Some(0), "stderr:\n{}", stderr(&out));
 }
 
+/// Stages of rates (issue 23): the rate is the schedule itself, ramped up,
+/// held and ramped down as k6's ramping-arrival-rate does; the pool starts
+/// with one user per 30/s of the peak and grows as the target's latency
+/// needs.
+const RATE_STAGES_SUITE: &str = r#"
+suite: rates
+load:
+  id: rates
+  stages:
+    - { rate: 40/s, over: 1s }
+    - { rate: 80/s, over: 2s }
+    - { rate: 0/s, over: 1s }
+  requests:
+    - name: count
+      request: { path: /public/v1/messages/count, headers: { Authorization: "Bearer ref_load_key" } }
+  thresholds:
+    - p95 < 400ms
+    - dropped < 1%
+"#;
+
+#[test]
+fn stages_of_rates_are_the_arrival_schedule() {
+    let reference = RefHandle::start_with(tminus::reference::ReferenceConfig {
+        latency: Duration::from_millis(50),
+        ..tminus::reference::ReferenceConfig::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("rates.yaml");
+    std::fs::write(&suite, RATE_STAGES_SUITE).unwrap();
+    let out = run_in(dir.path(), &suite, &reference.url);
+    let s = summary(dir.path(), "load-rates-rates");
+    // 20 + 120 + 40 slots: the area under the rate.
+    assert_eq!(s["scheduled_requests"].as_f64(), Some(180.0), "{s}");
+    assert_eq!(s["max_rate_per_s"].as_f64(), Some(80.0), "{s}");
+    assert_eq!(s["profile"]["kind"], "rates", "{s}");
+    assert_eq!(s["pool"]["users"].as_u64(), Some(3), "{s}");
+    let sent = s["overall"]["requests"].as_u64().unwrap();
+    assert!((170..=180).contains(&sent), "sent {sent} of 180: {s}");
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{}", stderr(&out));
+}
+
 const LONG_SUITE: &str = r#"
 suite: long
 load:
@@ -248,11 +289,37 @@ load:
   hold: 30s
   max_rate: 40/s
   requests:
-    - name: count
-      request: { path: /public/v1/messages/count, headers: { Authorization: "Bearer ref_load_key" } }
+    - name: create
+      idempotency_key: auto
+      request: { method: POST, path: /public/v1/messages, json: { contact_id: 1, text: "long" }, headers: { Authorization: "Bearer ref_load_key" } }
+      success: 201
   thresholds:
     - p95 < 1s
 "#;
+
+/// The reference's count of executed creates (its effects hook), read over
+/// a plain HTTP/1.1 connection.
+fn creates(base_url: &str) -> u64 {
+    use std::io::{Read, Write};
+    let addr = base_url.trim_start_matches("http://");
+    let Ok(mut c) = std::net::TcpStream::connect(addr) else {
+        return 0;
+    };
+    let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+    let req = format!(
+        "GET /__tminus/effects/messages.create HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    );
+    if c.write_all(req.as_bytes()).is_err() {
+        return 0;
+    }
+    let mut text = String::new();
+    let _ = c.read_to_string(&mut text);
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v["count"].as_u64())
+        .unwrap_or(0)
+}
 
 #[test]
 fn sigint_mid_burst_writes_partial_reports_and_exits_nonzero() {
@@ -277,9 +344,16 @@ fn sigint_mid_burst_writes_partial_reports_and_exits_nonzero() {
         .spawn()
         .unwrap();
     // The schedule starts once goose has started the pool (about half a
-    // second in, more on a busy machine) and ramps from 0/s over the first
-    // second: 3.5 s leaves well over 10 requests sent.
-    std::thread::sleep(Duration::from_millis(3500));
+    // second in, seconds on a busy machine) and ramps from 0/s over the
+    // first second: wait until the reference has executed 20 of its creates.
+    let waiting = Instant::now();
+    while creates(&reference.url) < 20 {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(60),
+            "the burst sent fewer than 20 requests within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let sent = Instant::now();
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -308,7 +382,7 @@ fn sigint_mid_burst_writes_partial_reports_and_exits_nonzero() {
     let s = summary(dir.path(), "load-long-long");
     assert_eq!(s["cancelled"], true, "{s}");
     let n = s["overall"]["requests"].as_u64().unwrap();
-    assert!(n > 10 && n < 40 * 30, "partial figures: {n}");
+    assert!((20..40 * 30).contains(&n), "partial figures: {n}");
     assert!(dir.path().join("load-long-long.hgrm").exists());
     assert!(dir.path().join("load-long-long.hlog").exists());
 }

@@ -1,10 +1,10 @@
 //! Helpers every check family shares: send with evidence, read a side-effect
 //! counter, describe a response in one line.
 
-use super::CheckContext;
+use crate::context::CheckContext;
+use crate::context::{CounterPlan, RequestPlan, Scope};
 use crate::http::{Exchange, Rendered, Target};
 use crate::outcome::{Evidence, Outcome};
-use crate::plan::{CounterPlan, RequestPlan, Scope};
 
 /// Renders and sends a planned request; a transport failure becomes an
 /// `Error` outcome naming the address.

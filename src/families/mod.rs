@@ -8,7 +8,6 @@
 //! plan and a `CheckContext` and returns an `Outcome`; it never prints and
 //! never knows about reporters.
 
-pub mod budget;
 pub mod common;
 
 pub mod client;
@@ -19,14 +18,11 @@ pub mod steps;
 pub mod trace;
 pub mod webhook;
 
-use tokio::sync::mpsc::UnboundedSender;
-
 pub use crate::outcome::{Evidence, Outcome, Verdict};
 
-use crate::http::{Client, Target};
-use crate::plan::PlanCtx;
-use crate::redact::Redactor;
-use crate::suite::kinds::{Common, KindDoc, KindTable};
+use crate::context::budget::Requests;
+use crate::context::{is_loopback, CheckContext, PlanCtx, Volume};
+use crate::spec::kinds::{Common, KindDoc, KindTable};
 
 /// A family as `tminus checks` and the parser see it.
 pub struct Family {
@@ -34,7 +30,7 @@ pub struct Family {
     pub name: &'static str,
     /// Its documentation, a markdown fragment (`<f>/README.md`): title and
     /// intro, `<!-- kind: NAME -->` sections, `<!-- end of kinds -->` and what
-    /// follows (see `suite::kinds::FamilyDoc`). `docs/checks.md` is made of it.
+    /// follows (see `spec::kinds::FamilyDoc`). `docs/checks.md` is made of it.
     pub doc: &'static str,
     /// Its kinds, with parameters and defaults.
     pub kinds: &'static [KindTable],
@@ -82,7 +78,7 @@ pub fn all_kinds() -> impl Iterator<Item = KindDoc> {
 }
 
 /// The table row of kind `name` (without building every kind's doc).
-pub fn kind(name: &str) -> Option<&'static crate::suite::kinds::Kind> {
+pub fn kind(name: &str) -> Option<&'static crate::spec::kinds::Kind> {
     FAMILIES
         .iter()
         .flat_map(|f| f.kinds.iter())
@@ -199,7 +195,7 @@ impl CheckSpec {
     pub fn description(&self) -> Option<&str> {
         self.common().description()
     }
-    pub fn severity(&self) -> Option<&crate::suite::kinds::SeverityOverrides> {
+    pub fn severity(&self) -> Option<&crate::spec::kinds::SeverityOverrides> {
         self.common().severity()
     }
     pub fn after(&self) -> Option<&serde_saphyr::Spanned<crate::model::scalar::DurationValue>> {
@@ -229,41 +225,6 @@ pub fn plan_check(ctx: &mut PlanCtx<'_>, spec: &CheckSpec) -> CheckPlan {
         CheckSpec::Trace(s) => CheckPlan::Trace(Box::new(trace::plan::plan(ctx, s))),
         CheckSpec::Webhook(s) => CheckPlan::Webhook(Box::new(webhook::plan::plan(ctx, s))),
         CheckSpec::Client(s) => CheckPlan::Client(Box::new(client::plan::plan(ctx, s))),
-    }
-}
-
-/// What a check may use while it runs.
-#[derive(Clone)]
-pub struct CheckContext {
-    pub client: Client,
-    pub target: Target,
-    /// Progress notes ("waiting 3 s for Retry-After") shown live on the console.
-    pub notes: UnboundedSender<String>,
-    pub redactor: Redactor,
-    /// `--allow-remote-load`: high-volume checks may go to a non-loopback target.
-    pub allow_remote_load: bool,
-    /// Where a sink check's webhook receiver listens and how it is reached.
-    pub sink: crate::sink::SinkEndpoint,
-    /// The largest request body a `client.*` check's mock upstream accepts.
-    pub upstream_max_body: usize,
-}
-
-/// A check that sends more requests than this, or more at once than
-/// [`HIGH_VOLUME_CONCURRENCY`], is load: like a burst, it goes only to a
-/// loopback target unless `--allow-remote-load` is given.
-pub const HIGH_VOLUME_REQUESTS: u64 = 1000;
-pub const HIGH_VOLUME_CONCURRENCY: u64 = 32;
-
-/// How many requests a planned check may send at most, and how many at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Volume {
-    pub requests: u64,
-    pub concurrency: u64,
-}
-
-impl Volume {
-    pub fn is_high(self) -> bool {
-        self.requests > HIGH_VOLUME_REQUESTS || self.concurrency > HIGH_VOLUME_CONCURRENCY
     }
 }
 
@@ -306,16 +267,26 @@ impl CheckPlan {
     }
 }
 
-impl CheckContext {
-    pub fn note(&self, msg: impl Into<String>) {
-        let _ = self.notes.send(msg.into());
+impl CheckPlan {
+    /// The most requests this check sends per credential.
+    pub fn requests(&self) -> Requests {
+        match self {
+            CheckPlan::Steps(p) => p.requests(),
+            CheckPlan::Idempotency(p) => p.requests(),
+            CheckPlan::RateLimit(p) => p.requests(),
+            CheckPlan::Trace(p) => p.requests(),
+            CheckPlan::Webhook(p) => p.requests(),
+            // The client under certification talks to tminus's own mock
+            // platform, never to the target.
+            CheckPlan::Client(_) => Requests::default(),
+        }
     }
 }
 
 /// Runs one planned check.
 pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
     if let Some(v) = plan.volume().filter(|v| v.is_high()) {
-        if !ctx.allow_remote_load && !load::exec::is_loopback(&ctx.target.base_url) {
+        if !ctx.allow_remote_load && !is_loopback(&ctx.target.base_url) {
             return Outcome::error(format!(
                 "refusing to send up to {} requests ({} at once) to {}: not a loopback address; this is load, pass --allow-remote-load to send it",
                 v.requests,
@@ -392,7 +363,7 @@ mod tests {
     #[test]
     fn the_botix_profile_makes_the_seed_contract_a_must() {
         use crate::model::profile::Profile;
-        use crate::suite::kinds::Severity;
+        use crate::spec::kinds::Severity;
         let mut problems = Vec::new();
         for k in all_kinds() {
             for p in &k.properties {

@@ -1,6 +1,6 @@
 //! The request / expect / capture grammar after planning: templates
 //! compiled, regexes and JSON paths checked, methods validated. The HTTP
-//! client renders these; `plan::request` builds them from suite specs.
+//! client renders these; `context::request` builds them from suite specs.
 
 use std::time::Duration;
 

@@ -1,32 +1,26 @@
-//! The plan layer: suites validated, interpolated and given their defaults.
-//! Everything that can be wrong with a suite is found here, all at once, so
-//! `tminus validate` and `tminus run` report every problem before sending a
-//! single request.
+//! The planning driver: suites validated, interpolated and given their
+//! defaults. Everything that can be wrong with a suite is found here, all at
+//! once, so `tminus validate` and `tminus run` report every problem before
+//! sending a single request.
+//!
+//! The driver makes one planning context (`context::PlanCtx`) per file and
+//! plans each check through the registry (`families::plan_check`); it sits
+//! above the families, which see only the context.
 
-pub mod request;
+pub mod shard;
 
 use crate::families::load::plan as load;
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
-
-use serde::de::DeserializeOwned;
-use serde_saphyr::{Location, Spanned};
 
 use crate::model::profile::Profile;
 use crate::outcome::Severity;
 
-use crate::model::keyword::Keyword;
-use crate::model::scalar::Scalar;
-
-pub use crate::model::template::{Resolver, Scope, Template};
+use crate::context::{check_base_url, PlanCtx, Template, MAX_PAUSE};
 use crate::redact::Redactor;
-use crate::suite::{Diagnostic, Diagnostics, SuiteSource};
-pub use request::{
-    BodyPlan, CapturePlan, CaptureSource, CounterPlan, ExpectPlan, HeaderCheck, JsonCheck,
-    JsonTemplate, RequestPlan, UrlPlan,
-};
+use crate::suite::{Diagnostics, SuiteSource};
 
 /// Default per-request timeout when neither the suite nor the CLI sets one.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -116,9 +110,6 @@ pub struct PlannedCheck {
     pub after: Option<Duration>,
 }
 
-/// The longest `after:` cooldown or `wait:` step: a longer pause is a mistake, not a plan.
-pub const MAX_PAUSE: Duration = Duration::from_secs(3600);
-
 impl PlannedCheck {
     /// The level of `property` (MUST for a property the table does not
     /// declare: a wrong PASS is worse than a wrong FAIL).
@@ -145,7 +136,7 @@ impl PlannedCheck {
 fn plan_severities(
     ctx: &mut PlanCtx<'_>,
     kind: &str,
-    overrides: Option<&crate::suite::kinds::SeverityOverrides>,
+    overrides: Option<&crate::spec::kinds::SeverityOverrides>,
 ) -> Vec<(&'static str, Severity)> {
     let props = crate::families::kind(kind)
         .map(|k| k.judged())
@@ -180,144 +171,6 @@ fn plan_severities(
 }
 
 pub use crate::families::CheckPlan;
-
-/// Reads an environment variable (the process environment, or a test's map).
-pub type EnvLookup<'a> = Box<dyn Fn(&str) -> Option<String> + 'a>;
-
-/// State while planning one file.
-pub struct PlanCtx<'a> {
-    pub file: &'a Path,
-    pub source: &'a str,
-    pub vars: HashMap<String, String>,
-    /// Captures visible to the step being planned.
-    pub captures: HashSet<String>,
-    pub redactor: Redactor,
-    pub diags: Diagnostics,
-    /// The suite's `profile:`: which reading of the specs defaults follow.
-    pub profile: Profile,
-    env: EnvLookup<'a>,
-}
-
-impl<'a> PlanCtx<'a> {
-    pub fn new(file: &'a Path, source: &'a str, redactor: Redactor, env: EnvLookup<'a>) -> Self {
-        PlanCtx {
-            file,
-            source,
-            vars: HashMap::new(),
-            captures: HashSet::new(),
-            redactor,
-            diags: Diagnostics::default(),
-            profile: Profile::default(),
-            env,
-        }
-    }
-
-    pub fn error(&mut self, loc: Location, msg: impl Into<String>) {
-        self.diags
-            .push(Diagnostic::new(self.file, self.source, loc, msg));
-    }
-
-    /// Plans a header: its name must be a valid HTTP field name and its
-    /// value may not hold CR, LF or NUL (it could never be sent, or would
-    /// split the request). A value that holds a secret has its derived forms
-    /// (base64, a Basic credential) registered with the redactor.
-    /// A header name may be a `${var.NAME}` (a target's own test-hook header,
-    /// named once in `vars:`); it is resolved here, so it is returned.
-    pub fn header(&mut self, name: &str, value: &Spanned<Scalar>) -> (String, Template) {
-        let name = self.header_name_text(name, value.referenced);
-        let t = self.header_value(&name, value);
-        (name, t)
-    }
-
-    /// The header name as sent: literal, or made of suite variables.
-    fn header_name_text(&mut self, name: &str, at: Location) -> String {
-        if !name.contains("${") {
-            return name.to_owned();
-        }
-        match self.template_at(name, at).as_literal() {
-            Some(n) => n,
-            None => {
-                self.error(
-                    at,
-                    format!(
-                        "header name `{}` may only use `${{var.NAME}}` placeholders (it is fixed when the suite is planned)",
-                        crate::redact::quote(name)
-                    ),
-                );
-                name.to_owned()
-            }
-        }
-    }
-
-    fn header_value(&mut self, name: &str, value: &Spanned<Scalar>) -> Template {
-        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-            self.error(
-                value.referenced,
-                format!(
-                    "`{}` is not a valid HTTP header name",
-                    crate::redact::quote(name)
-                ),
-            );
-        }
-        let text = &value.value.0;
-        if text.contains(['\r', '\n', '\0']) {
-            self.error(
-                value.referenced,
-                format!(
-                    "the value of header `{name}` holds a line break or NUL, which HTTP cannot carry"
-                ),
-            );
-        }
-        let t = self.template_at(text, value.referenced);
-        if let Some(v) = t.as_literal() {
-            self.redactor.add_derived_header(&v);
-        }
-        t
-    }
-
-    /// The value of a keyword field (`policy: required`): `default` when
-    /// absent; an unknown word is reported at its position ("unknown {what}
-    /// `x`: use one of ...") and `default` stands in, so planning goes on and
-    /// finds the suite's other problems too.
-    pub fn keyword<T: Copy + DeserializeOwned>(
-        &mut self,
-        k: Option<&Spanned<Keyword<T>>>,
-        what: &str,
-        default: T,
-    ) -> T {
-        let Some(k) = k else { return default };
-        match k.value.clone().value(what) {
-            Ok(v) => v,
-            Err(e) => {
-                self.error(k.referenced, e);
-                default
-            }
-        }
-    }
-
-    /// [`PlanCtx::keyword`] with the default written as its word, as the
-    /// family's `defaults` and `KINDS` table write it (one source).
-    pub fn keyword_or<T: Copy + DeserializeOwned>(
-        &mut self,
-        k: Option<&Spanned<Keyword<T>>>,
-        what: &str,
-        default: &str,
-    ) -> T {
-        let default = Keyword::<T>::read(default)
-            .value(what)
-            .unwrap_or_else(|e| panic!("a KINDS default must name a variant: {e}"));
-        self.keyword(k, what, default)
-    }
-
-    pub fn resolver(&self) -> Resolver<'_> {
-        Resolver {
-            vars: &self.vars,
-            captures: &self.captures,
-            env: &*self.env,
-            redactor: &self.redactor,
-        }
-    }
-}
 
 /// Builds the plan from loaded suites, reading the process environment.
 pub fn build(loaded: &[SuiteSource], opts: &PlanOptions) -> Result<Plan, Diagnostics> {
@@ -595,15 +448,6 @@ pub fn source_digest(source: &str) -> String {
     hex::encode(Sha256::digest(source.as_bytes()))
 }
 
-/// A base URL tminus can send to: http(s), a host, and nothing after the path.
-pub fn check_base_url(url: &str) -> Result<(), String> {
-    let u = request::http_url(url)?;
-    if u.query().is_some() || u.fragment().is_some() {
-        return Err("may not carry a query or fragment (paths are joined to it)".into());
-    }
-    Ok(())
-}
-
 /// `--only` globs match the check id or `suite/check`; `--tag` any tag.
 fn selected(suite: &str, id: &str, tags: &[String], opts: &PlanOptions) -> bool {
     let only_ok = opts.only.is_empty()
@@ -645,6 +489,7 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn globs() {

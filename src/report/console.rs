@@ -4,11 +4,19 @@
 use std::io::Write;
 
 use super::Reporter;
-use crate::cli::ColorChoice;
 use crate::events::{CheckResult, Event};
 use crate::families::Verdict;
+
 use crate::fmt_duration;
 use crate::redact::Redactor;
+
+/// When the console uses colour (the ripgrep/cargo convention).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
 
 /// Private-use characters that stand for tminus's own SGR sequences until
 /// `printable` has escaped everything a target could have sent.

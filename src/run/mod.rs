@@ -5,8 +5,9 @@ use std::time::{Instant, SystemTime};
 
 use tokio::sync::mpsc;
 
+use crate::context::CheckContext;
 use crate::events::{CheckResult, Event, SuiteInfo, Summary};
-use crate::families::{self, load, CheckContext, Outcome};
+use crate::families::{self, load, Outcome};
 use crate::http::{Client, Target};
 use crate::plan::Plan;
 
@@ -287,7 +288,7 @@ impl Credentials {
         }
     }
 
-    fn expect(&self, client: &Client, needs: families::budget::Requests) {
+    fn expect(&self, client: &Client, needs: crate::context::budget::Requests) {
         let Some(q) = client.quota() else {
             return;
         };
@@ -322,7 +323,7 @@ impl Credentials {
         client: &Client,
         outcome: &mut Outcome,
         before: &Spent,
-        budget: families::budget::Requests,
+        budget: crate::context::budget::Requests,
     ) {
         if client.quota().is_none() || outcome.verdict == families::Verdict::Skipped {
             return;

@@ -287,7 +287,7 @@ impl Scheme {
             ),
             "custom" => return Err("the custom scheme needs its `custom:` description".into()),
             o => {
-                let hint = crate::suite::diagnostic::suggest(o, SCHEME_NAMES.iter().copied())
+                let hint = crate::model::text::suggest(o, SCHEME_NAMES.iter().copied())
                     .map(|s| format!(", did you mean `{s}`?"))
                     .unwrap_or_default();
                 return Err(format!(

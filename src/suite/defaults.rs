@@ -21,7 +21,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, IntoDeserializer, MapAccess, Visitor};
 use serde_saphyr::Spanned;
 
-use super::diagnostic::{suggest, Diagnostic};
+use crate::spec::diagnostic::{suggest, Diagnostic};
 
 /// Common fields a family's checks may inherit too (`after: 10s` for every
 /// rate-limit check); `id`, `kind`, `description` and `severity` are each

@@ -5,13 +5,10 @@
 //! "what did the file say, and where".
 
 pub mod defaults;
-pub mod diagnostic;
-pub mod kinds;
 pub mod model;
 pub mod read;
-pub mod request;
 pub mod schema;
 
-pub use diagnostic::{Diagnostic, Diagnostics};
+pub use crate::spec::diagnostic::{Diagnostic, Diagnostics};
 pub use model::{SuiteFile, TargetSpec};
 pub use read::{discover, read_suite, SuiteSource};

@@ -7,9 +7,9 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use super::defaults::{check_block, DefaultsBlock, Inheritance};
-use super::diagnostic::{suggest, Diagnostic};
 use super::model::{SuiteFile, SuiteSeed};
 use crate::families::kind_names;
+use crate::spec::diagnostic::{suggest, Diagnostic};
 
 /// A parsed suite with the text it came from (for later diagnostics).
 #[derive(Debug)]

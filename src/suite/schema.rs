@@ -15,9 +15,9 @@ use schemars::generate::SchemaSettings;
 use schemars::{json_schema, Schema, SchemaGenerator};
 use serde_json::{json, Map, Value};
 
-use super::kinds::{DefaultValue, KindDoc, Param, COMMON_PARAMS};
 use super::model::SuiteFile;
 use crate::families::{all_kinds, kind_names, kind_schemas};
+use crate::spec::kinds::{DefaultValue, KindDoc, Param, COMMON_PARAMS};
 
 /// The line that binds a suite file to the committed schema in editors
 /// (relative to a suite in `suites/`).

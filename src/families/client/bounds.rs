@@ -19,8 +19,8 @@ use super::judge::{none_exercised, not_served, retry_after_waits, timeline};
 use super::process::Ended;
 use super::spec::defaults;
 use super::timing::{retry_after_rule, Wait, WaitRule};
-use crate::families::Outcome;
 use crate::outcome::Assertion;
+use crate::outcome::Outcome;
 
 /// The lead of both bounds' failures, so one phrase finds either.
 const NOT_IN_BOUNDS: &str = "the client does not stop retrying in bounds";

@@ -15,9 +15,10 @@ use std::sync::Arc;
 use futures::future::join_all;
 
 use super::cpu::CpuBook;
+use crate::context::CheckContext;
 use crate::families::client::plan::{ClientPlan, Judge};
-use crate::families::{CheckContext, Outcome};
 use crate::outcome::prop;
+use crate::outcome::Outcome;
 use crate::upstream::{Attempt, Hook, Served, Upstream};
 use process::{run_client, ClientRunResult, Ended, StopRule};
 

@@ -13,7 +13,7 @@ use super::timing::{
     WaitRule,
 };
 use crate::families::client::plan::{KeyFormat, Policy503};
-use crate::families::Outcome;
+use crate::outcome::Outcome;
 use crate::outcome::{prop, Assertion, PropValue, Verdict};
 use crate::upstream::{Answer, Attempt, RetryAfterForm};
 

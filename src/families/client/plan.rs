@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use serde_saphyr::{Location, Spanned};
 
+use crate::context::PlanCtx;
 use crate::families::client::spec::{defaults, *};
 pub use crate::families::client::spec::{KeyFormat, Policy503};
 use crate::families::client::timing::LEAST_CONTROL;
 use crate::model::template::{Scope, Template, UPSTREAM_PLACEHOLDERS};
-use crate::plan::PlanCtx;
 use crate::upstream::{
     Action, Herd, Inject, RateWindow, Reply, RetryAfterForm, RouteScript, Script, Step,
 };

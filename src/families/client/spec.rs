@@ -9,7 +9,7 @@ use serde_saphyr::Spanned;
 
 use crate::model::keyword::Keyword;
 use crate::model::scalar::{DurationValue, Scalar};
-use crate::suite::kinds::{
+use crate::spec::kinds::{
     check_spec, family_kinds, must, param, should, DefaultValue as D, Kind, Param,
 };
 
@@ -875,7 +875,7 @@ mod tests {
     use super::KINDS;
     use crate::families::client::plan::{ClientPlan, Judge, KeyFormat, Policy503};
     use crate::families::CheckPlan;
-    use crate::suite::kinds::testing::*;
+    use crate::spec::kinds::testing::*;
     use crate::upstream::{Action, Reply, RetryAfterForm, Step};
 
     const CLIENT: &str = "    client: { argv: [./client] }\n";

@@ -11,20 +11,20 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
+use crate::context::CheckContext;
+use crate::context::{CounterPlan, RequestPlan};
+use crate::context::{Scope, Template};
 use crate::families::common::{counter_moved, describe, read_counter, send};
 use crate::families::idempotency::plan::{EndpointPolicy, IdemPlan, MarkerPolicy, Mode};
 use crate::families::idempotency::race::{
     self, InFlightTimes, RetryAnswer, RoundJudgement, RoundOutcome, RoundTally,
 };
 use crate::families::idempotency::together::{self, Release};
-use crate::families::CheckContext;
 use crate::http::{Exchange, Rendered, Target};
 use crate::model::jsonpath::JsonPath;
 use crate::model::retry_after::parse_retry_after;
 use crate::model::scalar::StatusSet;
 use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue, Verdict};
-use crate::plan::{CounterPlan, RequestPlan};
-use crate::plan::{Scope, Template};
 
 /// How long the lost-response check waits after writing the request before it
 /// drops the connection (never reading the answer): enough for the target to
@@ -560,7 +560,7 @@ fn mutate_body(body: &[u8]) -> Option<(Vec<u8>, String)> {
 /// afterwards): otherwise it may be the changed body's validation error.
 async fn mismatch(
     mut r: Run<'_>,
-    changed: Option<&crate::plan::RequestPlan>,
+    changed: Option<&crate::context::RequestPlan>,
     reject: &crate::model::scalar::StatusSet,
 ) -> Res {
     let key = r.new_key();
@@ -1070,7 +1070,7 @@ async fn lost_response(
 /// IDEM-008: a rejected first attempt, then the valid request with the same
 /// key. When the valid request is not served, it is sent once more under a
 /// new key: a target that rejects it there too never exercised the policy.
-async fn errors(mut r: Run<'_>, invalid: &crate::plan::RequestPlan, cached: bool) -> Res {
+async fn errors(mut r: Run<'_>, invalid: &crate::context::RequestPlan, cached: bool) -> Res {
     let key = r.new_key();
     let mut bad = r.ctx.target.render(invalid, &r.scope);
     bad.set_header(&r.plan.key_header, key.clone());

@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use serde_saphyr::Spanned;
 
+use crate::context::{CounterPlan, PlanCtx, RequestPlan, Template};
 use crate::families::idempotency::spec::{
     defaults, ErrorsPolicy, IdempotencySpec, KeyPolicy, MarkerSpec,
 };
 pub use crate::families::idempotency::spec::{EndpointPolicy, MarkerPolicy};
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::{DurationValue, Scalar, StatusPattern, StatusSet};
-use crate::plan::{CounterPlan, PlanCtx, RequestPlan, Template};
-use crate::suite::request::{CounterSpec, RequestSpec};
+use crate::spec::request::{CounterSpec, RequestSpec};
 
 #[derive(Debug, Clone)]
 pub struct MarkerPlan {
@@ -385,10 +385,10 @@ fn statuses(s: &Option<StatusSet>, default: &[StatusPattern]) -> StatusSet {
 }
 
 impl IdemPlan {
-    /// The most requests this check sends (`families::budget`), side-effect
+    /// The most requests this check sends (`context::budget`), side-effect
     /// counter reads included.
-    pub fn requests(&self) -> crate::families::budget::Requests {
-        use crate::families::budget::{Requests, COUNTER_READS as C};
+    pub fn requests(&self) -> crate::context::budget::Requests {
+        use crate::context::budget::{Requests, COUNTER_READS as C};
         match &self.mode {
             Mode::Replay { .. } | Mode::DistinctKeys { .. } => Requests::own(2 + C),
             // first, changed body, and the changed body alone under a new key

@@ -9,10 +9,10 @@ use serde_saphyr::Spanned;
 
 use crate::model::keyword::Keyword;
 use crate::model::scalar::{DurationValue, Scalar, StatusSet};
-use crate::suite::kinds::{
+use crate::spec::kinds::{
     check_spec, family_kinds, must, param, should, DefaultValue as D, Kind, Param,
 };
-use crate::suite::request::{CounterSpec, RequestSpec};
+use crate::spec::request::{CounterSpec, RequestSpec};
 
 /// What the replay marker must look like (`marker.policy`).
 #[derive(Debug, Deserialize, schemars::JsonSchema, Clone, Copy, PartialEq, Eq)]
@@ -942,7 +942,7 @@ mod tests {
     use super::KINDS;
     use crate::families::idempotency::plan::{EndpointPolicy, IdemPlan, MarkerPolicy, Mode};
     use crate::families::CheckPlan;
-    use crate::suite::kinds::testing::*;
+    use crate::spec::kinds::testing::*;
 
     const REQUIRED: &str = "    request: { method: POST, path: /m }\n    effects: { request: { path: /c }, value: $.count }\n";
 
@@ -1091,7 +1091,7 @@ mod tests {
             if *kind == "idempotency.expiry" {
                 // Not kept in the plan: the largest ttl + margin that plans is max_wait.
                 let max = super::defaults::EXPIRY_MAX_WAIT - super::defaults::EXPIRY_MARGIN;
-                let ttl = crate::suite::kinds::show_duration(max);
+                let ttl = crate::spec::kinds::show_duration(max);
                 let _ = plan(kind, &format!("    ttl: {ttl}\n"));
                 planned.push(("max_wait", dur(super::defaults::EXPIRY_MAX_WAIT)));
             }

@@ -27,10 +27,13 @@ use super::progress::{progress_bar, progress_line, progress_message, StdoutToStd
 
 use super::stats::{HlogFile, KindStats, Result_, Shard};
 use super::summary::IntervalPoint;
+use crate::context::Scope;
 use crate::families::load::plan::{LoadPlan, Profile};
 use crate::http::{Rendered, Target};
-use crate::plan::Scope;
 
+/// The transport error of a request in flight when the burst was stopped
+/// (max_duration, Ctrl-C, SIGTERM): cut, never answered.
+pub const CUT: &str = "cut";
 /// Shards of recorders: users map onto them, so memory does not grow with
 /// users and a lock is rarely contended.
 const MAX_SHARDS: usize = 16;
@@ -110,6 +113,10 @@ pub struct Shared {
     /// go to: checked against the guard before the burst, and every request
     /// is held to it, so no template can move load elsewhere.
     pub origins: Vec<String>,
+    /// Set when the burst must end now (max_duration, Ctrl-C, SIGTERM):
+    /// every request in flight is cut at once and counted as `cut`, instead
+    /// of waiting out its timeout while goose waits for the users.
+    pub cut: tokio::sync::watch::Sender<bool>,
 }
 
 /// `scheme://host[:port]/` of an absolute URL.
@@ -189,11 +196,11 @@ impl Shared {
             })
             .collect();
         let budget = match plan.profile {
-            Profile::Stages(_) => Some(plan.scheduled_requests() as u64),
+            Profile::Stages(_) | Profile::Rates(_) => Some(plan.scheduled_requests() as u64),
             Profile::Iterations { .. } => None,
         };
         let pool = match plan.profile {
-            Profile::Stages(_) => Some(super::pool::Pool::new(
+            Profile::Stages(_) | Profile::Rates(_) => Some(super::pool::Pool::new(
                 super::pool::Schedule::new(&plan.profile, per_user_rate),
                 plan.peak_users,
                 plan.max_users,
@@ -210,6 +217,7 @@ impl Shared {
             target,
             interval,
             shards,
+            cut: tokio::sync::watch::Sender::new(false),
             distinct_keys_ok: AtomicU64::new(0),
             duplicates: AtomicU64::new(0),
             cumulative_weights,
@@ -379,20 +387,28 @@ impl Shared {
         if !rendered.body.is_empty() {
             b = b.body(rendered.body.clone());
         }
+        let mut cut = self.cut.subscribe();
         let sent = Instant::now();
-        let res = tokio::time::timeout(rendered.timeout, async {
+        let exchange = tokio::time::timeout(rendered.timeout, async {
             let mut resp = b.send().await?;
             let status = resp.status().as_u16();
             // To the last byte (goose's own clock would stop at the first),
             // dropping each chunk: a huge body costs no memory.
             while resp.chunk().await?.is_some() {}
             Ok::<u16, reqwest::Error>(status)
-        })
-        .await;
+        });
+        // The cut wins over an exchange still in flight: dropping it closes
+        // the connection, so the burst ends within a tick of its deadline.
+        let res = tokio::select! {
+            biased;
+            _ = cut.wait_for(|c| *c) => None,
+            r = exchange => Some(r),
+        };
         let done = Instant::now();
         let result = match res {
-            Err(_) => Result_::Transport("timeout"),
-            Ok(Err(e)) => Result_::Transport(if e.is_connect() {
+            None => Result_::Transport(CUT),
+            Some(Err(_)) => Result_::Transport("timeout"),
+            Some(Ok(Err(e))) => Result_::Transport(if e.is_connect() {
                 "connect"
             } else if e.is_timeout() {
                 "timeout"
@@ -401,7 +417,7 @@ impl Shared {
             } else {
                 "transport"
             }),
-            Ok(Ok(status)) => Result_::Status {
+            Some(Ok(Ok(status))) => Result_::Status {
                 status,
                 success: self.plan.mix[p.kind].success.matches(status),
             },
@@ -548,7 +564,7 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
     let attack = match &plan.profile {
         // Every user of the pool starts at once and idles until it is
         // opened; the schedule, not goose, shapes the rate (see pool.rs).
-        Profile::Stages(_) => attack.set_default(
+        Profile::Stages(_) | Profile::Rates(_) => attack.set_default(
             GooseDefault::TestPlan,
             format!(
                 "{n},0s;{n},{}s;0,0s",
@@ -614,6 +630,11 @@ pub async fn run(shared: Arc<Shared>, hlog: Option<HlogFile>, base: SystemTime) 
             if started.elapsed() > max_duration && !goose::is_killswitch_triggered() {
                 hit_max = true;
                 goose::trigger_killswitch("max_duration reached");
+            }
+            // A hard stop cuts what is in flight (issue 24 items 5 and 6);
+            // the profile's own end lets the last requests finish.
+            if (hit_max || super::signal::cancelled()) && !*tsh.cut.borrow() {
+                tsh.cut.send_replace(true);
             }
             if since_flush.elapsed() >= TICK || stopping {
                 let now = SystemTime::now();

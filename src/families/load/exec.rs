@@ -22,11 +22,13 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::context::Scope;
+use crate::context::{is_loopback, CheckContext};
+use crate::families::common;
 use crate::families::load::plan::LoadPlan;
-use crate::families::{common, CheckContext, Outcome};
 use crate::http::{Client, Target};
+use crate::outcome::Outcome;
 use crate::outcome::{prop, PropValue};
-use crate::plan::Scope;
 use crate::redact::Redactor;
 use stats::KindStats;
 
@@ -34,21 +36,6 @@ use stats::KindStats;
 /// the side-effect check when `effects:` is set.
 pub fn result_count(p: &LoadPlan) -> usize {
     p.thresholds.len() + 1 + usize::from(p.effects.is_some())
-}
-
-/// True when `base_url` points at this machine (127.0.0.0/8, ::1, localhost).
-pub fn is_loopback(base_url: &str) -> bool {
-    let Ok(u) = reqwest::Url::parse(base_url) else {
-        return false;
-    };
-    let Some(host) = u.host_str() else {
-        return false;
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// What a burst needs from the runner.
@@ -716,7 +703,14 @@ fn transport_errors(k: &KindStats) -> u64 {
 
 /// `connect×7, timeout×1`.
 fn error_kinds(k: &KindStats) -> String {
-    let kinds: Vec<String> = k.errors.iter().map(|(e, n)| format!("{e}×{n}")).collect();
+    let kinds: Vec<String> = k
+        .errors
+        .iter()
+        .map(|(e, n)| match e.as_str() {
+            super::engine::CUT => format!("{e}×{n}: in flight when the burst was stopped"),
+            _ => format!("{e}×{n}"),
+        })
+        .collect();
     kinds.join(", ")
 }
 
@@ -848,7 +842,7 @@ mod tests {
     #[test]
     fn the_transport_gate_opens_past_half_and_never_on_answers() {
         let e = gate(&kind(&[(200, 4)], &[("connect", 5)])).expect("5 of 9 lost");
-        assert_eq!(e.verdict, crate::families::Verdict::Error);
+        assert_eq!(e.verdict, crate::outcome::Verdict::Error);
         for part in [
             "http://127.0.0.1:1",
             "5 of 9",

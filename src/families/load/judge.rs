@@ -9,8 +9,8 @@ use super::exec::Figures;
 use super::plan::{LoadPlan, Metric, Threshold};
 use super::pool::PoolRule;
 use super::stats::KindStats;
-use crate::families::{Outcome, Verdict};
 use crate::outcome::{prop, PropValue};
+use crate::outcome::{Outcome, Verdict};
 
 /// Measures a threshold's metric; latencies in µs. `scheduled`: the slots
 /// of the schedule (for `dropped`).

@@ -26,7 +26,7 @@ use super::shard::{
     MAX_SHARD_COUNT,
 };
 use super::stats::{self, HlogFile, KindStats};
-use crate::families::Outcome;
+use crate::outcome::Outcome;
 use crate::redact::Redactor;
 
 /// Largest manifest read (a real one is a few KB).

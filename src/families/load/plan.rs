@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde_saphyr::Location;
 
+use crate::context::{CounterPlan, PlanCtx, RequestPlan};
 use crate::families::load::spec::{defaults, LoadSpec};
 use crate::model::scalar::StatusSet;
-use crate::plan::{CounterPlan, PlanCtx, RequestPlan};
 
 /// Hard cap on any burst unless the suite sets `max_duration`.
 pub const DEFAULT_MAX_DURATION: Duration = defaults::MAX_DURATION;
@@ -44,8 +44,12 @@ pub struct LoadPlan {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Profile {
-    /// Goose test plan steps: (users, whole seconds to reach them).
+    /// Goose test plan steps: (users, whole seconds to reach them); the
+    /// arrival rate is `max_rate × users(t) / peak_users`.
     Stages(Vec<(usize, u64)>),
+    /// Arrival-rate steps: (slots a second, whole seconds to reach it),
+    /// linear from the previous step's rate (0 at the start).
+    Rates(Vec<(f64, u64)>),
     /// `users` started at `hatch_rate`/s, each sending `iterations` requests.
     Iterations {
         users: usize,
@@ -64,31 +68,56 @@ impl Profile {
                     .collect::<Vec<_>>()
                     .join(";"),
             ),
-            Profile::Iterations { .. } => None,
+            Profile::Rates(_) | Profile::Iterations { .. } => None,
         }
     }
     /// Planned wall time (stages only).
     pub fn planned_duration(&self) -> Option<Duration> {
         match self {
             Profile::Stages(s) => Some(Duration::from_secs(s.iter().map(|(_, t)| t).sum())),
+            Profile::Rates(s) => Some(Duration::from_secs(s.iter().map(|(_, t)| t).sum())),
             Profile::Iterations { .. } => None,
         }
     }
-    /// User-seconds under the profile (users ramp linearly within a stage).
+    /// User-seconds under the profile (users ramp linearly within a stage);
+    /// 0 for rate stages and iterations.
     pub fn user_seconds(&self) -> f64 {
         match self {
-            Profile::Stages(s) => {
-                let mut prev = 0.0;
-                let mut area = 0.0;
-                for (u, t) in s {
-                    let u = *u as f64;
-                    area += (prev + u) / 2.0 * *t as f64;
-                    prev = u;
-                }
-                area
-            }
-            Profile::Iterations { .. } => 0.0,
+            Profile::Stages(s) => area(s.iter().map(|&(u, t)| (u as f64, t))),
+            Profile::Rates(_) | Profile::Iterations { .. } => 0.0,
         }
+    }
+    /// The arrival rate's steps, (slots a second at the end, seconds), when
+    /// each user stands for `per_user` slots a second; None: iterations.
+    pub fn rate_steps(&self, per_user: f64) -> Option<Vec<(f64, u64)>> {
+        match self {
+            Profile::Stages(s) => Some(s.iter().map(|&(u, t)| (u as f64 * per_user, t)).collect()),
+            Profile::Rates(s) => Some(s.clone()),
+            Profile::Iterations { .. } => None,
+        }
+    }
+    /// An open-arrival profile (a slot schedule, not a count per user).
+    pub fn is_scheduled(&self) -> bool {
+        !matches!(self, Profile::Iterations { .. })
+    }
+}
+
+/// The area under a piecewise-linear curve from 0: (value at the end, seconds).
+pub fn area(steps: impl Iterator<Item = (f64, u64)>) -> f64 {
+    let (mut prev, mut sum) = (0.0, 0.0);
+    for (v, t) in steps {
+        sum += (prev + v) / 2.0 * t as f64;
+        prev = v;
+    }
+    sum
+}
+
+impl Profile {
+    /// Slots the profile schedules, unrounded (`per_user`: see [`Self::rate_steps`]).
+    pub fn slots(&self, per_user: f64) -> f64 {
+        self.rate_steps(per_user)
+            .map(|s| area(s.into_iter()))
+            .unwrap_or(0.0)
     }
 }
 
@@ -102,8 +131,10 @@ impl LoadPlan {
             return s.scheduled as f64;
         }
         match &self.profile {
-            Profile::Stages(_) => {
-                let n = self.profile.user_seconds() * self.max_rate / self.peak_users.max(1) as f64;
+            Profile::Stages(_) | Profile::Rates(_) => {
+                let n = self
+                    .profile
+                    .slots(self.max_rate / self.peak_users.max(1) as f64);
                 // A slot's fraction is no request; the epsilon absorbs float error.
                 (n + 1e-6).floor()
             }
@@ -293,6 +324,14 @@ pub fn parse_share(v: &str) -> Result<f64, String> {
 }
 
 /// `400/s`, `400 rps`, `400` -> 400.0.
+/// A rate stage's rate: as [`parse_rate`], and `0/s` (a ramp down to nothing).
+fn parse_stage_rate(v: &str) -> Result<f64, String> {
+    match v.trim().trim_end_matches("/s").trim().parse::<f64>() {
+        Ok(0.0) => Ok(0.0),
+        _ => parse_rate(v),
+    }
+}
+
 pub fn parse_rate(v: &str) -> Result<f64, String> {
     let v = v.trim();
     let num = v
@@ -304,6 +343,10 @@ pub fn parse_rate(v: &str) -> Result<f64, String> {
         Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
         _ => Err(format!("`{v}` is not a rate: write `400/s`")),
     }
+}
+
+fn stage_secs(ctx: &mut PlanCtx<'_>, st: &super::spec::StageSpec) -> u64 {
+    whole_secs(ctx, st.over.value.0, st.over.referenced, "a stage's `over`")
 }
 
 fn whole_secs(ctx: &mut PlanCtx<'_>, d: Duration, loc: Location, what: &str) -> u64 {
@@ -323,10 +366,29 @@ impl PlanCtx<'_> {
                 .map(|i| i.value.clone())
                 .unwrap_or_else(|| defaults::ID.into());
         let at = s.id.as_ref().map(|i| i.referenced).unwrap_or(suite_at);
-        let max_rate = match parse_rate(&s.max_rate.value.0) {
-            Ok(r) => r,
-            Err(e) => {
-                self.error(s.max_rate.referenced, e);
+        let rate_stages = s.stages.iter().any(|st| st.rate.is_some());
+        let max_rate = match (&s.max_rate, rate_stages) {
+            (Some(m), false) => match parse_rate(&m.value.0) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.error(m.referenced, e);
+                    1.0
+                }
+            },
+            (Some(m), true) => {
+                self.error(
+                    m.referenced,
+                    "give the rate in `stages` or as `max_rate`, not both (rate stages set it: their peak)",
+                );
+                1.0
+            }
+            // Set from the stages below.
+            (None, true) => 1.0,
+            (None, false) => {
+                self.error(
+                    at,
+                    "a load needs `max_rate` (the arrival rate at full load, `120/s`) or stages of `rate`",
+                );
                 1.0
             }
         };
@@ -336,19 +398,83 @@ impl PlanCtx<'_> {
             .map(|d| d.value.0)
             .unwrap_or(DEFAULT_MAX_DURATION);
         let users = s.users.as_ref().map(|u| u.value as usize);
-        let profile = if !s.stages.is_empty() {
+        let mut max_rate = max_rate;
+        let mut rate_pool = None;
+        let profile = if rate_stages {
+            for (name, loc) in [
+                ("hold", s.hold.as_ref().map(|h| h.referenced)),
+                ("ramp", s.ramp.as_ref().map(|h| h.referenced)),
+                ("ramp_down", s.ramp_down.as_ref().map(|h| h.referenced)),
+                ("hatch_rate", s.hatch_rate.as_ref().map(|h| h.referenced)),
+                ("iterations", s.iterations.as_ref().map(|h| h.referenced)),
+            ] {
+                if let Some(loc) = loc {
+                    self.error(
+                        loc,
+                        format!(
+                            "`{name}` does not go with rate stages: the stages are the profile"
+                        ),
+                    );
+                }
+            }
+            let mut steps = Vec::new();
+            for st in &s.stages {
+                let t = stage_secs(self, st);
+                let r = match (&st.rate, &st.users) {
+                    (Some(r), None) => match parse_stage_rate(&r.value.0) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            self.error(r.referenced, e);
+                            0.0
+                        }
+                    },
+                    (_, Some(u)) => {
+                        self.error(
+                            u.referenced,
+                            "a stage gives `rate` or `users`, and every stage the same one",
+                        );
+                        0.0
+                    }
+                    (None, None) => {
+                        self.error(st.over.referenced, "this stage needs a `rate` (`60/s`)");
+                        0.0
+                    }
+                };
+                steps.push((r, t));
+            }
+            if steps.last().is_some_and(|(r, _)| *r > 0.0) {
+                steps.push((0.0, 0));
+            }
+            let peak = steps.iter().map(|(r, _)| *r).fold(0.0, f64::max);
+            if peak <= 0.0 {
+                self.error(at, "the stages never reach a rate above 0/s");
+            }
+            max_rate = peak.max(1e-6);
+            let start =
+                users.unwrap_or_else(|| ((peak / defaults::RATE_PER_USER).ceil() as usize).max(1));
+            if start == 0 {
+                self.error(
+                    s.users.as_ref().map(|u| u.referenced).unwrap_or(at),
+                    "`users` (the pool to start) must be at least 1",
+                );
+            }
+            rate_pool = Some(start.max(1));
+            Profile::Rates(steps)
+        } else if !s.stages.is_empty() {
             if let Some(u) = &s.users {
                 self.error(u.referenced, "give `stages` or `users`/`hold`, not both");
             }
             let mut steps = Vec::new();
             for st in &s.stages {
-                let t = whole_secs(
-                    self,
-                    st.over.value.0,
-                    st.over.referenced,
-                    "a stage's `over`",
-                );
-                steps.push((st.users.value as usize, t));
+                let t = stage_secs(self, st);
+                let Some(u) = &st.users else {
+                    self.error(
+                        st.over.referenced,
+                        "this stage needs `users` (or every stage a `rate`)",
+                    );
+                    continue;
+                };
+                steps.push((u.value as usize, t));
             }
             // goose keeps running after a last step that still has users;
             // stop them at once so the profile ends.
@@ -415,6 +541,7 @@ impl PlanCtx<'_> {
         };
         let peak_users = match &profile {
             Profile::Stages(s) => s.iter().map(|(u, _)| *u).max().unwrap_or(0),
+            Profile::Rates(_) => rate_pool.unwrap_or(1),
             Profile::Iterations { users, .. } => *users,
         };
         if peak_users == 0 {

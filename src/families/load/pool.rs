@@ -23,10 +23,11 @@ use hdrhistogram::Histogram;
 use super::engine::Measured;
 use super::plan::Profile;
 
-/// The arrival schedule of a stages profile: the rate at time t is
-/// `per_user × users(t)` (users ramp linearly within a stage), so the
-/// aggregate is what the same users each pacing `max_rate / users` would
-/// schedule, and slot i is due when the integral of the rate reaches i.
+/// The arrival schedule of a scheduled profile: the rate at time t is the
+/// stages' own rate (rate stages) or `per_user × users(t)` (user stages and
+/// hold; users ramp linearly within a stage, so the aggregate is what the
+/// same users each pacing `max_rate / users` would schedule); slot i is due
+/// when the integral of the rate reaches i.
 #[derive(Debug, Clone)]
 pub struct Schedule {
     /// Per stage with time: (start s, slots before it, rate at start, rate
@@ -37,17 +38,15 @@ pub struct Schedule {
 impl Schedule {
     pub fn new(profile: &Profile, per_user: f64) -> Self {
         let mut stages = Vec::new();
-        if let Profile::Stages(steps) = profile {
-            let (mut t, mut slots, mut users) = (0.0, 0.0, 0.0);
-            for &(u, secs) in steps {
-                let (r0, r1, len) = (users * per_user, u as f64 * per_user, secs as f64);
-                if len > 0.0 {
-                    stages.push((t, slots, r0, r1, len));
-                    slots += (r0 + r1) / 2.0 * len;
-                    t += len;
-                }
-                users = u as f64;
+        let (mut t, mut slots, mut r0) = (0.0, 0.0, 0.0);
+        for (r1, secs) in profile.rate_steps(per_user).unwrap_or_default() {
+            let len = secs as f64;
+            if len > 0.0 {
+                stages.push((t, slots, r0, r1, len));
+                slots += (r0 + r1) / 2.0 * len;
+                t += len;
             }
+            r0 = r1;
         }
         Schedule { stages }
     }
@@ -431,6 +430,12 @@ mod tests {
         let s = Schedule::new(&Profile::Stages(vec![(8, 0), (8, 1), (0, 0)]), 0.5);
         assert!(close(s.due(3), 0.75));
         assert!(s.due(5).is_none());
+        // Rate stages are the rate itself: 0 to 60/s over 2 s, 60/s for 1 s.
+        let s = Schedule::new(&Profile::Rates(vec![(60.0, 2), (60.0, 1), (0.0, 0)]), 1e9);
+        assert!(close(s.due(15), 1.0), "{:?}", s.due(15));
+        assert!(close(s.due(60), 2.0));
+        assert!(close(s.due(120), 3.0));
+        assert!(s.due(121).is_none());
     }
 
     fn ms(n: u64) -> Duration {

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::exec::{uniform, Burst, Effects, LoadContext, LoadResult};
 use super::plan::{LoadPlan, Profile};
 use super::stats::{self, KindStats};
-use crate::families::Outcome;
+use crate::outcome::Outcome;
 
 /// Most shards one burst may be cut into.
 pub const MAX_SHARD_COUNT: usize = 10_000;
@@ -98,13 +98,19 @@ pub struct ShardRun {
 }
 
 /// The users of a profile in shard `s`, stage by stage.
-fn profile_part(p: &Profile, s: ShardSpec) -> Profile {
+fn profile_part(p: &Profile, peak_users: usize, s: ShardSpec) -> Profile {
     match p {
         Profile::Stages(st) => Profile::Stages(
             st.iter()
                 .map(|&(u, t)| (s.part(u as u64) as usize, t))
                 .collect(),
         ),
+        // The rate in proportion to the shard's part of the pool it starts
+        // with, as `slice` scales `max_rate`.
+        Profile::Rates(st) => {
+            let f = s.part(peak_users as u64) as f64 / peak_users.max(1) as f64;
+            Profile::Rates(st.iter().map(|&(r, t)| (r * f, t)).collect())
+        }
         Profile::Iterations {
             users,
             hatch_rate,
@@ -136,13 +142,14 @@ pub fn slice(
     let natural = |j: usize| -> f64 {
         let p = profile_part(
             &plan.profile,
+            plan.peak_users,
             ShardSpec {
                 index: j,
                 count: spec.count,
             },
         );
         match p {
-            Profile::Stages(_) => p.user_seconds() * per_user,
+            Profile::Stages(_) | Profile::Rates(_) => p.slots(per_user),
             Profile::Iterations {
                 users, iterations, ..
             } => (users as u64 * iterations) as f64,
@@ -154,7 +161,7 @@ pub fn slice(
     };
     let scheduled = (cumulative(spec.index) - cumulative(spec.index - 1)).max(0.0) as u64;
     let mut out = plan.clone();
-    out.profile = profile_part(&plan.profile, spec);
+    out.profile = profile_part(&plan.profile, plan.peak_users, spec);
     out.peak_users = spec.part(plan.peak_users as u64) as usize;
     out.max_rate = per_user * out.peak_users as f64;
     out.max_users = (spec.part(plan.max_users as u64) as usize).max(out.peak_users);
@@ -166,44 +173,6 @@ pub fn slice(
         suite_digest,
     });
     out
-}
-
-/// Turns a planned run into shard `spec` of its burst: exactly one suite of
-/// the selection may have a `load:`; suites without one and the suite's
-/// checks are dropped (a shard runs only its slice of the burst; run the
-/// checks once, without --shard).
-pub fn apply(
-    plan: &mut crate::plan::Plan,
-    spec: ShardSpec,
-    start_at: Option<SystemTime>,
-) -> Result<(), String> {
-    let with_load: Vec<String> = plan
-        .suites
-        .iter()
-        .filter(|s| s.load.is_some())
-        .map(|s| format!("{} ({})", s.name, s.file.display()))
-        .collect();
-    if with_load.len() != 1 {
-        return Err(format!(
-            "--shard runs the burst of one suite, but {} selected suites have a `load:` section{}{}: pass that one suite file",
-            with_load.len(),
-            if with_load.is_empty() { "" } else { ": " },
-            with_load.join(", ")
-        ));
-    }
-    plan.suites.retain(|s| s.load.is_some());
-    let s = &mut plan.suites[0];
-    s.checks.clear();
-    if let Some(load) = s.load.take() {
-        s.load = Some(slice(
-            &load,
-            spec,
-            start_at,
-            s.file.clone(),
-            s.digest.clone(),
-        ));
-    }
-    Ok(())
 }
 
 /// Parses `--start-at` (RFC 3339 in UTC, `2026-12-01T12:00:00Z`) and checks
@@ -563,6 +532,28 @@ mod tests {
             .collect();
         assert_eq!(three[0], Profile::Stages(vec![(4, 2), (4, 5), (0, 2)]));
         assert_eq!(three[2], Profile::Stages(vec![(3, 2), (3, 5), (0, 2)]));
+        // Rate stages: each shard's rate is its part of the pool's.
+        let rates = plan(
+            Profile::Rates(vec![(50.0, 2), (90.0, 5), (0.0, 2)]),
+            7,
+            90.0,
+        );
+        let total = rates.scheduled_requests();
+        for n in [1, 2, 3, 7] {
+            let parts: Vec<LoadPlan> = (1..=n)
+                .map(|i| slice(&rates, spec(i, n), None, "s".into(), "d".into()))
+                .collect();
+            let scheduled: f64 = parts.iter().map(|p| p.scheduled_requests()).sum();
+            assert_eq!(scheduled, total, "{n} shards");
+            let rate: f64 = parts.iter().map(|p| p.max_rate).sum();
+            assert!((rate - 90.0).abs() < 1e-9, "{n} shards: {rate}");
+            for p in &parts {
+                let Profile::Rates(st) = &p.profile else {
+                    panic!("{:?}", p.profile)
+                };
+                assert!((st[1].0 - p.max_rate).abs() < 1e-9, "{st:?} {}", p.max_rate);
+            }
+        }
         let it = plan(
             Profile::Iterations {
                 users: 5,

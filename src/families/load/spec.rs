@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, Scalar, StatusSet};
-use crate::suite::kinds::{param, DefaultValue as D, Kind};
-use crate::suite::request::{CounterSpec, RequestSpec};
+use crate::spec::kinds::{param, DefaultValue as D, Kind};
+use crate::spec::request::{CounterSpec, RequestSpec};
 
 /// Every default of `load:`: the plan applies these, `LOAD` prints them.
 pub mod defaults {
@@ -36,6 +36,10 @@ pub mod defaults {
     /// ...and never more than this (also the most a suite may ask for): each
     /// user is a goose user with its own connection, started idle up front.
     pub const MAX_POOL: usize = 1000;
+    /// Rate stages without `users`: the pool starts with one user per this
+    /// many slots a second of the peak rate (the shipped burst's 4 users
+    /// for 120/s), and may grow `POOL_FACTOR` times.
+    pub const RATE_PER_USER: f64 = 30.0;
 }
 
 use defaults as d;
@@ -86,7 +90,7 @@ pub const LOAD: Kind = Kind {
         param(
             "stages",
             D::Absent,
-            "instead of users/ramp/hold: `[{users, over}, ...]`; the rate follows users / their peak (linear within a stage), the pool starts with the peak",
+            "instead of ramp/hold: the arrival rate itself, `[{rate: 60/s, over: 10s}, ...]` (linear within a stage from the previous rate, 0 at the start, like k6's ramping-arrival-rate; `max_rate` is their peak, `users` the pool to start, default one per 30/s of the peak), or `[{users, over}, ...]` (the rate follows users / their peak, the pool starts with the peak)",
         ),
         param(
             "iterations",
@@ -95,8 +99,8 @@ pub const LOAD: Kind = Kind {
         ),
         param(
             "max_rate",
-            D::Required,
-            "the arrival rate at full load (`120/s`): the schedule of slots, whatever the users; stages scale it by their users",
+            D::Text("required (or rate stages)"),
+            "the arrival rate at full load (`120/s`): the schedule of slots, whatever the users; user stages scale it by their users",
         ),
         param(
             "max_duration",
@@ -186,7 +190,8 @@ pub struct LoadSpec {
     pub iterations: Option<Spanned<u64>>,
     /// Requests per second all users together may send (`400/s` or `400`);
     /// also the pace the coordinated-omission correction measures against.
-    pub max_rate: Spanned<Scalar>,
+    #[serde(default)]
+    pub max_rate: Option<Spanned<Scalar>>,
     /// Hard bound on the whole burst; default 10m.
     #[serde(default)]
     pub max_duration: Option<Spanned<DurationValue>>,
@@ -219,11 +224,15 @@ fn allow_remote() -> bool {
     d::ALLOW_REMOTE
 }
 
-/// One step of a goose test plan: reach `users` over `over`.
+/// One step of the profile: reach `users` (the rate follows users / their
+/// peak) or the arrival `rate` itself (`60/s`, `0/s`) over `over`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StageSpec {
-    pub users: Spanned<u64>,
+    #[serde(default)]
+    pub users: Option<Spanned<u64>>,
+    #[serde(default)]
+    pub rate: Option<Spanned<Scalar>>,
     pub over: Spanned<DurationValue>,
 }
 
@@ -248,8 +257,78 @@ pub struct MixSpec {
 mod tests {
     use super::LOAD;
     use crate::families::load::plan::Profile;
-    use crate::suite::kinds::testing::*;
-    use crate::suite::kinds::Kind;
+    use crate::spec::kinds::testing::*;
+    use crate::spec::kinds::Kind;
+
+    fn plan_errors(src: &str) -> String {
+        let path = std::path::Path::new("rates.yaml");
+        let file = crate::suite::read::parse_str(path, src).unwrap_or_else(|d| panic!("{d}"));
+        let loaded = vec![crate::suite::SuiteSource {
+            path: path.into(),
+            source: src.to_owned(),
+            file,
+        }];
+        match crate::plan::build_with_env(&loaded, &Default::default(), &|_| None) {
+            Ok(_) => panic!("planned without an error:\n{src}"),
+            Err(d) => d.to_string(),
+        }
+    }
+
+    const HEAD: &str = "suite: s\ntarget: { base_url: \"http://127.0.0.1:1\" }\nload:\n";
+    const MIX: &str = "  requests:\n    - { name: a, request: { path: /a } }\n";
+
+    /// Rate stages are the arrival schedule itself (issue 23): `max_rate` is
+    /// their peak, the pool starts with one user per 30/s of it, and the
+    /// count scheduled is the area under the rate.
+    #[test]
+    fn rate_stages_are_the_schedule() {
+        let mut plan = plan_suite(&format!(
+            "{HEAD}  stages:\n    - {{ rate: 60/s, over: 2s }}\n    - {{ rate: 90/s, over: 4s }}\n    - {{ rate: 0/s, over: 2s }}\n{MIX}"
+        ));
+        let l = plan.suites.remove(0).load.expect("a load plan");
+        assert_eq!(
+            l.profile,
+            Profile::Rates(vec![(60.0, 2), (90.0, 4), (0.0, 2)])
+        );
+        assert_eq!(l.max_rate, 90.0);
+        assert_eq!((l.peak_users, l.max_users), (3, 30));
+        // 60 + 300 + 90 slots.
+        assert_eq!(l.scheduled_requests(), 450.0);
+        // A last stage above 0 ends at once; `users` sets the pool.
+        let mut plan = plan_suite(&format!(
+            "{HEAD}  users: 8\n  stages: [{{ rate: 50/s, over: 3s }}]\n{MIX}"
+        ));
+        let l = plan.suites.remove(0).load.unwrap();
+        assert_eq!(l.profile, Profile::Rates(vec![(50.0, 3), (0.0, 0)]));
+        assert_eq!((l.peak_users, l.max_users), (8, 80));
+        assert_eq!(l.scheduled_requests(), 75.0);
+    }
+
+    #[test]
+    fn rate_stages_refuse_what_does_not_go_with_them() {
+        let both = plan_errors(&format!(
+            "{HEAD}  max_rate: 10/s\n  stages: [{{ rate: 50/s, over: 3s }}]\n{MIX}"
+        ));
+        assert!(both.contains("rates.yaml:4:"), "{both}");
+        assert!(both.contains("not both"), "{both}");
+        let mixed = plan_errors(&format!(
+            "{HEAD}  stages: [{{ rate: 50/s, over: 3s }}, {{ users: 2, over: 1s }}]\n{MIX}"
+        ));
+        assert!(mixed.contains("every stage the same one"), "{mixed}");
+        let hold = plan_errors(&format!(
+            "{HEAD}  hold: 3s\n  stages: [{{ rate: 50/s, over: 3s }}]\n{MIX}"
+        ));
+        assert!(
+            hold.contains("`hold` does not go with rate stages"),
+            "{hold}"
+        );
+        let bad = plan_errors(&format!(
+            "{HEAD}  stages: [{{ rate: fast, over: 3s }}]\n{MIX}"
+        ));
+        assert!(bad.contains("`fast` is not a rate"), "{bad}");
+        let none = plan_errors(&format!("{HEAD}  users: 2\n  hold: 1s\n{MIX}"));
+        assert!(none.contains("needs `max_rate`"), "{none}");
+    }
 
     #[test]
     fn table_defaults_are_the_planned_ones() {

@@ -53,6 +53,9 @@ pub enum ProfileSummary {
     Stages {
         stages: Vec<Stage>,
     },
+    Rates {
+        stages: Vec<RateStage>,
+    },
     Iterations {
         users: usize,
         hatch_rate: f64,
@@ -68,6 +71,14 @@ pub struct Stage {
     pub over_s: u64,
 }
 
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct RateStage {
+    /// The arrival rate at the end of the stage (slots a second).
+    pub rate_per_s: f64,
+    /// Whole seconds to get there, linearly from the previous rate.
+    pub over_s: u64,
+}
+
 impl From<&Profile> for ProfileSummary {
     fn from(p: &Profile) -> Self {
         match p {
@@ -75,6 +86,12 @@ impl From<&Profile> for ProfileSummary {
                 stages: s
                     .iter()
                     .map(|&(users, over_s)| Stage { users, over_s })
+                    .collect(),
+            },
+            Profile::Rates(s) => ProfileSummary::Rates {
+                stages: s
+                    .iter()
+                    .map(|&(rate_per_s, over_s)| RateStage { rate_per_s, over_s })
                     .collect(),
             },
             Profile::Iterations {

@@ -12,15 +12,15 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::context::CheckContext;
+use crate::context::Scope;
 use crate::families::common::describe;
 use crate::families::rate_limit::plan::{
     Exhaust, HeadersPlan, PartitionPlan, RateLimitPlan, StormPlan,
 };
-use crate::families::CheckContext;
 use crate::fmt_duration;
 use crate::http::{Exchange, Rendered};
 use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue};
-use crate::plan::Scope;
 use fields::{date_of, observe};
 
 /// Hard time bound of one attempt to reach the limit, whatever max_requests says.
@@ -65,14 +65,14 @@ fn cap(ctx: &CheckContext, r: &Rendered, x: &Exhaust, extra: u64) -> u64 {
     };
     if remote_load_refused(ctx) {
         // More is load, which a remote target gets only when allowed.
-        sized.min(crate::families::HIGH_VOLUME_REQUESTS)
+        sized.min(crate::context::HIGH_VOLUME_REQUESTS)
     } else {
         sized
     }
 }
 
 fn remote_load_refused(ctx: &CheckContext) -> bool {
-    !ctx.allow_remote_load && !crate::families::load::exec::is_loopback(&ctx.target.base_url)
+    !ctx.allow_remote_load && !crate::context::is_loopback(&ctx.target.base_url)
 }
 
 /// Not reaching the limit because the ceiling is below it is tminus's
@@ -92,7 +92,7 @@ fn ceiling_below_limit(
                 "max_requests {} is below the advertised limit of {limit} requests: the limit cannot be reached; raise max_requests (or leave it out: tminus sizes the storm from the advertised limit)",
                 x.max_requests
             )
-        } else if remote_load_refused(ctx) && ceiling == crate::families::HIGH_VOLUME_REQUESTS {
+        } else if remote_load_refused(ctx) && ceiling == crate::context::HIGH_VOLUME_REQUESTS {
             format!(
                 "the advertised limit of {limit} requests needs more than {ceiling} to reach: that is load, and {} is not a loopback address; pass --allow-remote-load",
                 crate::redact::mask_userinfo(&ctx.target.base_url)
@@ -105,10 +105,10 @@ fn ceiling_below_limit(
     })
 }
 
-/// A storm sized past [`crate::families::HIGH_VOLUME_REQUESTS`] to a remote
+/// A storm sized past [`crate::context::HIGH_VOLUME_REQUESTS`] to a remote
 /// target is load: refused without `--allow-remote-load`, like a burst.
 fn refuse_remote_load(ctx: &CheckContext, n: u64) -> Option<Outcome> {
-    (n > crate::families::HIGH_VOLUME_REQUESTS && remote_load_refused(ctx)).then(|| {
+    (n > crate::context::HIGH_VOLUME_REQUESTS && remote_load_refused(ctx)).then(|| {
         Outcome::error(format!(
             "the advertised limit needs up to {n} requests to reach: that is load, and {} is not a loopback address; pass --allow-remote-load",
             crate::redact::mask_userinfo(&ctx.target.base_url)

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_saphyr::{Location, Spanned};
 
+use crate::context::{PlanCtx, RequestPlan};
 use crate::families::rate_limit::fields::{Dialect, Dialects, LegacyNames, ResetMode};
 use crate::families::rate_limit::spec::{
     defaults, RateLimitHeadersSpec, RateLimitPartitionSpec, RateLimitRecoverySpec, RateLimitSpec,
@@ -13,7 +14,6 @@ use crate::families::rate_limit::spec::{
 };
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::DurationValue;
-use crate::plan::{PlanCtx, RequestPlan};
 
 /// What every check that drives a key to its limit shares.
 #[derive(Debug, Clone)]
@@ -72,7 +72,7 @@ fn dur(v: &Option<Spanned<DurationValue>>, default: Duration) -> Duration {
 
 /// The `rate_limit.*` fields every limit-exhausting check shares.
 struct ExhaustFields<'a> {
-    request: &'a crate::suite::request::RequestSpec,
+    request: &'a crate::spec::request::RequestSpec,
     at: Location,
     limited_status: &'a Option<Spanned<u16>>,
     max_requests: &'a Option<Spanned<u32>>,
@@ -302,11 +302,11 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &RateLimitSpec) -> RateLimitPlan {
 }
 
 impl RateLimitPlan {
-    /// The most requests this check sends (`families::budget`): the headers
+    /// The most requests this check sends (`context::budget`): the headers
     /// check its samples; the others are sized from the advertised limit
     /// while they run.
-    pub fn requests(&self) -> crate::families::budget::Requests {
-        use crate::families::budget::Requests;
+    pub fn requests(&self) -> crate::context::budget::Requests {
+        use crate::context::budget::Requests;
         match self {
             RateLimitPlan::Headers(h) => {
                 Requests::own(u64::from(h.samples.max(1)) * h.requests.len().max(1) as u64)

@@ -11,12 +11,12 @@ use std::time::{Duration, Instant, SystemTime};
 use super::exec::{cool_down, exhaust, secs, with_warning, Limited};
 use super::phase::{self, Source, TargetClock};
 use super::{fields, timing};
+use crate::context::CheckContext;
+use crate::context::Scope;
 use crate::families::common::describe;
 use crate::families::rate_limit::plan::RecoveryPlan;
-use crate::families::CheckContext;
 use crate::http::{Exchange, Rendered};
 use crate::outcome::{prop, Assertion, Evidence, Outcome, Verdict};
-use crate::plan::Scope;
 use fields::observe;
 
 /// Reads the target's clock: bisects the tick of `Date` with up to

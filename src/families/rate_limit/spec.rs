@@ -7,10 +7,10 @@
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::DurationValue;
-use crate::suite::kinds::{
+use crate::spec::kinds::{
     check_spec, family_kinds, must, param, should, DefaultValue as D, Kind, Param,
 };
-use crate::suite::request::RequestSpec;
+use crate::spec::request::RequestSpec;
 
 /// Every default of the family: the plan applies these, `KINDS` prints them.
 pub mod defaults {
@@ -392,8 +392,8 @@ mod tests {
     use crate::families::rate_limit::fields::{Dialect, Dialects, ResetMode};
     use crate::families::rate_limit::plan::{Exhaust, RateLimitPlan};
     use crate::families::CheckPlan;
-    use crate::suite::kinds::testing::*;
-    use crate::suite::kinds::{show_duration, DefaultValue};
+    use crate::spec::kinds::testing::*;
+    use crate::spec::kinds::{show_duration, DefaultValue};
 
     const MINIMAL: &[(&str, &str)] = &[
         ("rate_limit.headers", "    requests: [{ path: /a }]\n"),

@@ -3,9 +3,9 @@
 
 use super::expect::evaluate;
 use super::plan::{Action, StepsPlan};
-use crate::families::CheckContext;
+use crate::context::CheckContext;
+use crate::context::{CaptureSource, ExpectPlan, Scope};
 use crate::outcome::{prop, Evidence, Outcome, PropValue};
-use crate::plan::{CaptureSource, ExpectPlan, Scope};
 
 /// How many things `e` checks.
 fn expectations(e: &ExpectPlan) -> usize {

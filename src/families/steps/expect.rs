@@ -1,8 +1,8 @@
 //! Evaluating an `expect:` block against a captured exchange. Each mismatch
 //! keeps what was expected and what came back, in words a reviewer can read.
 
+use crate::context::{ExpectPlan, HeaderCheck, JsonCheck, Scope};
 use crate::http::Exchange;
-use crate::plan::{ExpectPlan, HeaderCheck, JsonCheck, Scope};
 
 #[derive(Debug, Clone)]
 pub struct Mismatch {

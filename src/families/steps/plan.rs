@@ -2,7 +2,7 @@
 //! with captures visible only to the steps after the one that makes them.
 
 use super::spec::{StepsCheckSpec, StepsSpec};
-use crate::plan::{CapturePlan, ExpectPlan, PlanCtx, RequestPlan};
+use crate::context::{CapturePlan, ExpectPlan, PlanCtx, RequestPlan};
 
 #[derive(Debug, Clone)]
 pub struct StepsPlan {
@@ -43,7 +43,7 @@ fn plan_steps(ctx: &mut PlanCtx<'_>, s: &StepsCheckSpec) -> StepsPlan {
         let action = match (&st.request, &st.wait) {
             (Some(r), None) => Action::Send(ctx.request(r, s.id.referenced)),
             (None, Some(w)) => {
-                if w.value.0 > crate::plan::MAX_PAUSE {
+                if w.value.0 > crate::context::MAX_PAUSE {
                     ctx.error(w.referenced, "`wait:` may be at most 1h");
                 }
                 if st.expect.is_some() || !st.capture.is_empty() {
@@ -52,7 +52,7 @@ fn plan_steps(ctx: &mut PlanCtx<'_>, s: &StepsCheckSpec) -> StepsPlan {
                         "a `wait:` step sends nothing, so it takes no `expect:` or `capture:`",
                     );
                 }
-                Action::Wait(w.value.0.min(crate::plan::MAX_PAUSE))
+                Action::Wait(w.value.0.min(crate::context::MAX_PAUSE))
             }
             (Some(_), Some(w)) => {
                 ctx.error(
@@ -97,13 +97,13 @@ fn plan_steps(ctx: &mut PlanCtx<'_>, s: &StepsCheckSpec) -> StepsPlan {
 }
 
 impl StepsPlan {
-    /// One request per step that sends (`families::budget`).
-    pub fn requests(&self) -> crate::families::budget::Requests {
+    /// One request per step that sends (`context::budget`).
+    pub fn requests(&self) -> crate::context::budget::Requests {
         let sends = self
             .steps
             .iter()
             .filter(|s| matches!(s.action, Action::Send(_)))
             .count();
-        crate::families::budget::Requests::own(sends as u64)
+        crate::context::budget::Requests::own(sends as u64)
     }
 }

@@ -1,7 +1,7 @@
 //! `kind: steps` as written: requests in order with expectations and captures.
 
-use crate::suite::kinds::{check_spec, family_kinds, must, param, DefaultValue as D, Kind};
-use crate::suite::request::StepSpec;
+use crate::spec::kinds::{check_spec, family_kinds, must, param, DefaultValue as D, Kind};
+use crate::spec::request::StepSpec;
 
 check_spec!(
     /// `kind: steps` (the default): requests in order with expectations.
@@ -40,7 +40,7 @@ pub const KINDS: &[Kind] = &[Kind {
 mod tests {
     use super::KINDS;
     use crate::families::CheckPlan;
-    use crate::suite::kinds::testing::*;
+    use crate::spec::kinds::testing::*;
 
     /// `steps` has no defaulted parameter; the grammar's defaults (method
     /// GET, ...) are the README's.

@@ -6,11 +6,12 @@
 //! which clips hostile ids), so a partner can attach them to a ticket.
 
 use super::{probes, traceparent, tracestate, unique};
+use crate::context::CheckContext;
 use crate::families::common::clip;
 use crate::families::trace::plan::TracePlan;
 use crate::families::trace::spec::IdFormat;
-use crate::families::{CheckContext, Outcome};
 use crate::http::Exchange;
+use crate::outcome::Outcome;
 
 pub async fn run(plan: &TracePlan, ctx: &CheckContext) -> Outcome {
     match plan {

@@ -5,14 +5,14 @@ use std::time::Duration;
 
 use regex::Regex;
 
+use crate::context::request::{RequestPlan, UrlPlan};
+use crate::context::PlanCtx;
 use crate::families::trace::spec::{
     IdFormat, TraceAsyncStatusSpec, TraceInvalidIgnoredSpec, TracePresentSpec, TracePropagatedSpec,
     TraceRequestIdSpec, TraceSpec, TraceTracestateSpec, TraceUniqueSpec, TraceVersionDowngradeSpec,
 };
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::StatusSet;
-use crate::plan::request::{RequestPlan, UrlPlan};
-use crate::plan::PlanCtx;
 
 /// A planned `trace.*` check.
 #[derive(Debug, Clone)]
@@ -229,7 +229,7 @@ impl PlanCtx<'_> {
                     url: UrlPlan::Path(tpl),
                     headers: Vec::new(),
                     query: Vec::new(),
-                    body: crate::plan::BodyPlan::None,
+                    body: crate::context::BodyPlan::None,
                     timeout: None,
                 },
                 status: Some(StatusSet::single(404)),
@@ -303,7 +303,7 @@ impl PlanCtx<'_> {
     fn propagated_plan(
         &mut self,
         at: serde_saphyr::Location,
-        request: &crate::suite::request::RequestSpec,
+        request: &crate::spec::request::RequestSpec,
         status: &StatusSet,
         return_headers: &[String],
     ) -> PropagatedPlan {
@@ -344,10 +344,9 @@ impl PlanCtx<'_> {
                         None => {
                             let valid: Vec<&str> =
                                 InvalidCase::ALL.iter().map(|c| c.name()).collect();
-                            let hint =
-                                crate::suite::diagnostic::suggest(&n.value, valid.iter().copied())
-                                    .map(|s| format!(", did you mean `{s}`?"))
-                                    .unwrap_or_default();
+                            let hint = crate::model::text::suggest(&n.value, valid.iter().copied())
+                                .map(|s| format!(", did you mean `{s}`?"))
+                                .unwrap_or_default();
                             self.error(
                                 n.referenced,
                                 format!(
@@ -440,9 +439,9 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &TraceSpec) -> TracePlan {
 }
 
 impl TracePlan {
-    /// The most requests this check sends (`families::budget`).
-    pub fn requests(&self) -> crate::families::budget::Requests {
-        use crate::families::budget::Requests;
+    /// The most requests this check sends (`context::budget`).
+    pub fn requests(&self) -> crate::context::budget::Requests {
+        use crate::context::budget::Requests;
         match self {
             TracePlan::Present(p) => Requests::own(p.probes.len() as u64),
             TracePlan::Unique(u) => Requests::own(u.count),

@@ -3,15 +3,16 @@
 
 use super::exec::{format_problem, trace_id};
 use super::traceparent::{self, random_parent_id, random_trace_id};
+use crate::context::CheckContext;
+use crate::context::{BodyPlan, RequestPlan, Scope, Template, UrlPlan};
 use crate::families::common::{clip, describe, evidence as ev_of, send};
 use crate::families::trace::plan::{
     AsyncStatusPlan, InvalidCase, InvalidIgnoredPlan, PresentPlan, PropagatedPlan, RequestIdPlan,
     StatusJoin,
 };
-use crate::families::{CheckContext, Evidence, Outcome};
 use crate::http::{Exchange, Rendered};
 use crate::outcome::{prop, Assertion};
-use crate::plan::{BodyPlan, RequestPlan, Scope, Template, UrlPlan};
+use crate::outcome::{Evidence, Outcome};
 
 fn render(ctx: &CheckContext, req: &RequestPlan) -> Rendered {
     ctx.target.render(req, &Scope::new())

@@ -9,10 +9,10 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, StatusSet};
-use crate::suite::kinds::{
+use crate::spec::kinds::{
     check_spec, family_kinds, must, param, should, DefaultValue as D, Kind, Param, Property,
 };
-use crate::suite::request::RequestSpec;
+use crate::spec::request::RequestSpec;
 
 /// Every default of the family: serde applies these (the `default = ...`
 /// functions below), `KINDS` prints them.
@@ -537,7 +537,7 @@ mod tests {
     use super::KINDS;
     use crate::families::trace::plan::{InvalidCase, StatusJoin, TracePlan};
     use crate::families::CheckPlan;
-    use crate::suite::kinds::testing::*;
+    use crate::spec::kinds::testing::*;
 
     const MINIMAL: &[&str] = &[
         "trace.present",
@@ -563,7 +563,7 @@ mod tests {
                     let success = by_name("success").expect("the success probe");
                     let unauth = p.probes.iter().find(|q| q.drop_header.is_some());
                     let not_found = by_name("not found").map(|q| match &q.request.url {
-                        crate::plan::request::UrlPlan::Path(t) => {
+                        crate::context::request::UrlPlan::Path(t) => {
                             unrender_uuid(&t.render(&Default::default()))
                         }
                         other => panic!("{other:?}"),

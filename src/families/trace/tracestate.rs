@@ -10,11 +10,12 @@
 use std::collections::HashSet;
 
 use super::traceparent::{self, random_parent_id, random_trace_id};
+use crate::context::CheckContext;
+use crate::context::Scope;
 use crate::families::common::{clip, describe, evidence as ev_of, send};
 use crate::families::trace::plan::TracestatePlan;
-use crate::families::{CheckContext, Outcome};
+use crate::outcome::Outcome;
 use crate::outcome::{prop, Assertion};
-use crate::plan::Scope;
 
 /// W3C limit on list-members in one tracestate.
 pub const MAX_MEMBERS: usize = 32;

@@ -12,13 +12,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::exec::{format_problem, trace_id};
+use crate::context::CheckContext;
+use crate::context::Scope;
 use crate::families::common::{clip, describe};
 use crate::families::trace::plan::UniquePlan;
 use crate::families::trace::spec::IdFormat;
-use crate::families::{CheckContext, Outcome};
 use crate::model::retry_after::RetryAfter;
+use crate::outcome::Outcome;
 use crate::outcome::{prop, Assertion};
-use crate::plan::Scope;
 
 /// What one response contributed.
 struct Sample {

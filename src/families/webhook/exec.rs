@@ -8,7 +8,7 @@ pub use crate::model::time::unix_now;
 /// Runs a planned `webhook.*` check.
 pub async fn run(
     plan: &super::plan::WebhookPlan,
-    ctx: &crate::families::CheckContext,
+    ctx: &crate::context::CheckContext,
 ) -> crate::outcome::Outcome {
     match plan {
         super::plan::WebhookPlan::Sender(p) => super::sender::run(p, ctx).await,

@@ -8,16 +8,16 @@ use std::time::Duration;
 
 use serde_saphyr::{Location, Spanned};
 
+use crate::context::request::{RequestPlan, UrlPlan};
+use crate::context::{CounterPlan, PlanCtx, Scope};
 use crate::families::webhook::spec::{
     defaults as d, CustomSchemeSpec, WebhookSenderSpec, WebhookSinkSpec, WebhookSpec, KINDS,
 };
 use crate::model::jsonpath::JsonPath;
 use crate::model::scalar::StatusSet;
 use crate::model::template::Template;
-use crate::plan::request::{RequestPlan, UrlPlan};
-use crate::plan::{CounterPlan, PlanCtx, Scope};
 use crate::signing::{CustomScheme, DigestEncoding, Scheme, SecretEncoding};
-use crate::suite::kinds::Param;
+use crate::spec::kinds::Param;
 
 /// Run-time variable holding the delivery id in a sender body template.
 pub const WEBHOOK_ID_VAR: &str = "webhook_id";
@@ -678,10 +678,10 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &WebhookSpec) -> WebhookPlan {
 }
 
 impl WebhookPlan {
-    /// The most requests this check sends (`families::budget`): deliveries
+    /// The most requests this check sends (`context::budget`): deliveries
     /// to the receiver, counter reads, or the triggers of a sink check.
-    pub fn requests(&self) -> crate::families::budget::Requests {
-        use crate::families::budget::{Requests, COUNTER_READS};
+    pub fn requests(&self) -> crate::context::budget::Requests {
+        use crate::context::budget::{Requests, COUNTER_READS};
         match self {
             WebhookPlan::Sender(s) => {
                 let counters = if s.effects.is_some() {
@@ -704,7 +704,7 @@ impl WebhookPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::kinds::DefaultValue;
+    use crate::spec::kinds::DefaultValue;
 
     const SENDERS: [SenderCase; 16] = [
         SenderCase::AcceptsValid,

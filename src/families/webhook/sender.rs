@@ -6,11 +6,12 @@
 use std::time::Duration;
 
 use super::exec::unix_now;
+use crate::context::CheckContext;
 use crate::families::common::{describe, read_counter, send};
 use crate::families::webhook::plan::{SenderCase, WebhookSenderPlan, WEBHOOK_ID_VAR};
-use crate::families::{CheckContext, Evidence, Outcome};
 use crate::http::{Exchange, Rendered};
 use crate::outcome::{prop, Assertion, PropValue};
+use crate::outcome::{Evidence, Outcome};
 
 /// Property names of the sender kinds, as `spec::KINDS` declares them.
 pub const REJECTED: &str = "rejected";
@@ -19,7 +20,7 @@ pub const ACKNOWLEDGED: &str = "acknowledged";
 pub const ACK_TIME: &str = "ack_time";
 pub const PROCESSED_ONCE: &str = "processed_once";
 pub const RESEND_ANSWERED: &str = "resend_answered";
-use crate::plan::{Scope, UrlPlan};
+use crate::context::{Scope, UrlPlan};
 use crate::signing::{forged_digest, Delivery, Part};
 
 /// How long processing may lag an acknowledgement before the counter is judged.

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use super::exec::unix_now;
 use super::timing;
+use crate::context::CheckContext;
+use crate::context::Scope;
 use crate::families::common::{describe, send};
 use crate::families::webhook::plan::{SinkCase, WebhookSinkPlan, SINK_URL_VAR};
-use crate::families::{CheckContext, Evidence, Outcome};
 use crate::outcome::{prop, Assertion, PropValue, Verdict};
-use crate::plan::Scope;
+use crate::outcome::{Evidence, Outcome};
 use crate::sink::{Received, Sink};
 
 fn fmt_gaps(gaps: &[Duration]) -> String {

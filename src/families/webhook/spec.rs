@@ -14,10 +14,10 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::model::scalar::{DurationValue, Scalar, StatusSet};
-use crate::suite::kinds::{
+use crate::spec::kinds::{
     check_spec, family_kinds, must, param, should, DefaultValue as D, Kind, Param, Property,
 };
-use crate::suite::request::{CounterSpec, RequestSpec};
+use crate::spec::request::{CounterSpec, RequestSpec};
 
 /// A custom signing scheme (`scheme: custom`).
 #[derive(Debug, Deserialize, schemars::JsonSchema, Clone)]
@@ -630,11 +630,11 @@ family_kinds!(
 #[cfg(test)]
 mod tests {
     use super::{defaults, WebhookSpec, KINDS};
+    use crate::context::Scope;
     use crate::families::webhook::plan::{WebhookPlan, WEBHOOK_ID_VAR};
     use crate::families::CheckPlan;
-    use crate::plan::Scope;
-    use crate::suite::kinds::testing::*;
-    use crate::suite::kinds::{show_duration, DefaultValue};
+    use crate::spec::kinds::testing::*;
+    use crate::spec::kinds::{show_duration, DefaultValue};
 
     /// Only the required fields of a kind (`effects` where the row requires it).
     fn minimal(kind: &str) -> String {

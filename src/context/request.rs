@@ -12,7 +12,7 @@ pub use crate::model::request::{
     JsonTemplate, RequestPlan, UrlPlan,
 };
 use crate::model::template::Template;
-use crate::suite::request::{
+use crate::spec::request::{
     CaptureSpec, CounterSpec, ExpectSpec, HeaderExpect, JsonExpect, RequestSpec,
 };
 
@@ -63,7 +63,7 @@ impl PlanCtx<'_> {
             Some(m) => {
                 let up = m.value.to_ascii_uppercase();
                 if !METHODS.contains(&up.as_str()) {
-                    let hint = crate::suite::diagnostic::suggest(&up, METHODS.iter().copied())
+                    let hint = crate::model::text::suggest(&up, METHODS.iter().copied())
                         .map(|s| format!(", did you mean `{s}`?"))
                         .unwrap_or_default();
                     self.error(

@@ -432,7 +432,7 @@ macro_rules! check_spec {
             $($body)*
         }
 
-        impl $crate::suite::kinds::Common for $name {
+        impl $crate::spec::kinds::Common for $name {
             fn id(&self) -> &serde_saphyr::Spanned<String> {
                 &self.id
             }
@@ -442,7 +442,7 @@ macro_rules! check_spec {
             fn description(&self) -> Option<&str> {
                 self.description.as_deref()
             }
-            fn severity(&self) -> Option<&$crate::suite::kinds::SeverityOverrides> {
+            fn severity(&self) -> Option<&$crate::spec::kinds::SeverityOverrides> {
                 self.severity.as_ref()
             }
             fn after(&self) -> Option<&serde_saphyr::Spanned<$crate::model::scalar::DurationValue>> {
@@ -506,7 +506,7 @@ macro_rules! family_kinds {
             }
 
             /// The fields every check has.
-            pub fn common(&self) -> &dyn $crate::suite::kinds::Common {
+            pub fn common(&self) -> &dyn $crate::spec::kinds::Common {
                 match self {
                     $( Self::$variant(s) => s, )+
                 }

@@ -3,7 +3,8 @@
 //! and how many of them must fall inside one window.
 //!
 //! Each family's plan states its own figure (`<f>/plan.rs`, a `requests`
-//! method); this module holds the type and the dispatch. The runner hands
+//! method); this module holds the type, and the registry
+//! (`families::CheckPlan::requests`) the dispatch. The runner hands
 //! `window` to the run's request budget, which reserves it on the check's
 //! first request to a limited path; `tminus validate` adds the figures up
 //! (`cost.rs`). The figures are maxima from the plan (steps, samples,
@@ -15,8 +16,6 @@
 //! `partition`) reserve nothing: they are sized from the advertised limit
 //! while they run (`rate_limit::exec`), and the block they leave is waited
 //! out by the next check's reservation.
-
-use super::CheckPlan;
 
 /// Requests one check sends at most, per credential.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -57,19 +56,3 @@ impl Requests {
 
 /// Reads of a side-effect counter around one judged send (before, after).
 pub const COUNTER_READS: u64 = 2;
-
-impl CheckPlan {
-    /// The most requests this check sends per credential.
-    pub fn requests(&self) -> Requests {
-        match self {
-            CheckPlan::Steps(p) => p.requests(),
-            CheckPlan::Idempotency(p) => p.requests(),
-            CheckPlan::RateLimit(p) => p.requests(),
-            CheckPlan::Trace(p) => p.requests(),
-            CheckPlan::Webhook(p) => p.requests(),
-            // The client under certification talks to tminus's own mock
-            // platform, never to the target.
-            CheckPlan::Client(_) => Requests::default(),
-        }
-    }
-}
