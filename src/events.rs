@@ -109,6 +109,9 @@ pub enum Event {
     /// A burst's percentile distributions and interval series, sent once
     /// per burst that ran, before its results; the HTML report plots them.
     LoadFigures(Box<BurstFigures>),
+    /// A suite's contract figures per operation (suites with `contract:`),
+    /// sent once, after its last result.
+    ContractSummary(Box<crate::model::contract::ContractSummary>),
     SuiteFinished {
         suite: String,
         duration: Duration,

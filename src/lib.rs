@@ -10,9 +10,12 @@
 //! (`upstream`, `sink`, `signing`), and below them all `outcome`, `http`,
 //! `model` and `redact`. `reference`, the embedded reference integration,
 //! stands beside: the default target and every test's fixture, it uses no
-//! family.
+//! family. `contract` (an OpenAPI document and the judge of responses
+//! against it) sits between the roles and `outcome`: `plan` loads it and
+//! `run` hooks it into the probe's client.
 
 pub mod context;
+pub mod contract;
 pub mod coverage;
 pub mod files;
 pub mod http;

@@ -338,6 +338,22 @@ impl Outcome {
         self.fold();
     }
 
+    /// Adds a property judged beside the kind's own (the suite's contract,
+    /// `contract::PROPERTY`). An outcome without assertions is its kind's
+    /// one property (`own`): it becomes that property's assertion first, so
+    /// neither verdict hides the other. The runner applies severities after.
+    pub fn add_assertion(&mut self, own: &'static str, a: Assertion) {
+        if self.assertions.is_empty() {
+            self.assertions.push(Assertion {
+                expected: self.expected.clone(),
+                actual: self.actual.clone(),
+                ..Assertion::new(own, self.verdict, self.message.clone())
+            });
+        }
+        self.assertions.push(a);
+        self.fold();
+    }
+
     /// The check's verdict, message, expected and actual from its assertions:
     /// the worst verdict wins; the message lists the properties that did not
     /// hold (or, when all held, what each rested on).

@@ -631,6 +631,43 @@ static LOAD: Table = Table {
     )],
 };
 
+/// Contract drift (issue 26): the suite judges every response against the
+/// reference's OpenAPI document; each defect fails only the `contract`
+/// property of the check that saw the drifted answer (the check's own
+/// properties still hold, so the message names only `contract`).
+static CONTRACT: Table = Table {
+    family: DefectFamily::Contract,
+    suite: "tests/suites/contract.yaml",
+    runner: Runner::Reference,
+    width: 3,
+    rows: &[
+        row(
+            &[FieldRenamed],
+            &[(
+                "message-replay",
+                "contract: createMessage (POST /public/v1/messages): 201 body: \"contact_id\" is a required property at #",
+            )],
+            &[],
+        ),
+        row(
+            &[Undocumented500],
+            &[(
+                "count-ids-unique",
+                "contract: countMessages (GET /public/v1/messages/count): status 500 is not documented",
+            )],
+            &[],
+        ),
+        row(
+            &[NoWwwAuthenticate],
+            &[(
+                "bad-key-rejected",
+                "contract: listContacts (GET /public/v1/contacts): 401 response lacks the required header WWW-Authenticate at #/paths/~1public~1v1~1contacts/get/responses/401/headers/WWW-Authenticate",
+            )],
+            &[],
+        ),
+    ],
+};
+
 /// Every family's table.
 const TABLES: &[&Table] = &[
     &FOUNDATION,
@@ -639,6 +676,7 @@ const TABLES: &[&Table] = &[
     &TRACE,
     &WEBHOOK,
     &CLIENT,
+    &CONTRACT,
     &LOAD,
 ];
 
@@ -674,6 +712,11 @@ fn webhook_defects() {
 #[test]
 fn client_defects() {
     run_table(&CLIENT);
+}
+
+#[test]
+fn contract_defects() {
+    run_table(&CONTRACT);
 }
 
 #[test]

@@ -56,6 +56,9 @@ const LAYERS: &[Layer] = &[
     layer("context", &["context"]),
     layer("vocabulary", &["spec"]),
     layer("roles", &["upstream", "sink", "signing"]),
+    // The OpenAPI contract (issue 26): the driver loads it, the runner
+    // hooks it into the probe's client; it judges with outcome and http.
+    layer("contract", &["contract"]),
     layer("verdicts", &["outcome", "waiver", "coverage"]),
     layer("http", &["http"]),
     layer("values", &["model", "redact"]),

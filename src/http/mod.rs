@@ -267,6 +267,13 @@ pub fn client_builder() -> reqwest::ClientBuilder {
         .no_proxy()
 }
 
+/// Sees every response the probe's client receives, each attempt (a
+/// suite's contract watch, issue 26): the one place responses flow
+/// through, so no family has to report them.
+pub trait Observer: Send + Sync {
+    fn response(&self, request: &RecordedRequest, response: &RecordedResponse);
+}
+
 /// The probe's HTTP client.
 #[derive(Clone)]
 pub struct Client {
@@ -278,6 +285,8 @@ pub struct Client {
     /// again. Off only for the families that judge rate limiting, which see
     /// every 429 (the book still learns from it).
     polite: bool,
+    /// Told of every response (`None`: nobody watches).
+    observer: Option<std::sync::Arc<dyn Observer>>,
 }
 
 impl Client {
@@ -291,7 +300,25 @@ impl Client {
             max_body: DEFAULT_MAX_BODY,
             quota: None,
             polite: true,
+            observer: None,
         })
+    }
+
+    /// Tells the observer (if any) of an exchange: every response this
+    /// client receives, and those a family sent beside it on its own
+    /// connections (`idempotency.concurrent`).
+    pub fn observe(&self, ex: &Exchange) {
+        if let Some(o) = &self.observer {
+            o.response(&ex.request, &ex.response);
+        }
+    }
+
+    /// The same client, telling `observer` of every response.
+    pub fn observed(&self, observer: std::sync::Arc<dyn Observer>) -> Client {
+        Client {
+            observer: Some(observer),
+            ..self.clone()
+        }
     }
 
     /// The same client keeping the run's request budget.
@@ -436,16 +463,20 @@ impl Client {
                 request: request.line(),
                 reason: body_over_cap(max_body),
             }),
-            Ok(Ok(Some((status, headers, body, ttfb)))) => Ok(Exchange {
-                request,
-                response: RecordedResponse {
-                    status,
-                    headers,
-                    body,
-                },
-                elapsed: started.elapsed(),
-                ttfb,
-            }),
+            Ok(Ok(Some((status, headers, body, ttfb)))) => {
+                let ex = Exchange {
+                    request,
+                    response: RecordedResponse {
+                        status,
+                        headers,
+                        body,
+                    },
+                    elapsed: started.elapsed(),
+                    ttfb,
+                };
+                self.observe(&ex);
+                Ok(ex)
+            }
         }
     }
 }

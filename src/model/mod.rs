@@ -2,6 +2,7 @@
 //! client and the reference all speak. Nothing here imports a layer above it
 //! (`plan`, `families`, `suite`, `run`, `report`).
 
+pub mod contract;
 pub mod json_schema;
 pub mod jsonpath;
 pub mod keyword;

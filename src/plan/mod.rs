@@ -92,6 +92,8 @@ pub struct PlannedSuite {
     pub strict: bool,
     /// The profile its defaults followed.
     pub profile: Profile,
+    /// `contract:`: the OpenAPI document every response is judged against.
+    pub contract: Option<std::sync::Arc<crate::contract::Contract>>,
 }
 
 #[derive(Debug)]
@@ -367,6 +369,29 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         checks,
         strict: f.strict.unwrap_or(false),
         profile: ctx.profile,
+        contract: plan_contract(ctx, f.contract.as_ref()),
+    }
+}
+
+/// `contract.openapi`, loaded relative to the suite file; a document that
+/// does not load is an error at the `openapi:` value.
+fn plan_contract(
+    ctx: &mut PlanCtx<'_>,
+    spec: Option<&crate::suite::model::ContractSpec>,
+) -> Option<std::sync::Arc<crate::contract::Contract>> {
+    let spec = spec?;
+    let rel = std::path::Path::new(&spec.openapi.value);
+    let path = ctx
+        .file
+        .parent()
+        .map(|d| d.join(rel))
+        .unwrap_or_else(|| rel.to_path_buf());
+    match crate::contract::Contract::load(&path) {
+        Ok(c) => Some(std::sync::Arc::new(c)),
+        Err(e) => {
+            ctx.error(spec.openapi.referenced, format!("contract: {e}"));
+            None
+        }
     }
 }
 

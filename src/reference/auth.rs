@@ -29,7 +29,15 @@ pub(crate) async fn require_api_key(
             req.extensions_mut().insert(tenant);
             next.run(req).await
         }
-        Err(e) => e.into_response(),
+        Err(e) => {
+            let mut resp = e.into_response();
+            // The drift defect: the header the document requires is dropped.
+            if state.has(Defect::NoWwwAuthenticate) {
+                resp.headers_mut()
+                    .remove(axum::http::header::WWW_AUTHENTICATE);
+            }
+            resp
+        }
     }
 }
 

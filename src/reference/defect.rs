@@ -277,6 +277,17 @@ defects! {
         ClientCrashesOnHttpDate => "client-crashes-on-http-date",
             "client: reads Retry-After as delay-seconds only and crashes (exit 101) on the HTTP-date form";
     }
+    Contract => "contract" {
+        /// `POST /public/v1/messages` answers `contactId` instead of `contact_id`.
+        FieldRenamed => "field-renamed",
+            "a created message's `contact_id` is answered as `contactId`, which the OpenAPI document does not describe";
+        /// `GET /public/v1/messages/count` answers 500, a status it does not document.
+        Undocumented500 => "undocumented-500",
+            "GET /public/v1/messages/count answers 500 INTERNAL, a status the OpenAPI document does not list";
+        /// 401 answers lack the `WWW-Authenticate` header the document requires.
+        NoWwwAuthenticate => "no-www-authenticate",
+            "401 INVALID_API_KEY answers lack the WWW-Authenticate header the OpenAPI document declares required";
+    }
     Load => "load" {
         /// Every Nth API request (`ReferenceConfig.stall_every`) pauses the API for `stall_for`.
         Stall => "stall",

@@ -21,6 +21,9 @@ pub(crate) enum ApiError {
     NotFound(String),
     #[error("method not allowed")]
     MethodNotAllowed,
+    /// Only under the `undocumented-500` defect.
+    #[error("{0}")]
+    Internal(String),
     /// The body could not be read at all (too large, broken stream).
     #[error("{reason}")]
     BadBody { status: StatusCode, reason: String },
@@ -41,6 +44,7 @@ impl ApiError {
             ApiError::InvalidCursor => StatusCode::BAD_REQUEST,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             ApiError::BadBody { status, .. } => *status,
         }
     }
@@ -52,6 +56,7 @@ impl ApiError {
             ApiError::InvalidCursor => "INVALID_CURSOR",
             ApiError::NotFound(_) => "NOT_FOUND",
             ApiError::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            ApiError::Internal(_) => "INTERNAL",
             ApiError::BadBody { status, .. } if *status == StatusCode::PAYLOAD_TOO_LARGE => {
                 "PAYLOAD_TOO_LARGE"
             }

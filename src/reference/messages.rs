@@ -61,7 +61,17 @@ pub(crate) async fn create(
         to_json(&message),
         req_ctx.map(|c| c.0.trace_id.clone()),
     );
-    Ok((StatusCode::CREATED, Json(to_json(&message))))
+    let mut body = to_json(&message);
+    // The drift defect: the field is renamed in the answer (the stored
+    // message and the webhook keep `contact_id`).
+    if state.has(super::defect::Defect::FieldRenamed) {
+        if let Some(obj) = body.as_object_mut() {
+            if let Some(v) = obj.remove("contact_id") {
+                obj.insert("contactId".into(), v);
+            }
+        }
+    }
+    Ok((StatusCode::CREATED, Json(body)))
 }
 
 /// `GET /public/v1/messages?limit=&cursor=`
@@ -79,7 +89,16 @@ pub(crate) async fn list(
 }
 
 /// `GET /public/v1/messages/count`
-pub(crate) async fn count(State(state): State<AppState>, Tenant(tenant): Tenant) -> Json<Value> {
+pub(crate) async fn count(
+    State(state): State<AppState>,
+    Tenant(tenant): Tenant,
+) -> Result<Json<Value>, ApiError> {
+    // The drift defect: a status the document does not list.
+    if state.has(super::defect::Defect::Undocumented500) {
+        return Err(ApiError::Internal(
+            "the message count is unavailable".into(),
+        ));
+    }
     let n = state.with_tenant(&tenant, |t| t.messages.len());
-    Json(json!({"count": n}))
+    Ok(Json(json!({"count": n})))
 }

@@ -21,6 +21,7 @@
 //! | POST | `/public/v1/webhooks` | Bearer | 201 subscription (see `webhook.rs`) |
 //! | POST | `/integrator/webhooks` | webhook signature | 200 integrator-side receiver |
 //! | GET | `/healthz` | none | 200 `{"status":"ok"}` |
+//! | GET | `/openapi.json` | none | 200 this API's OpenAPI 3.1 document ([`OPENAPI_JSON`]) |
 //!
 //! Every response, errors included, carries `Trace-Id` and `X-Request-Id`
 //! (see `trace.rs`). `/public/v1/*` is rate limited per API key (`rate_limit.rs`:
@@ -67,6 +68,12 @@ use tokio::task::JoinHandle;
 pub use defect::{Defect, DefectFamily};
 
 use state::AppState;
+
+/// The reference's OpenAPI 3.1 document, served at `/openapi.json`: every
+/// route above with its statuses, headers and body schemas. The test
+/// `tests/reference_openapi.rs` sends real requests to every route and judges
+/// each answer against it, so it stays true; the `contract` defects break it.
+pub const OPENAPI_JSON: &str = include_str!("openapi.json");
 
 /// The first configured API key (tenant A).
 pub const DEFAULT_API_KEY: &str = "ref_test_key_a";
@@ -178,6 +185,15 @@ pub fn router(config: ReferenceConfig) -> Router {
 
     let hooks = Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route(
+            "/openapi.json",
+            get(|| async {
+                (
+                    [(axum::http::header::CONTENT_TYPE, "application/json")],
+                    OPENAPI_JSON,
+                )
+            }),
+        )
         .route("/__tminus/effects", get(effects::all))
         .route("/__tminus/effects/{name}", get(effects::one))
         .route("/integrator/webhooks", post(webhook::receive));

@@ -388,7 +388,10 @@ pub(crate) async fn limit(State(l): State<Limiter>, req: Request, next: Next) ->
             buckets.retain(|_, b| b.idx + 1 >= now as u64 / w || !b.log.is_empty());
         }
         let b = buckets.entry(key.clone()).or_default();
-        (now, admit_with_daily(b, now, cfg, app.has(Defect::ShortRetryAfter)))
+        (
+            now,
+            admit_with_daily(b, now, cfg, app.has(Defect::ShortRetryAfter)),
+        )
     };
     let mut date = SystemTime::now();
     let (mut now, mut d) = decide(date);

@@ -202,7 +202,7 @@ impl Reporter for Console {
                 }
                 self.results.push((**r).clone());
             }
-            Event::SuiteFinished { .. } | Event::LoadFigures(_) => {}
+            Event::SuiteFinished { .. } | Event::LoadFigures(_) | Event::ContractSummary(_) => {}
             Event::RunFinished {
                 summary,
                 duration,

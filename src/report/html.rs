@@ -121,6 +121,8 @@ pub struct Html {
     finished: bool,
     /// Each burst's plot data (`Event::LoadFigures`), drawn by `plot.rs`.
     figures: Vec<crate::families::load::summary::BurstFigures>,
+    /// Each contract suite's per-operation figures (`Event::ContractSummary`).
+    contracts: Vec<crate::model::contract::ContractSummary>,
 }
 
 impl Html {
@@ -136,6 +138,7 @@ impl Html {
             cancelled: true,
             finished: false,
             figures: Vec::new(),
+            contracts: Vec::new(),
         }
     }
 
@@ -189,6 +192,7 @@ impl Html {
         self.render_skipped(&mut h);
         self.render_details(&mut h);
         h.push_str(&super::plot::section(&self.figures, &|s| self.esc(s)));
+        h.push_str(&super::contract::section(&self.contracts, &|s| self.esc(s)));
         h.push_str(
             "<section class=\"signoff\"><h2>Sign-off</h2>\
              <p>I have reviewed the checklist and the evidence above.</p>\
@@ -481,6 +485,7 @@ impl Reporter for Html {
                 }
             }
             Event::LoadFigures(f) => self.figures.push((**f).clone()),
+            Event::ContractSummary(c) => self.contracts.push((**c).clone()),
             Event::RunFinished {
                 duration,
                 cancelled,

@@ -69,6 +69,9 @@ struct JsonSuite {
     /// `standard` or `botix`.
     profile: &'static str,
     checks: Vec<JsonCheck>,
+    /// `contract:`: the per-operation figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    contract: Option<crate::model::contract::ContractSummary>,
 }
 
 #[derive(Serialize)]
@@ -147,7 +150,13 @@ impl Reporter for Json {
                 target: info.target.clone(),
                 profile: info.profile,
                 checks: Vec::new(),
+                contract: None,
             }),
+            Event::ContractSummary(c) => {
+                if let Some(s) = self.suites.iter_mut().rev().find(|s| s.name == c.suite) {
+                    s.contract = Some((**c).clone());
+                }
+            }
             Event::CheckFinished(r) => {
                 self.summary.add(r.outcome.verdict);
                 let o = &r.outcome;

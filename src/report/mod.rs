@@ -4,6 +4,7 @@
 //! the `Redactor` before it is written.
 
 pub mod console;
+pub mod contract;
 pub mod html;
 pub mod json;
 pub mod junit;

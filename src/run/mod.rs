@@ -92,6 +92,15 @@ pub async fn run(
             label: crate::http::SUITE_CREDENTIAL.to_owned(),
         };
         let credentials = Credentials::of(&target);
+        // `contract:`: every response the checks' client receives is judged.
+        let watch = suite
+            .contract
+            .as_ref()
+            .map(|c| std::sync::Arc::new(crate::contract::Watch::new(c.clone())));
+        let check_client = match &watch {
+            Some(w) => client.observed(w.clone()),
+            None => client.clone(),
+        };
         if let Some(q) = client.quota() {
             q.declare(&credentials.own, suite.rate_limit);
             if let Some(c) = &credentials.second {
@@ -117,7 +126,7 @@ pub async fn run(
                     q.set_notes(Some(tx.clone()));
                 }
                 let ctx = CheckContext {
-                    client: client.clone(),
+                    client: check_client.clone(),
                     target: target.clone(),
                     notes: tx,
                     redactor: plan.redactor.clone(),
@@ -153,10 +162,22 @@ pub async fn run(
                 q.clear_expected();
             }
             credentials.account(client, &mut outcome, &spent_before, check.body.requests());
+            // The contract property is the runner's, not the kind's: its
+            // level is that of the worst rule the check's responses broke.
+            let contract = watch.as_ref().and_then(|w| w.finish_check());
+            let contract_severity = contract.as_ref().map(|(_, s)| *s);
+            if let Some((a, _)) = contract.filter(|_| outcome.verdict != families::Verdict::Skipped)
+            {
+                let own = check.severities.first().map_or(check.kind, |(p, _)| *p);
+                outcome.add_assertion(own, a);
+            }
             // Levels are the plan's business, not the family's: the family
             // says what held, the table and the check say how much it matters.
             outcome.apply_severity(
-                |p| check.severity_of(p),
+                |p| match contract_severity {
+                    Some(s) if p == crate::contract::PROPERTY => s,
+                    _ => check.severity_of(p),
+                },
                 check.single_severity(),
                 opts.strict || suite.strict,
             );
@@ -238,6 +259,9 @@ pub async fn run(
                 };
                 record(&mut summary, &mut stop, opts, events, finished);
             }
+        }
+        if let Some(w) = &watch {
+            events.event(&Event::ContractSummary(Box::new(w.summary(&suite.name))));
         }
         events.event(&Event::SuiteFinished {
             suite: suite.name.clone(),

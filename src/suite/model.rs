@@ -50,6 +50,9 @@ pub struct SuiteFile {
     /// `botix` (the seed checklist's contract).
     #[schemars(with = "Option<crate::model::profile::Profile>")]
     pub profile: Option<Spanned<crate::model::profile::Profile>>,
+    /// The API's OpenAPI document: every response a check sees is judged
+    /// against it (`docs/contract.md`).
+    pub contract: Option<ContractSpec>,
     /// Per family (`idempotency`, `rate_limit`, ...), parameter values every
     /// check of that family inherits unless it sets the key itself
     /// (`suite::defaults`). Read in the first pass; kept here for the schema.
@@ -67,6 +70,7 @@ pub(super) const SUITE_FIELDS: &[&str] = &[
     "load",
     "strict",
     "profile",
+    "contract",
     "defaults",
 ];
 
@@ -109,6 +113,7 @@ impl<'de> Visitor<'de> for SuiteSeed<'_, 'de> {
         let mut load = None;
         let mut strict = None;
         let mut profile = None;
+        let mut contract = None;
         let mut defaults_seen = false;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
@@ -151,6 +156,10 @@ impl<'de> Visitor<'de> for SuiteSeed<'_, 'de> {
                     once(&profile, "profile")?;
                     profile = Some(map.next_value()?);
                 }
+                "contract" => {
+                    once(&contract, "contract")?;
+                    contract = Some(map.next_value()?);
+                }
                 "defaults" => {
                     // Read (and checked) by the first pass; each entry
                     // inherits from it while it is deserialized.
@@ -173,6 +182,7 @@ impl<'de> Visitor<'de> for SuiteSeed<'_, 'de> {
             load: load.flatten(),
             strict: strict.flatten(),
             profile: profile.flatten(),
+            contract: contract.flatten(),
             defaults: (),
         })
     }
@@ -243,6 +253,16 @@ impl<'de> DeserializeSeed<'de> for EntrySeed<'_, 'de> {
             },
         )
     }
+}
+
+/// `contract:`: the OpenAPI document responses are judged against.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContractSpec {
+    /// OpenAPI 3.0 or 3.1 document (YAML or JSON), relative to the suite
+    /// file; its `$ref`s may name files in its folder.
+    #[schemars(with = "String")]
+    pub openapi: Spanned<String>,
 }
 
 /// Where requests go and what every request carries.

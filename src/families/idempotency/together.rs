@@ -45,10 +45,15 @@ pub async fn send_together(
     n: usize,
 ) -> (Release, Vec<Result<Exchange, TransportError>>) {
     match reqwest::Url::parse(&req.url) {
-        Ok(url) if url.scheme() == "http" => (
-            Release::PreOpened,
-            pre_opened(&url, req, n, client.max_body()).await,
-        ),
+        Ok(url) if url.scheme() == "http" => {
+            let results = pre_opened(&url, req, n, client.max_body()).await;
+            // Sent beside the client: its watchers (a suite's contract) are
+            // told here.
+            for ex in results.iter().flatten() {
+                client.observe(ex);
+            }
+            (Release::PreOpened, results)
+        }
         _ => {
             let sends = (0..n).map(|_| client.send(req));
             (Release::Pooled, futures::future::join_all(sends).await)

@@ -1,0 +1,131 @@
+//! Contract drift: responses judged against the API's OpenAPI document
+//! (issue 26). A suite's `contract: { openapi: FILE }` loads the document
+//! (`load.rs`: OpenAPI 3.0 or 3.1, YAML or JSON, local and relative-file
+//! `$ref`s; `normalize.rs`: 3.0 schemas as JSON Schema 2020-12), builds its
+//! operation table with compiled validators (`operation.rs`), matches each
+//! request to an operation (`matcher.rs`), judges the response
+//! (`judge.rs`), and, during a run, watches every response the probe's
+//! client sees and tallies them per check and per operation (`watch.rs`).
+//!
+//! Layer: below the families and the runner (which hook it into the HTTP
+//! client and put its verdicts on checks); it uses `http`, `model`,
+//! `outcome` and `files` only.
+
+mod judge;
+mod load;
+mod matcher;
+mod normalize;
+mod operation;
+mod watch;
+
+use std::path::Path;
+
+pub use judge::{Level, Seen, Violation};
+pub use load::{Document, Version};
+pub use operation::Operation;
+pub use watch::Watch;
+
+/// The property a check gets when the suite has a contract.
+pub const PROPERTY: &str = "contract";
+
+/// A loaded document, ready to judge responses.
+#[derive(Debug)]
+pub struct Contract {
+    /// The document's name as given (for reports).
+    pub source: String,
+    pub version: Version,
+    pub openapi: String,
+    bases: Vec<String>,
+    operations: Vec<Operation>,
+}
+
+/// What judging one response found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// An operation's response; no violation means it conforms.
+    Operation {
+        operation: String,
+        /// Its place in [`Contract::operations`].
+        index: usize,
+        violations: Vec<Violation>,
+    },
+    /// The path matches a template but not with this method, or no
+    /// template at all, and the target said so (404, 405, 501): what an API
+    /// does for what it does not serve. Not drift.
+    NotServed,
+    /// No operation for the path, and the target answered anyway.
+    Undocumented { path: String },
+}
+
+impl Contract {
+    /// Loads the document at `path` (and the files it refers to).
+    pub fn load(path: &Path) -> Result<Contract, String> {
+        let doc = load::load_file(path)?;
+        Self::build(path.display().to_string(), &doc)
+    }
+
+    /// Loads a document held in memory (it may only refer to itself).
+    pub fn from_text(text: &str, name: &str) -> Result<Contract, String> {
+        let doc = load::load_text(text, name)?;
+        Self::build(name.to_owned(), &doc)
+    }
+
+    fn build(source: String, doc: &Document) -> Result<Contract, String> {
+        let operations = operation::operations(doc).map_err(|e| format!("{source}: {e}"))?;
+        Ok(Contract {
+            source,
+            version: doc.version,
+            openapi: doc.openapi.clone(),
+            bases: matcher::base_paths(doc.root_value()),
+            operations,
+        })
+    }
+
+    pub fn operations(&self) -> &[Operation] {
+        &self.operations
+    }
+
+    /// The operation `method` and `url` (absolute, or a path) are.
+    pub fn find(&self, method: &str, url: &str) -> Option<&Operation> {
+        self.find_index(method, url).map(|i| &self.operations[i])
+    }
+
+    fn find_index(&self, method: &str, url: &str) -> Option<usize> {
+        let path = path_of(url);
+        let method = method.to_ascii_uppercase();
+        let candidates = self
+            .operations
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.method == method)
+            .map(|(i, o)| (i, &o.template));
+        matcher::best(candidates, &self.bases, &path)
+    }
+
+    /// Judges one response to `method url`.
+    pub fn judge(&self, method: &str, url: &str, seen: &Seen<'_>) -> Verdict {
+        match self.find_index(method, url) {
+            Some(index) => Verdict::Operation {
+                operation: self.operations[index].id.clone(),
+                index,
+                violations: judge::judge(&self.operations[index], seen),
+            },
+            None if matches!(seen.status, 404 | 405 | 501) => Verdict::NotServed,
+            None => Verdict::Undocumented { path: path_of(url) },
+        }
+    }
+}
+
+/// The path of `url` (absolute or already a path), without query or fragment.
+fn path_of(url: &str) -> String {
+    let rest = match url.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/", |i| &rest[i..]),
+        None => url,
+    };
+    let path = rest.split(['?', '#']).next().unwrap_or("/");
+    if path.is_empty() {
+        "/".into()
+    } else {
+        path.to_owned()
+    }
+}

@@ -1,0 +1,218 @@
+//! The operation table built from a loaded document: for every method and
+//! path template, its `operationId`, its documented responses (by status,
+//! `4XX` range or `default`), each response's required headers and media
+//! types, and a compiled JSON Schema validator per JSON body. Everything is
+//! resolved and compiled at load, so a broken `$ref` or schema is an error
+//! before the run, and judging a response is lookups and one validation.
+
+use serde_json::{json, Value};
+
+use super::load::Document;
+use super::matcher::Template;
+
+const METHODS: &[&str] = &[
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+/// One documented operation.
+#[derive(Debug)]
+pub struct Operation {
+    /// `operationId`, or `POST /path` when it has none.
+    pub id: String,
+    /// Upper case (`POST`).
+    pub method: String,
+    pub template: Template,
+    /// `#/paths/~1messages/post`, where it is written.
+    pub pointer: String,
+    pub responses: Vec<Response>,
+}
+
+/// One documented response of an operation.
+#[derive(Debug)]
+pub struct Response {
+    /// `200`, `4XX` (upper case) or `default`.
+    pub key: String,
+    pub pointer: String,
+    /// Header names the response declares `required: true` (as written).
+    pub required_headers: Vec<String>,
+    /// Documented media types; empty when the response declares no content.
+    pub content: Vec<Media>,
+}
+
+#[derive(Debug)]
+pub struct Media {
+    /// Lower case, parameters removed (`application/json`, `image/*`).
+    pub media_type: String,
+    /// For a JSON media type with a schema.
+    pub validator: Option<jsonschema::Validator>,
+}
+
+impl Operation {
+    /// The documented response for `status`: the exact code, else its
+    /// range (`5XX`), else `default`.
+    pub fn response(&self, status: u16) -> Option<&Response> {
+        let exact = status.to_string();
+        let range = format!("{}XX", status / 100);
+        self.responses
+            .iter()
+            .find(|r| r.key == exact)
+            .or_else(|| self.responses.iter().find(|r| r.key == range))
+            .or_else(|| self.responses.iter().find(|r| r.key == "default"))
+    }
+}
+
+/// `a/b~c` -> `a~1b~0c` (RFC 6901).
+pub fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// True for `application/json`, `application/problem+json`, `text/json`...
+pub fn is_json(media_type: &str) -> bool {
+    let essence = media_type.split(';').next().unwrap_or("").trim();
+    essence.ends_with("/json") || essence.ends_with("+json")
+}
+
+/// Builds every operation of `doc`.
+pub fn operations(doc: &Document) -> Result<Vec<Operation>, String> {
+    let registry = doc
+        .files
+        .iter()
+        .try_fold(
+            jsonschema::Registry::new().draft(jsonschema::Draft::Draft202012),
+            |b, (uri, v)| b.add(uri, v),
+        )
+        .and_then(|b| b.prepare())
+        .map_err(|e| format!("the document's schemas cannot be indexed: {e}"))?;
+    let root_uri = doc.root.as_str();
+    let mut out = Vec::new();
+    let Some(paths) = doc.root_value().get("paths").and_then(Value::as_object) else {
+        return Ok(out);
+    };
+    for (template, item) in paths {
+        let (item_uri, item) = doc.deref(root_uri, item)?;
+        for method in METHODS {
+            let Some(op) = item.get(*method) else {
+                continue;
+            };
+            let pointer = format!("#/paths/{}/{method}", escape(template));
+            let id = op
+                .get("operationId")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("{} {template}", method.to_uppercase()));
+            let mut responses = Vec::new();
+            if let Some(rs) = op.get("responses").and_then(Value::as_object) {
+                for (key, r) in rs {
+                    let at = format!("{pointer}/responses/{}", escape(key));
+                    let (r_uri, r) = doc.deref(item_uri, r).map_err(|e| format!("{at}: {e}"))?;
+                    responses.push(response(doc, &registry, key, at, r_uri, r)?);
+                }
+            }
+            out.push(Operation {
+                id,
+                method: method.to_uppercase(),
+                template: Template::parse(template),
+                pointer,
+                responses,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn response(
+    doc: &Document,
+    registry: &jsonschema::Registry<'_>,
+    key: &str,
+    pointer: String,
+    uri: &str,
+    r: &Value,
+) -> Result<Response, String> {
+    let mut required_headers = Vec::new();
+    if let Some(hs) = r.get("headers").and_then(Value::as_object) {
+        for (name, h) in hs {
+            let (_, h) = doc
+                .deref(uri, h)
+                .map_err(|e| format!("{pointer}/headers/{}: {e}", escape(name)))?;
+            // OpenAPI: a Content-Type header description is ignored.
+            if h.get("required") == Some(&Value::Bool(true))
+                && !name.eq_ignore_ascii_case("content-type")
+            {
+                required_headers.push(name.clone());
+            }
+        }
+    }
+    let mut content = Vec::new();
+    if let Some(cs) = r.get("content").and_then(Value::as_object) {
+        for (media_type, m) in cs {
+            let at = format!("{pointer}/content/{}", escape(media_type));
+            let media_type = media_type
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            let validator = match m.get("schema") {
+                Some(schema) if is_json(&media_type) => Some(
+                    compile(doc, registry, uri, schema).map_err(|e| format!("{at}/schema: {e}"))?,
+                ),
+                _ => None,
+            };
+            content.push(Media {
+                media_type,
+                validator,
+            });
+        }
+    }
+    Ok(Response {
+        key: key.to_ascii_uppercase().replace("DEFAULT", "default"),
+        pointer,
+        required_headers,
+        content,
+    })
+}
+
+/// A validator for `schema`, written in the file `uri`: its `#/...`
+/// references are made absolute so they resolve in that file (the schema
+/// itself is compiled under a base URI of its own).
+fn compile(
+    doc: &Document,
+    registry: &jsonschema::Registry<'_>,
+    uri: &str,
+    schema: &Value,
+) -> Result<jsonschema::Validator, String> {
+    let mut schema = schema.clone();
+    absolute_refs(doc, &mut schema, uri);
+    if let Value::Bool(_) = schema {
+        schema = json!({"allOf": [schema]});
+    }
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .with_registry(registry)
+        .with_base_uri(format!("{uri}.tminus-response-schema"))
+        .build(&schema)
+        .map_err(|e| e.to_string())
+}
+
+fn absolute_refs(doc: &Document, v: &mut Value, uri: &str) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match (k.as_str(), x) {
+                    ("$ref", Value::String(r)) => {
+                        // The loader read (and checked) every file a
+                        // `$ref` names, under the same canonical URIs.
+                        let (file, fragment) = r.split_once('#').unwrap_or((r.as_str(), ""));
+                        if let Ok(target) = doc.file_uri_of(uri, file) {
+                            *r = format!("{target}#{fragment}");
+                        }
+                    }
+                    ("example" | "examples" | "const" | "enum" | "default", _) => {}
+                    (_, x) => absolute_refs(doc, x, uri),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| absolute_refs(doc, x, uri)),
+        _ => {}
+    }
+}

@@ -1,0 +1,113 @@
+//! `contract:` in a run: the suite against the embedded reference passes with
+//! a `contract` property on every check that saw a documented response, and
+//! the JSON report (valid against its committed schema) and the HTML report
+//! carry the per-operation summary; a document that does not load is an
+//! error at the `openapi:` value (file:line:col), before anything is sent.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{repo, stdout, tminus};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+#[test]
+fn a_contract_suite_reports_per_check_and_per_operation() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = repo().join("tests/suites/contract.yaml");
+    let reports = dir.path().join("r");
+    let out = tminus(
+        dir.path(),
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--report-dir",
+            reports.to_str().unwrap(),
+        ],
+        &[],
+        DEADLINE,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("report.json")).unwrap())
+            .unwrap();
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("schema/report.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(&report).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let s = &report["suites"][0];
+    for c in s["checks"].as_array().unwrap() {
+        let contract = c["assertions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["property"] == "contract")
+            .unwrap_or_else(|| panic!("no contract property on {}", c["id"]));
+        assert_eq!(contract["verdict"], "pass", "{contract}");
+        assert!(
+            contract["message"].as_str().unwrap().contains("conform to"),
+            "{contract}"
+        );
+    }
+    let ops = s["contract"]["operations"].as_array().unwrap();
+    let by_id = |id: &str| ops.iter().find(|o| o["operation"] == id).unwrap().clone();
+    // The replay's two POSTs and the count's ten GETs, all conforming.
+    let create = by_id("createMessage");
+    assert_eq!(
+        (create["seen"].as_u64(), create["conforming"].as_u64()),
+        (Some(2), Some(2))
+    );
+    let count = by_id("countMessages");
+    assert_eq!(
+        (count["seen"].as_u64(), count["conforming"].as_u64()),
+        (Some(10), Some(10))
+    );
+    // An operation no check reached is listed with 0.
+    assert_eq!(by_id("subscribeWebhook")["seen"].as_u64(), Some(0));
+    let html = std::fs::read_to_string(reports.join("report.html")).unwrap();
+    assert!(html.contains("<h2>Contract</h2>"), "no contract section");
+    assert!(html.contains("<td>createMessage</td>"));
+}
+
+#[test]
+fn a_document_that_does_not_load_is_an_error_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("api.yaml"), "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200': {$ref: '#/components/responses/Nope'}\n").unwrap();
+    std::fs::write(
+        dir.path().join("s.yaml"),
+        "suite: s\ncontract:\n  openapi: api.yaml\nchecks:\n  - id: a\n    steps:\n      - request: { path: /healthz }\n",
+    )
+    .unwrap();
+    let out = tminus(dir.path(), &["run", "s.yaml"], &[], DEADLINE);
+    let text = format!("{}{}", stdout(&out), common::stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("s.yaml:3:12"), "{text}");
+    assert!(text.contains("leads nowhere"), "{text}");
+
+    std::fs::write(
+        dir.path().join("t.yaml"),
+        "suite: t\ncontract:\n  openapi: missing.yaml\nchecks:\n  - id: a\n    steps:\n      - request: { path: /healthz }\n",
+    )
+    .unwrap();
+    let out = tminus(dir.path(), &["run", "t.yaml"], &[], DEADLINE);
+    let text = format!("{}{}", stdout(&out), common::stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("t.yaml:3:12") && text.contains("missing.yaml"),
+        "{text}"
+    );
+
+    std::fs::write(
+        dir.path().join("u.yaml"),
+        "suite: u\ncontract:\n  openapi: api.yaml\n  oops: 1\nchecks: []\n",
+    )
+    .unwrap();
+    let out = tminus(dir.path(), &["run", "u.yaml"], &[], DEADLINE);
+    let text = format!("{}{}", stdout(&out), common::stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("u.yaml:4:"), "{text}");
+}
