@@ -111,8 +111,50 @@ fn statement(entries: &[(String, Vec<u8>)]) -> serde_json::Value {
     serde_json::from_slice(&payload).unwrap()
 }
 
+/// A `PYTHONPATH` under which `import cryptography` works: none needed when
+/// the system has it (Debian's python3-cryptography, which `.ci/run`
+/// installs); otherwise it is installed once from PyPI into `target/`, so
+/// `cargo test --locked` sets itself up on a fresh machine too.
+fn python_path() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let has = |path: &str| {
+            Command::new("python3")
+                .args(["-c", "import cryptography"])
+                .env("PYTHONPATH", path)
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if has("") {
+            return String::new();
+        }
+        let deps = repo().join("target/test-python");
+        let deps = deps.to_str().unwrap().to_owned();
+        if !has(&deps) {
+            let out = Command::new("python3")
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                ])
+                .args(["--target", &deps, "cryptography"])
+                .output()
+                .expect("python3 -m pip");
+            assert!(
+                out.status.success(),
+                "python3 has no `cryptography` and pip could not install it: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        deps
+    })
+}
+
 fn python_verify(dir: &Path, bundle: &Path, key: &Path) -> std::process::Output {
     Command::new("python3")
+        .env("PYTHONPATH", python_path())
         .arg(repo().join("tests/support/verify_bundle.py"))
         .arg(bundle)
         .arg(key)
