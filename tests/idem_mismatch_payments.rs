@@ -64,28 +64,17 @@ async fn count(State(app): State<Arc<Payments>>) -> Json<Value> {
 }
 
 fn start(fingerprints: bool) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
     let state = Arc::new(Payments {
         fingerprints,
         ..Default::default()
     });
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let app = Router::new()
-                .route("/v1/payments", post(create))
-                .route("/count", get(count))
-                .with_state(state);
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    url
+    common::serve_on_thread("http", move |listener| async move {
+        let app = Router::new()
+            .route("/v1/payments", post(create))
+            .route("/count", get(count))
+            .with_state(state);
+        axum::serve(listener, app).await.unwrap();
+    })
 }
 
 /// Runs one mismatch check (`extra` YAML lines appended) and returns the

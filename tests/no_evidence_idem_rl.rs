@@ -34,29 +34,18 @@ enum Useless {
 
 /// Starts the app on a thread of its own; returns its base URL.
 fn start(kind: Useless) -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let app = Router::new().fallback(move |uri: axum::http::Uri| async move {
-                match kind {
-                    Useless::NotFound => StatusCode::NOT_FOUND.into_response(),
-                    Useless::EmptyOkStillCounter if uri.path() == "/count" => {
-                        (StatusCode::OK, r#"{"count":0}"#).into_response()
-                    }
-                    _ => (StatusCode::OK, "{}").into_response(),
+    common::serve_on_thread("http", move |listener| async move {
+        let app = Router::new().fallback(move |uri: axum::http::Uri| async move {
+            match kind {
+                Useless::NotFound => StatusCode::NOT_FOUND.into_response(),
+                Useless::EmptyOkStillCounter if uri.path() == "/count" => {
+                    (StatusCode::OK, r#"{"count":0}"#).into_response()
                 }
-            });
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
+                _ => (StatusCode::OK, "{}").into_response(),
+            }
         });
-    });
-    url
+        axum::serve(listener, app).await.unwrap();
+    })
 }
 
 /// One check of every kind of both families, with small bounds.
