@@ -405,8 +405,8 @@ fn the_burst_carries_the_tls_options() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("\"pass\""), "{out}");
     let (code, out) = burst(&["--cert", &m.cert_file, "--key", &m.key_file]);
-    // Not a pass, and the address is named. (The burst's error counts
-    // transport failures without saying TLS: load/exec.rs, being rewritten.)
+    // Not a pass, the address is named, and the failure is called TLS.
     assert_eq!(code, 3, "{out}");
     assert!(out.contains(m.url.trim_start_matches("https://")), "{out}");
+    assert!(out.contains("the TLS handshake failed"), "{out}");
 }

@@ -34,6 +34,8 @@ use crate::http::{Rendered, Target};
 /// The transport error of a request in flight when the burst was stopped
 /// (max_duration, Ctrl-C, SIGTERM): cut, never answered.
 pub const CUT: &str = "cut";
+/// The transport error of a request whose TLS handshake failed.
+pub const TLS: &str = "tls";
 /// Shards of recorders: users map onto them, so memory does not grow with
 /// users and a lock is rarely contended.
 const MAX_SHARDS: usize = 16;
@@ -408,6 +410,9 @@ impl Shared {
         let result = match res {
             None => Result_::Transport(CUT),
             Some(Err(_)) => Result_::Transport("timeout"),
+            // A failed handshake reads as `connect` to reqwest: name it, so
+            // the burst's error says TLS, not "is the target up".
+            Some(Ok(Err(e))) if crate::http::tls::explain(&e).is_some() => Result_::Transport(TLS),
             Some(Ok(Err(e))) => Result_::Transport(if e.is_connect() {
                 "connect"
             } else if e.is_timeout() {

@@ -708,6 +708,9 @@ fn error_kinds(k: &KindStats) -> String {
         .iter()
         .map(|(e, n)| match e.as_str() {
             super::engine::CUT => format!("{e}×{n}: in flight when the burst was stopped"),
+            super::engine::TLS => format!(
+                "{e}×{n}: the TLS handshake failed (a private CA is trusted with --cacert FILE, a client certificate given with --cert/--key; docs/tls.md)"
+            ),
             _ => format!("{e}×{n}"),
         })
         .collect();
