@@ -181,6 +181,20 @@ impl TransportError {
     }
 }
 
+impl TransportError {
+    /// Replaces the reason of a connect or other failure (a TLS diagnosis
+    /// that found what the first error did not name).
+    pub fn with_reason(mut self, why: String) -> Self {
+        match &mut self {
+            TransportError::Connect { reason, .. } | TransportError::Other { reason, .. } => {
+                *reason = why
+            }
+            TransportError::Timeout { .. } | TransportError::Quota { .. } => {}
+        }
+        self
+    }
+}
+
 impl fmt::Display for TransportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

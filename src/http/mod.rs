@@ -458,7 +458,32 @@ impl Client {
                 request: request.line(),
                 after: r.timeout,
             }),
-            Ok(Err(e)) => Err(TransportError::from_reqwest(&request, &e)),
+            Ok(Err(e)) => {
+                let err = TransportError::from_reqwest(&request, &e);
+                // An https failure whose error names no TLS cause may still
+                // be one (a TLS 1.3 client certificate refused after the
+                // handshake): ask the TLS layer once.
+                if e.is_timeout() || tls::explain(&e).is_some() {
+                    return Err(err);
+                }
+                let url = reqwest::Url::parse(&r.url).ok();
+                let https = url.as_ref().filter(|u| u.scheme() == "https");
+                match https
+                    .and_then(|u| Some((u.host_str()?.to_owned(), u.port_or_known_default()?)))
+                {
+                    Some((host, port)) => match tls::diagnose(
+                        &tls::installed().cloned().unwrap_or_default(),
+                        &host,
+                        port,
+                    )
+                    .await
+                    {
+                        Some(why) => Err(err.with_reason(why)),
+                        None => Err(err),
+                    },
+                    None => Err(err),
+                }
+            }
             Ok(Ok(None)) => Err(TransportError::Other {
                 request: request.line(),
                 reason: body_over_cap(max_body),

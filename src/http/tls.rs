@@ -10,7 +10,11 @@
 //! content is a secret: no message quotes it, only its file's name.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
 /// A PEM file is small; anything larger is a mistake (a wrong path).
 pub const MAX_PEM_BYTES: u64 = 1 << 20;
@@ -31,6 +35,16 @@ pub struct TlsOptions {
 pub struct Tls {
     roots: Vec<reqwest::Certificate>,
     identity: Option<reqwest::Identity>,
+    /// The same roots and identity as rustls reads them, for the
+    /// connections tminus opens itself ([`Tls::rustls_config`]).
+    root_ders: Vec<CertificateDer<'static>>,
+    client_auth: Option<Arc<ClientAuth>>,
+}
+
+/// The client certificate chain and its key (a secret: no `Debug`).
+struct ClientAuth {
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
 }
 
 impl TlsOptions {
@@ -54,6 +68,14 @@ impl TlsOptions {
                     )
                 })?;
             tls.roots = certs;
+            tls.root_ders = CertificateDer::pem_slice_iter(&pem)
+                .collect::<Result<_, _>>()
+                .map_err(|_| {
+                    format!(
+                        "--cacert {}: a PEM certificate in it cannot be read",
+                        ca.display()
+                    )
+                })?;
         }
         match (&self.cert, &self.key) {
             (None, None) => {}
@@ -93,7 +115,7 @@ impl TlsOptions {
                 }
                 // The library's message could quote what it failed to
                 // parse: it is not shown.
-                let id = reqwest::Identity::from_pem(&pem).map_err(|_| {
+                let unusable = || {
                     format!(
                         "--cert {}{}: not a certificate and private key tminus can use",
                         c.display(),
@@ -101,8 +123,14 @@ impl TlsOptions {
                             .map(|k| format!(" --key {}", k.display()))
                             .unwrap_or_default()
                     )
-                })?;
+                };
+                let id = reqwest::Identity::from_pem(&pem).map_err(|_| unusable())?;
+                let chain = CertificateDer::pem_slice_iter(&pem)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|_| unusable())?;
+                let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|_| unusable())?;
                 tls.identity = Some(id);
+                tls.client_auth = Some(Arc::new(ClientAuth { chain, key }));
             }
         }
         Ok(tls)
@@ -135,6 +163,83 @@ impl Tls {
         }
         b
     }
+
+    /// A rustls configuration with the same trust and identity as the
+    /// reqwest clients: the platform's roots plus `--cacert`, verified as
+    /// reqwest verifies them (rustls-platform-verifier), and the client
+    /// certificate when one is given.
+    pub fn rustls_config(&self) -> Result<rustls::ClientConfig, String> {
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let verifier = rustls_platform_verifier::Verifier::new_with_extra_roots(
+            self.root_ders.iter().cloned(),
+            provider.clone(),
+        )
+        .map_err(|e| format!("TLS: the platform's roots cannot be loaded: {e}"))?;
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS: {e}"))?
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(verifier));
+        match &self.client_auth {
+            None => Ok(builder.with_no_client_auth()),
+            Some(a) => builder
+                .with_client_auth_cert(a.chain.clone(), a.key.clone_key())
+                // rustls's message names the problem, never the key.
+                .map_err(|e| format!("TLS: the client certificate cannot be used: {e}")),
+        }
+    }
+}
+
+/// How long [`diagnose`] waits for the handshake, and then for an alert.
+const DIAGNOSE_HANDSHAKE: Duration = Duration::from_secs(5);
+const DIAGNOSE_ALERT: Duration = Duration::from_secs(1);
+
+/// Why an https exchange with `host:port` failed, when its error named no
+/// TLS cause; `None` when the TLS layer is not to blame.
+///
+/// In TLS 1.3 the server judges the client's certificate after the client
+/// has finished its handshake: the client sends its request over a
+/// connection it believes is good, and the server's alert
+/// (`certificate_required`, `unknown_ca`, `bad_certificate`) can reach the
+/// connection before the request does. hyper then reports only "connection
+/// was not ready" or "connection closed", and the alert, which says what is
+/// wrong, is lost. So the handshake is repeated alone, with the same trust
+/// and identity, and the first read after it waits briefly for that alert.
+/// No request is sent: what the server sees is one more handshake from the
+/// same client, to the origin it was already talking to. `tls` is what the
+/// failed client carried (the [`installed`] options, or the default).
+pub async fn diagnose(tls: &Tls, host: &str, port: u16) -> Option<String> {
+    let config = tls.rustls_config().ok()?;
+    let name = ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']'))
+        .ok()?
+        .to_owned();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let attempt = async {
+        let tcp = tokio::net::TcpStream::connect((
+            host.trim_start_matches('[').trim_end_matches(']'),
+            port,
+        ))
+        .await
+        .ok()?;
+        let mut stream = match connector.connect(name, tcp).await {
+            Ok(s) => s,
+            Err(e) => return explain(&e),
+        };
+        let mut byte = [0u8; 1];
+        match tokio::time::timeout(
+            DIAGNOSE_ALERT,
+            tokio::io::AsyncReadExt::read(&mut stream, &mut byte),
+        )
+        .await
+        {
+            Ok(Err(e)) => explain(&e),
+            _ => None,
+        }
+    };
+    tokio::time::timeout(DIAGNOSE_HANDSHAKE + DIAGNOSE_ALERT, attempt)
+        .await
+        .ok()
+        .flatten()
 }
 
 static INSTALLED: OnceLock<Tls> = OnceLock::new();
