@@ -869,9 +869,31 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
             return exit::RUN_BROKEN;
         }
     };
+    let tls = match &a.tls {
+        None => None,
+        Some(dir) => {
+            let setup = crate::reference::tls::TlsSetup {
+                dir: dir.clone(),
+                client_certs: a.tls_client_certs,
+            };
+            match crate::reference::tls::generate(&setup) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    eprintln!("error: --tls {}: {e}", dir.display());
+                    return exit::RUN_BROKEN;
+                }
+            }
+        }
+    };
     rt.block_on(async move {
         let addr = std::net::SocketAddr::new(a.bind, a.port);
-        let server = match ReferenceServer::start(config.clone(), addr).await {
+        let started = match &tls {
+            Some((server_tls, _)) => {
+                ReferenceServer::start_tls(config.clone(), addr, server_tls.clone()).await
+            }
+            None => ReferenceServer::start(config.clone(), addr).await,
+        };
+        let server = match started {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("error: cannot listen on {addr}: {e}");
@@ -891,6 +913,19 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
             },
             config.api_keys.join(", ")
         );
+        if let Some((_, written)) = &tls {
+            eprintln!(
+                "TLS: trust the reference's CA with --cacert {}",
+                written.ca.display()
+            );
+            if let Some((cert, key)) = &written.client {
+                eprintln!(
+                    "TLS: a client certificate is required: --cert {} --key {}",
+                    cert.display(),
+                    key.display()
+                );
+            }
+        }
         let _ = tokio::signal::ctrl_c().await;
         server.shutdown().await;
         exit::OK

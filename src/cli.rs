@@ -311,6 +311,12 @@ pub struct ReferenceArgs {
     /// Delays between outgoing webhook attempts, e.g. 30s,5m,30m,2h,6h (default 100ms,200ms,400ms)
     #[arg(long, value_name = "DURATIONS")]
     pub webhook_schedule: Option<String>,
+    /// Serve https with a CA generated at start; its certificate is written to DIR/ca.pem (for --cacert)
+    #[arg(long, value_name = "DIR")]
+    pub tls: Option<PathBuf>,
+    /// With --tls: require a client certificate; one is written to DIR/client.pem and DIR/client.key
+    #[arg(long, requires = "tls")]
+    pub tls_client_certs: bool,
 }
 
 #[derive(Subcommand, Debug)]

@@ -7,14 +7,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::http::{HeaderMap, HeaderValue};
 use axum::routing::get;
-use common::{bin, run_with_json, AppHandle};
+use common::{run_with_json, AppHandle, RefProcess};
 use tminus::reference::{RateLimitConfig, RateLimitDialect, ReferenceConfig};
 
 /// One `rate_limit.headers` check in auto mode (no `dialect:`) on `path`.
@@ -183,39 +181,6 @@ fn the_window_rules_hold_for_the_early_draft() {
         assert_eq!(verdict_of(&props, "consistency"), "fail", "{why}: {text}");
         assert_eq!(verdict_of(&props, "syntax"), "pass", "{why}: {text}");
         assert!(text.contains(why), "{why}: {text}");
-    }
-}
-
-/// `tminus reference` started as a user would, killed (by its own PID) on drop.
-struct RefProcess {
-    child: Child,
-    url: String,
-}
-
-impl RefProcess {
-    fn start(args: &[&str]) -> RefProcess {
-        let mut child = Command::new(bin())
-            .args(["reference", "--port", "0"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("spawn tminus reference");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .expect("reference prints its URL");
-        let url = line.trim().to_owned();
-        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-        RefProcess { child, url }
-    }
-}
-
-impl Drop for RefProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod exchange;
 pub mod quota;
+pub mod stream;
 pub mod tls;
 
 use std::time::{Duration, Instant};

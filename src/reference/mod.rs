@@ -45,6 +45,7 @@ mod messages;
 mod pagination;
 mod scenarios;
 mod state;
+pub mod tls;
 mod trace;
 mod validate;
 
@@ -82,6 +83,9 @@ pub const SECOND_API_KEY: &str = "ref_test_key_b";
 
 /// How long `shutdown` waits for in-flight connections before aborting the server.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
+/// A client that opens a connection and never finishes its TLS handshake
+/// holds a task no longer than this.
+const TLS_HANDSHAKE: Duration = Duration::from_secs(10);
 
 /// How the reference integration behaves.
 #[derive(Debug, Clone)]
@@ -215,6 +219,8 @@ pub fn router(config: ReferenceConfig) -> Router {
 /// aborts the server task.
 pub struct ReferenceServer {
     addr: SocketAddr,
+    /// Served over https (`--tls`).
+    tls: bool,
     shutdown_tx: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
@@ -239,6 +245,58 @@ impl ReferenceServer {
         });
         Ok(ReferenceServer {
             addr,
+            tls: false,
+            shutdown_tx: Some(shutdown_tx),
+            task: Some(task),
+        })
+    }
+
+    /// [`start`](Self::start), over https with `tls` ([`tls::generate`]):
+    /// each accepted connection is given its handshake (bounded) and then
+    /// served HTTP/1.1 by the same router.
+    pub async fn start_tls(
+        config: ReferenceConfig,
+        addr: SocketAddr,
+        tls: std::sync::Arc<rustls::ServerConfig>,
+    ) -> std::io::Result<ReferenceServer> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let app = router(config);
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+        let (shutdown_tx, mut shutdown_rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            // The connections die with this task (an aborted JoinSet aborts
+            // its tasks).
+            let mut connections = tokio::task::JoinSet::new();
+            loop {
+                let accepted = tokio::select! {
+                    _ = &mut shutdown_rx => break,
+                    a = listener.accept() => a,
+                };
+                // Reap finished connections so the set stays small.
+                while connections.try_join_next().is_some() {}
+                let Ok((tcp, _)) = accepted else { continue };
+                let acceptor = acceptor.clone();
+                let app = app.clone();
+                connections.spawn(async move {
+                    let handshake = tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(tcp));
+                    let Ok(Ok(stream)) = handshake.await else {
+                        return;
+                    };
+                    let service = hyper_util::service::TowerToHyperService::new(app);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+            // In-flight requests get the grace period; idle keep-alive
+            // connections are cut when it ends.
+            let drain = async { while connections.join_next().await.is_some() {} };
+            let _ = tokio::time::timeout(SHUTDOWN_GRACE / 2, drain).await;
+        });
+        Ok(ReferenceServer {
+            addr,
+            tls: true,
             shutdown_tx: Some(shutdown_tx),
             task: Some(task),
         })
@@ -249,9 +307,10 @@ impl ReferenceServer {
         self.addr
     }
 
-    /// `http://IP:PORT`, without a trailing slash.
+    /// `http://IP:PORT` (`https://` with `--tls`), without a trailing slash.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Stops accepting, lets in-flight requests finish for a short grace period, then

@@ -131,6 +131,44 @@ impl Drop for RefHandle {
     }
 }
 
+/// `tminus reference ARGS` started as a user would (a process of its own),
+/// killed (by its own PID) on drop. Its URL is the first line it prints.
+pub struct RefProcess {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl RefProcess {
+    pub fn start(args: &[&str]) -> RefProcess {
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new(bin())
+            .args(["reference", "--port", "0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn tminus reference");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .expect("reference prints its URL");
+        let url = line.trim().to_owned();
+        assert!(
+            url.starts_with("http://127.0.0.1:") || url.starts_with("https://127.0.0.1:"),
+            "tminus reference printed `{url}`, not its URL"
+        );
+        RefProcess { child, url }
+    }
+}
+
+impl Drop for RefProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Reads a JSON report and returns `(suite/check id, verdict)` pairs.
 pub fn verdicts(report: &Path) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(report).expect("read JSON report");

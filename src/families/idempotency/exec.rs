@@ -20,6 +20,7 @@ use crate::families::idempotency::race::{
     self, InFlightTimes, RetryAnswer, RoundJudgement, RoundOutcome, RoundTally,
 };
 use crate::families::idempotency::together::{self, Release};
+use crate::http::stream::Origin;
 use crate::http::{Exchange, Rendered, Target};
 use crate::model::jsonpath::JsonPath;
 use crate::model::retry_after::parse_retry_after;
@@ -723,7 +724,7 @@ async fn concurrent(
                     "sending {n} parallel requests with one key on {n} pre-opened connections, up to {rounds} round(s)"
                 ),
                 Release::Pooled => format!(
-                    "sending {n} parallel requests with one key through the client's pool (https), up to {rounds} round(s)"
+                    "sending {n} parallel requests with one key through the client's pool, up to {rounds} round(s)"
                 ),
             });
         }
@@ -928,33 +929,20 @@ fn judge_concurrent(
     r.judged(vec![single, no_5xx, one_success, others])
 }
 
-/// Splits `http://host:port/path?q` into (`host:port`, `host`, `/path?q`).
-pub fn split_http_url(url: &str) -> Result<(String, String, String), String> {
-    let rest = url.strip_prefix("http://").ok_or_else(|| {
-        if url.starts_with("https://") {
-            "idempotency.lost_response drops a raw TCP connection and supports http:// targets only; for an https:// target run it against an http:// address of the same service (or a TLS-terminating proxy on 127.0.0.1)".to_string()
-        } else {
-            format!("`{url}` is not an http:// URL")
-        }
-    })?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
+/// Splits `http(s)://host:port/path?q` into where to connect, the `Host`
+/// header (the URL's authority) and `/path?q`.
+pub fn split_url(url: &str) -> Result<(Origin, String, String), String> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+    let origin = Origin::of(&parsed)?;
+    let host = match parsed.port() {
+        Some(p) => format!("{}:{p}", parsed.host_str().unwrap_or_default()),
+        None => parsed.host_str().unwrap_or_default().to_owned(),
     };
-    if authority.is_empty() {
-        return Err(format!("`{url}` has no host"));
-    }
-    let host_header = authority.to_owned();
-    let addr = if authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-        && !authority.ends_with(']')
-    {
-        authority.to_owned()
-    } else {
-        format!("{authority}:80")
+    let path = match parsed.query() {
+        Some(q) => format!("{}?{q}", parsed.path()),
+        None => parsed.path().to_owned(),
     };
-    Ok((addr, host_header, path.to_owned()))
+    Ok((origin, host, path))
 }
 
 /// The HTTP/1.1 bytes of a rendered request (closing the connection after).
@@ -988,27 +976,31 @@ async fn lost_response(
     for (k, v) in slow {
         dropped.set_header(k, v.render(&r.scope));
     }
-    let (addr, host, path) = split_http_url(&req.url).map_err(Outcome::error)?;
+    let (origin, host, path) = split_url(&req.url).map_err(Outcome::error)?;
+    let addr = origin.addr.clone();
     let before = r.counter("counter before").await?;
     r.ctx
         .note("sending the request and dropping the connection before the answer");
     let bytes = raw_request(&dropped, &host, &path);
+    // Over https the request is encrypted on a TLS connection with the
+    // probe's trust and client certificate, and the drop is the same: the
+    // connection closes before the answer is read.
     let write = async {
-        let mut s = tokio::net::TcpStream::connect(&addr).await?;
-        s.write_all(&bytes).await?;
-        s.flush().await?;
+        let mut s = crate::http::stream::open(&origin, Duration::from_secs(5)).await?;
+        s.write_all(&bytes)
+            .await
+            .map_err(|e| format!("could not send the raw request to {addr}: {e}"))?;
+        s.flush()
+            .await
+            .map_err(|e| format!("could not send the raw request to {addr}: {e}"))?;
         // Never read: the answer is "lost". Closing drops whatever arrives.
         tokio::time::sleep(DROP_AFTER).await;
         drop(s);
-        Ok::<_, std::io::Error>(())
+        Ok::<_, String>(())
     };
     match tokio::time::timeout(Duration::from_secs(5), write).await {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            return Err(Outcome::error(format!(
-                "could not send the raw request to {addr}: {e}"
-            )))
-        }
+        Ok(Err(e)) => return Err(Outcome::error(e)),
         Err(_) => {
             return Err(Outcome::error(format!(
                 "sending the raw request to {addr} took over 5 s"
@@ -2020,17 +2012,23 @@ mod tests {
     }
 
     #[test]
-    fn splits_http_urls_and_refuses_https() {
-        let (addr, host, path) = split_http_url("http://127.0.0.1:8080/a/b?c=1").unwrap();
+    fn splits_urls_into_origin_host_and_path() {
+        let (o, host, path) = split_url("http://127.0.0.1:8080/a/b?c=1").unwrap();
         assert_eq!(
-            (addr.as_str(), host.as_str(), path.as_str()),
-            ("127.0.0.1:8080", "127.0.0.1:8080", "/a/b?c=1")
+            (o.addr.as_str(), host.as_str(), path.as_str(), o.tls),
+            ("127.0.0.1:8080", "127.0.0.1:8080", "/a/b?c=1", false)
         );
-        let (addr, _, path) = split_http_url("http://localhost").unwrap();
-        assert_eq!((addr.as_str(), path.as_str()), ("localhost:80", "/"));
-        assert!(split_http_url("https://x/y")
-            .unwrap_err()
-            .contains("http:// targets only"));
+        let (o, host, path) = split_url("http://localhost").unwrap();
+        assert_eq!(
+            (o.addr.as_str(), host.as_str(), path.as_str()),
+            ("localhost:80", "localhost", "/")
+        );
+        let (o, host, _) = split_url("https://x/y").unwrap();
+        assert_eq!(
+            (o.addr.as_str(), host.as_str(), o.tls),
+            ("x:443", "x", true)
+        );
+        assert!(split_url("ftp://x/y").is_err());
     }
 
     #[test]

@@ -625,7 +625,7 @@ pub const KINDS: &[Kind] = &[
             ),
         ],
         name: "idempotency.lost_response",
-        summary: "request sent, connection dropped before the answer, retried with the key: one execution, result returned (http:// only)",
+        summary: "request sent, connection dropped before the answer, retried with the key: one execution, result returned",
         params: &[
             REQ,
             EFFECTS,

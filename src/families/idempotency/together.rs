@@ -5,14 +5,14 @@
 //! the tighter the copies arrive, the smaller the race window the check can
 //! catch (`race.rs` holds the model and its rates).
 //!
-//! For an `http://` target every connection is opened first (TCP connect and
-//! the HTTP/1.1 handshake, one connection per copy, all concurrently), and
-//! only when all are ready are the requests handed to them, in one tight loop
-//! that does nothing else: the copies leave within microseconds of each
-//! other instead of after `n` connection set-ups that finish at different
-//! times. An `https://` target goes through the probe's client (its pool, and
-//! HTTP/2 multiplexing where the target offers it); that release is looser
-//! and the rates in the README are for `http://`.
+//! Every connection is opened first (TCP connect, for `https://` the TLS
+//! handshake with the probe's trust and client certificate, and the HTTP/1.1
+//! handshake; one connection per copy, all concurrently), and only when all
+//! are ready are the requests handed to them, in one tight loop that does
+//! nothing else: the copies leave within microseconds of each other instead
+//! of after `n` connection set-ups that finish at different times. Over TLS
+//! each copy is encrypted as it is handed over, which adds microseconds per
+//! copy to the spread; the rates in the README are measured over `http://`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,6 +21,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 
+use crate::http::stream::{self, Origin};
 use crate::http::{
     body_over_cap, header_pairs, Client, Exchange, RecordedRequest, RecordedResponse, Rendered,
     TransportError,
@@ -34,7 +35,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub enum Release {
     /// One pre-opened HTTP/1.1 connection per copy, requests handed over at once.
     PreOpened,
-    /// Through the probe's pooled client (`https://`).
+    /// Through the probe's pooled client (a URL tminus cannot dial itself).
     Pooled,
 }
 
@@ -45,7 +46,7 @@ pub async fn send_together(
     n: usize,
 ) -> (Release, Vec<Result<Exchange, TransportError>>) {
     match reqwest::Url::parse(&req.url) {
-        Ok(url) if url.scheme() == "http" => {
+        Ok(url) if matches!(url.scheme(), "http" | "https") => {
             let results = pre_opened(&url, req, n, client.max_body()).await;
             // Sent beside the client: its watchers (a suite's contract) are
             // told here.
@@ -63,23 +64,14 @@ pub async fn send_together(
 
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
-/// Opens one HTTP/1.1 connection to `addr` and starts driving it.
-async fn open(addr: &str) -> Result<Sender, String> {
-    let connect = async {
-        let stream = tokio::net::TcpStream::connect(addr)
-            .await
-            .map_err(|e| e.to_string())?;
-        // Small requests go out in one segment each, at once.
-        let _ = stream.set_nodelay(true);
-        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| e.to_string())?;
-        tokio::spawn(conn);
-        Ok(sender)
-    };
-    tokio::time::timeout(CONNECT_TIMEOUT, connect)
+/// Opens one HTTP/1.1 connection to `origin` and starts driving it.
+async fn open(origin: &Origin) -> Result<Sender, String> {
+    let stream = stream::open(origin, CONNECT_TIMEOUT).await?;
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
-        .map_err(|_| format!("no connection within {CONNECT_TIMEOUT:?}"))?
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(conn);
+    Ok(sender)
 }
 
 async fn pre_opened(
@@ -90,8 +82,20 @@ async fn pre_opened(
 ) -> Vec<Result<Exchange, TransportError>> {
     let recorded = RecordedRequest::capture(req);
     let host = url.host_str().unwrap_or_default();
-    let port = url.port_or_known_default().unwrap_or(80);
-    let addr = format!("{host}:{port}");
+    let origin = match Origin::of(url) {
+        Ok(o) => o,
+        Err(reason) => {
+            return (0..n)
+                .map(|_| {
+                    Err(TransportError::Other {
+                        request: recorded.line(),
+                        reason: reason.clone(),
+                    })
+                })
+                .collect()
+        }
+    };
+    let addr = origin.addr.clone();
     let authority = match url.port() {
         Some(p) => format!("{host}:{p}"),
         None => host.to_owned(),
@@ -114,7 +118,7 @@ async fn pre_opened(
             .collect()
     };
     let mut senders = Vec::with_capacity(n);
-    for o in futures::future::join_all((0..n).map(|_| open(&addr))).await {
+    for o in futures::future::join_all((0..n).map(|_| open(&origin))).await {
         match o {
             Ok(s) => senders.push(s),
             Err(reason) => return failed(reason),

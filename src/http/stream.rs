@@ -1,0 +1,125 @@
+//! Connections tminus opens itself, beside the probe's client: the
+//! pre-opened connections of `idempotency.concurrent` (one per copy, so the
+//! copies leave together) and the connection `idempotency.lost_response`
+//! drops before the answer. Both write HTTP/1.1 on a stream they own, so
+//! this opens that stream, plain TCP for `http://` and TLS for `https://`,
+//! with the trust and client certificate of the probe's client
+//! ([`super::tls::installed`]): every role reaches an https target the same
+//! way (issue 25 item 1).
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use rustls::pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// A byte stream to the target, plain or TLS.
+pub trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
+
+/// An open connection, whichever its scheme.
+pub type Stream = Box<dyn Io>;
+
+/// Where `url` connects: (`host:port` to dial, the host for TLS's SNI and
+/// certificate check, whether it is TLS).
+pub struct Origin {
+    pub addr: String,
+    pub host: String,
+    pub tls: bool,
+}
+
+impl Origin {
+    pub fn of(url: &reqwest::Url) -> Result<Origin, String> {
+        let tls = match url.scheme() {
+            "http" => false,
+            "https" => true,
+            other => {
+                return Err(format!(
+                    "`{url}`: tminus speaks http and https, not {other}"
+                ))
+            }
+        };
+        let host = url
+            .host_str()
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| format!("`{url}` has no host"))?;
+        let port = url
+            .port_or_known_default()
+            .unwrap_or(if tls { 443 } else { 80 });
+        Ok(Origin {
+            addr: format!("{host}:{port}"),
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned(),
+            tls,
+        })
+    }
+}
+
+/// The rustls configuration of tminus's own HTTP/1.1 connections, built
+/// once from the installed options (loading the platform's roots is not
+/// free, and a race opens many connections at once).
+fn http1_config() -> Result<Arc<rustls::ClientConfig>, String> {
+    static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let mut config = super::tls::installed()
+                .cloned()
+                .unwrap_or_default()
+                .rustls_config()?;
+            // These connections speak HTTP/1.1 only.
+            config.alpn_protocols = vec![b"http/1.1".to_vec()];
+            Ok(Arc::new(config))
+        })
+        .clone()
+}
+
+/// Opens a connection to `origin` within `timeout`: TCP with Nagle off
+/// (small requests leave in one segment, at once), then the TLS handshake
+/// for https. A TLS failure reads as the line [`super::tls::explain`]
+/// gives it.
+pub async fn open(origin: &Origin, timeout: Duration) -> Result<Stream, String> {
+    let connect = async {
+        let tcp = tokio::net::TcpStream::connect(&origin.addr)
+            .await
+            .map_err(|e| format!("cannot connect to {}: {e}", origin.addr))?;
+        let _ = tcp.set_nodelay(true);
+        if !origin.tls {
+            return Ok(Box::new(tcp) as Stream);
+        }
+        let name = ServerName::try_from(origin.host.clone())
+            .map_err(|e| format!("`{}` is not a TLS server name: {e}", origin.host))?;
+        let connector = tokio_rustls::TlsConnector::from(http1_config()?);
+        match connector.connect(name, tcp).await {
+            Ok(tls) => Ok(Box::new(tls) as Stream),
+            Err(e) => Err(format!(
+                "{} ({})",
+                super::tls::explain(&e).unwrap_or_else(|| format!("TLS: {e}")),
+                origin.addr
+            )),
+        }
+    };
+    tokio::time::timeout(timeout, connect)
+        .await
+        .map_err(|_| format!("no connection to {} within {timeout:?}", origin.addr))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_know_their_scheme_host_and_port() {
+        let o = Origin::of(&"https://api.example:8443/x".parse().unwrap()).unwrap();
+        assert_eq!(
+            (o.addr.as_str(), o.host.as_str(), o.tls),
+            ("api.example:8443", "api.example", true)
+        );
+        let o = Origin::of(&"http://127.0.0.1/x".parse().unwrap()).unwrap();
+        assert_eq!((o.addr.as_str(), o.tls), ("127.0.0.1:80", false));
+        let o = Origin::of(&"https://[::1]/".parse().unwrap()).unwrap();
+        assert_eq!((o.addr.as_str(), o.host.as_str()), ("[::1]:443", "::1"));
+        assert!(Origin::of(&"ftp://h/".parse().unwrap()).is_err());
+    }
+}

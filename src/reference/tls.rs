@@ -1,0 +1,147 @@
+//! The reference served over https (`tminus reference --tls DIR`), so the
+//! shipped suites can be proven against a target behind a private CA and,
+//! with `--tls-client-certs`, one that demands client certificates (issue
+//! 25): the deployments staging and partner environments are.
+//!
+//! At start a CA is generated (rcgen), a server certificate it issues for
+//! 127.0.0.1, ::1 and localhost, and with client certificates a second CA
+//! and one client certificate it issues. The files a client needs are
+//! written to DIR: `ca.pem` (what `--cacert` takes), `client.pem` and
+//! `client.key` (what `--cert` and `--key` take). The keys are made for
+//! this process and die with it; the client key is written 0600.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+/// What `--tls` asks for.
+#[derive(Debug, Clone)]
+pub struct TlsSetup {
+    /// Where the CA certificate (and the client's files) are written.
+    pub dir: PathBuf,
+    /// Whether a client certificate the client CA issued is required.
+    pub client_certs: bool,
+}
+
+/// The files written, for the start-up message.
+pub struct Written {
+    pub ca: PathBuf,
+    pub client: Option<(PathBuf, PathBuf)>,
+}
+
+struct Ca {
+    params: CertificateParams,
+    key: KeyPair,
+    cert: rcgen::Certificate,
+}
+
+fn ca(name: &str) -> Result<Ca, rcgen::Error> {
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::new(Vec::<String>::new())?;
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.distinguished_name.push(DnType::CommonName, name);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let cert = params.self_signed(&key)?;
+    Ok(Ca { params, key, cert })
+}
+
+fn issue(
+    ca: &Ca,
+    names: &[&str],
+    purpose: ExtendedKeyUsagePurpose,
+) -> Result<(rcgen::Certificate, KeyPair), rcgen::Error> {
+    let key = KeyPair::generate()?;
+    let mut params =
+        CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())?;
+    params.distinguished_name.push(DnType::CommonName, names[0]);
+    params.extended_key_usages = vec![purpose];
+    let issuer = Issuer::from_params(&ca.params, &ca.key);
+    let cert = params.signed_by(&key, &issuer)?;
+    Ok((cert, key))
+}
+
+fn write(path: &Path, text: &str, private: bool) -> Result<(), String> {
+    use std::io::Write as _;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        o.mode(0o600);
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    o.open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Generates the certificates, writes the client's files to `setup.dir`,
+/// and returns the server's TLS configuration (HTTP/1.1, TLS 1.2 and 1.3).
+pub fn generate(setup: &TlsSetup) -> Result<(Arc<rustls::ServerConfig>, Written), String> {
+    let bad = |e: rcgen::Error| format!("cannot generate the reference's certificates: {e}");
+    std::fs::create_dir_all(&setup.dir)
+        .map_err(|e| format!("cannot create {}: {e}", setup.dir.display()))?;
+    let server_ca = ca("tminus reference CA").map_err(bad)?;
+    let (server, server_key) = issue(
+        &server_ca,
+        &["127.0.0.1", "::1", "localhost"],
+        ExtendedKeyUsagePurpose::ServerAuth,
+    )
+    .map_err(bad)?;
+    let ca_file = setup.dir.join("ca.pem");
+    write(&ca_file, &server_ca.cert.pem(), false)?;
+
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?;
+    let mut client_files = None;
+    let builder = if setup.client_certs {
+        let client_ca = ca("tminus reference client CA").map_err(bad)?;
+        let (client, client_key) = issue(
+            &client_ca,
+            &["tminus client"],
+            ExtendedKeyUsagePurpose::ClientAuth,
+        )
+        .map_err(bad)?;
+        let cert_file = setup.dir.join("client.pem");
+        let key_file = setup.dir.join("client.key");
+        write(&cert_file, &client.pem(), false)?;
+        write(&key_file, &client_key.serialize_pem(), true)?;
+        client_files = Some((cert_file, key_file));
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(client_ca.cert.der().clone())
+            .map_err(|e| format!("TLS: {e}"))?;
+        let verifier =
+            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| format!("TLS: {e}"))?;
+        builder.with_client_cert_verifier(verifier)
+    } else {
+        builder.with_no_client_auth()
+    };
+    let chain: Vec<CertificateDer<'static>> = vec![server.der().clone()];
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der()));
+    let mut config = builder
+        .with_single_cert(chain, key)
+        .map_err(|e| format!("TLS: {e}"))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok((
+        Arc::new(config),
+        Written {
+            ca: ca_file,
+            client: client_files,
+        },
+    ))
+}

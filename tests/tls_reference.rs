@@ -1,0 +1,168 @@
+//! The shipped suites against the reference served over https (issue 25's
+//! "done when"): behind a private CA given with `--cacert`, and with client
+//! certificates required and given with `--cert`/`--key`. Every role goes
+//! over TLS: the probe, the pre-opened race connections of
+//! `idempotency.concurrent`, the connection `idempotency.lost_response`
+//! drops, and the burst. A reference defect still fails its checks over
+//! https, so the TLS path judges and does not only connect.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{
+    not_passing, repo, run_with_json_within, stderr, stdout, verdicts, RefHandle, RefProcess,
+};
+use tminus::reference::tls::{generate, TlsSetup};
+use tminus::reference::{Defect, ReferenceConfig, ReferenceServer};
+
+#[test]
+fn the_shipped_suites_pass_over_https_behind_a_private_ca() {
+    let pki = tempfile::tempdir().unwrap();
+    let reference = RefProcess::start(&["--tls", pki.path().to_str().unwrap()]);
+    assert!(
+        reference.url.starts_with("https://127.0.0.1:"),
+        "{}",
+        reference.url
+    );
+    let ca = pki.path().join("ca.pem");
+    assert!(std::fs::read_to_string(&ca)
+        .unwrap()
+        .contains("BEGIN CERTIFICATE"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let (json, out) = run_with_json_within(
+        dir.path(),
+        &repo().join("suites"),
+        &reference.url,
+        &["--cacert", ca.to_str().unwrap()],
+        &[],
+        Duration::from_secs(600),
+    );
+    let v = verdicts(&json);
+    assert!(v.len() > 50, "{} checks ran:\n{}", v.len(), stdout(&out));
+    assert!(
+        not_passing(&v).is_empty(),
+        "not passing over https: {:?}\n{}\n{}",
+        not_passing(&v),
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for kind in ["idem-concurrent", "idem-lost-response", "idem-in-flight"] {
+        assert!(
+            v.iter().any(|(id, _)| id.ends_with(kind)),
+            "{kind} did not run"
+        );
+    }
+}
+
+/// The reference over https in this process, requiring client certificates:
+/// its URL and the folder holding ca.pem, client.pem and client.key.
+fn mutual_reference(defects: &[Defect]) -> (RefHandle, tempfile::TempDir) {
+    let pki = tempfile::tempdir().unwrap();
+    let setup = TlsSetup {
+        dir: pki.path().to_owned(),
+        client_certs: true,
+    };
+    let (server_tls, written) = generate(&setup).unwrap();
+    assert!(written.client.is_some());
+    let config = ReferenceConfig {
+        defects: defects.to_vec(),
+        ..ReferenceConfig::default()
+    };
+    let handle = RefHandle::spawn(move |url_tx, stop_rx| async move {
+        let server = ReferenceServer::start_tls(config, "127.0.0.1:0".parse().unwrap(), server_tls)
+            .await
+            .expect("start the reference over https");
+        url_tx.send(server.base_url()).unwrap();
+        let _ = stop_rx.await;
+        server.shutdown().await;
+    });
+    (handle, pki)
+}
+
+fn tls_args(pki: &Path, with_cert: bool) -> Vec<String> {
+    let mut a = vec![
+        "--cacert".to_owned(),
+        pki.join("ca.pem").to_str().unwrap().to_owned(),
+    ];
+    if with_cert {
+        a.extend([
+            "--cert".to_owned(),
+            pki.join("client.pem").to_str().unwrap().to_owned(),
+            "--key".to_owned(),
+            pki.join("client.key").to_str().unwrap().to_owned(),
+        ]);
+    }
+    a
+}
+
+fn run(url: &str, suite: &str, args: &[String]) -> (Vec<(String, String)>, std::process::Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (json, out) = run_with_json_within(
+        dir.path(),
+        &repo().join(suite),
+        url,
+        &args,
+        &[],
+        Duration::from_secs(300),
+    );
+    (verdicts(&json), out)
+}
+
+#[test]
+fn with_client_certificates_required_the_suites_pass_only_with_cert_and_key() {
+    let (reference, pki) = mutual_reference(&[]);
+    assert!(reference.url.starts_with("https://"));
+    for suite in ["suites/idempotency.yaml", "suites/burst.yaml"] {
+        let (v, out) = run(&reference.url, suite, &tls_args(pki.path(), true));
+        assert!(!v.is_empty(), "{suite}: nothing ran");
+        assert!(
+            not_passing(&v).is_empty(),
+            "{suite} over mutual TLS: {:?}\n{}",
+            not_passing(&v),
+            stdout(&out)
+        );
+        assert_eq!(out.status.code(), Some(0), "{suite}: {}", stderr(&out));
+    }
+    // Without the certificate: tminus could not do its job, and says why.
+    let (v, out) = run(
+        &reference.url,
+        "suites/idempotency.yaml",
+        &tls_args(pki.path(), false),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    assert!(v.iter().all(|(_, verdict)| verdict == "error"), "{v:?}");
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(said.contains("requires a client certificate"), "{said}");
+}
+
+#[test]
+fn a_race_defect_fails_the_race_checks_over_mutual_tls() {
+    let (reference, pki) = mutual_reference(&[Defect::RaceExecutesTwice]);
+    let (v, out) = run(
+        &reference.url,
+        "suites/idempotency.yaml",
+        &tls_args(pki.path(), true),
+    );
+    let verdict = |id: &str| {
+        v.iter()
+            .find(|(c, _)| c.ends_with(id))
+            .map(|(_, v)| v.as_str())
+    };
+    // The pre-opened TLS connections released the copies together, and the
+    // connection dropped over TLS left a retry to race the first attempt.
+    assert_eq!(verdict("idem-concurrent"), Some("fail"), "{}", stdout(&out));
+    assert_eq!(verdict("idem-in-flight"), Some("fail"), "{}", stdout(&out));
+    assert_eq!(
+        verdict("idem-lost-response"),
+        Some("fail"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(verdict("idem-replay"), Some("pass"), "{}", stdout(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+}
