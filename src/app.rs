@@ -10,6 +10,7 @@ use crate::exit;
 use crate::families::load::spec::{DOC as LOAD_DOC, LOAD};
 use crate::plan::{self, Plan, PlanOptions};
 use crate::redact::Redactor;
+use crate::reference::tls::Written;
 use crate::reference::{Defect, ReferenceConfig, ReferenceServer};
 use crate::report::summary::{MarkdownSummary, SummaryConfig};
 use crate::report::{console::Console, html::Html, json::Json, junit::Junit, Reporters};
@@ -291,15 +292,37 @@ fn cmd_run(a: RunArgs) -> i32 {
         cert: a.cert.clone(),
         key: a.key.clone(),
     };
+    let mut loaded = None;
     if !tls.is_empty() {
         match tls.load() {
-            Ok(t) => {
-                if let Err(e) = crate::http::tls::install(t) {
-                    eprintln!("error: {e}");
+            Ok(t) => loaded = Some(t),
+            Err(e) => return usage_error(&e),
+        }
+    }
+    // The embedded reference is served over https with a CA made for this
+    // run, which the run's clients trust (nothing is written to disk): the
+    // self-test exercises TLS as a real deployment does.
+    let mut reference_tls = None;
+    if plan.needs_reference() {
+        match crate::reference::tls::generate(&crate::reference::tls::TlsSetup::default()) {
+            Ok((server, written)) => {
+                let t = loaded.get_or_insert_with(crate::http::tls::Tls::default);
+                if let Err(e) = t.trust_pem(written.ca_pem.as_bytes()) {
+                    eprintln!("error: the embedded reference's CA: {e}");
                     return exit::RUN_BROKEN;
                 }
+                reference_tls = Some(server);
             }
-            Err(e) => return usage_error(&e),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::RUN_BROKEN;
+            }
+        }
+    }
+    if let Some(t) = loaded {
+        if let Err(e) = crate::http::tls::install(t) {
+            eprintln!("error: {e}");
+            return exit::RUN_BROKEN;
         }
     }
     // Before anything can start goose: tminus's logger owns `log` (goose's
@@ -328,6 +351,7 @@ fn cmd_run(a: RunArgs) -> i32 {
     let code = rt.block_on(run_plan(
         plan,
         opts,
+        reference_tls,
         color,
         ReportFiles {
             summary: SummaryConfig {
@@ -427,6 +451,7 @@ fn standard_reporters(
 async fn run_plan(
     plan: Plan,
     mut opts: RunOptions,
+    reference_tls: Option<std::sync::Arc<rustls::ServerConfig>>,
     color: bool,
     files: ReportFiles,
     cancel_rx: tokio::sync::watch::Receiver<bool>,
@@ -448,7 +473,11 @@ async fn run_plan(
     let mut reference = None;
     if plan.needs_reference() {
         let addr = "127.0.0.1:0".parse().expect("loopback address");
-        match ReferenceServer::start(ReferenceConfig::default(), addr).await {
+        let started = match reference_tls {
+            Some(tls) => ReferenceServer::start_tls(ReferenceConfig::default(), addr, tls).await,
+            None => ReferenceServer::start(ReferenceConfig::default(), addr).await,
+        };
+        match started {
             Ok(server) => {
                 let url = server.base_url();
                 eprintln!(
@@ -873,8 +902,9 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
         None => None,
         Some(dir) => {
             let setup = crate::reference::tls::TlsSetup {
-                dir: dir.clone(),
+                dir: Some(dir.clone()),
                 client_certs: a.tls_client_certs,
+                defects: config.defects.clone(),
             };
             match crate::reference::tls::generate(&setup) {
                 Ok(t) => Some(t),
@@ -913,11 +943,13 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
             },
             config.api_keys.join(", ")
         );
-        if let Some((_, written)) = &tls {
+        if let Some((_, Written { ca: Some(ca), .. })) = &tls {
             eprintln!(
                 "TLS: trust the reference's CA with --cacert {}",
-                written.ca.display()
+                ca.display()
             );
+        }
+        if let Some((_, written)) = &tls {
             if let Some((cert, key)) = &written.client {
                 eprintln!(
                     "TLS: a client certificate is required: --cert {} --key {}",

@@ -44,7 +44,7 @@ fn launch_checklist_against_embedded_reference_passes_and_writes_reports() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "stderr:\n{err}");
     assert!(
-        err.contains("started the embedded reference integration at http://127.0.0.1:"),
+        err.contains("started the embedded reference integration at https://127.0.0.1:"),
         "{err}"
     );
 

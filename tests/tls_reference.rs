@@ -8,14 +8,12 @@
 
 mod common;
 
-use std::path::Path;
 use std::time::Duration;
 
 use common::{
     not_passing, repo, run_with_json_within, stderr, stdout, verdicts, RefHandle, RefProcess,
 };
-use tminus::reference::tls::{generate, TlsSetup};
-use tminus::reference::{Defect, ReferenceConfig, ReferenceServer};
+use tminus::reference::Defect;
 
 #[test]
 fn the_shipped_suites_pass_over_https_behind_a_private_ca() {
@@ -58,47 +56,6 @@ fn the_shipped_suites_pass_over_https_behind_a_private_ca() {
     }
 }
 
-/// The reference over https in this process, requiring client certificates:
-/// its URL and the folder holding ca.pem, client.pem and client.key.
-fn mutual_reference(defects: &[Defect]) -> (RefHandle, tempfile::TempDir) {
-    let pki = tempfile::tempdir().unwrap();
-    let setup = TlsSetup {
-        dir: pki.path().to_owned(),
-        client_certs: true,
-    };
-    let (server_tls, written) = generate(&setup).unwrap();
-    assert!(written.client.is_some());
-    let config = ReferenceConfig {
-        defects: defects.to_vec(),
-        ..ReferenceConfig::default()
-    };
-    let handle = RefHandle::spawn(move |url_tx, stop_rx| async move {
-        let server = ReferenceServer::start_tls(config, "127.0.0.1:0".parse().unwrap(), server_tls)
-            .await
-            .expect("start the reference over https");
-        url_tx.send(server.base_url()).unwrap();
-        let _ = stop_rx.await;
-        server.shutdown().await;
-    });
-    (handle, pki)
-}
-
-fn tls_args(pki: &Path, with_cert: bool) -> Vec<String> {
-    let mut a = vec![
-        "--cacert".to_owned(),
-        pki.join("ca.pem").to_str().unwrap().to_owned(),
-    ];
-    if with_cert {
-        a.extend([
-            "--cert".to_owned(),
-            pki.join("client.pem").to_str().unwrap().to_owned(),
-            "--key".to_owned(),
-            pki.join("client.key").to_str().unwrap().to_owned(),
-        ]);
-    }
-    a
-}
-
 fn run(url: &str, suite: &str, args: &[String]) -> (Vec<(String, String)>, std::process::Output) {
     let dir = tempfile::tempdir().unwrap();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -115,10 +72,14 @@ fn run(url: &str, suite: &str, args: &[String]) -> (Vec<(String, String)>, std::
 
 #[test]
 fn with_client_certificates_required_the_suites_pass_only_with_cert_and_key() {
-    let (reference, pki) = mutual_reference(&[]);
+    let (reference, pki) = RefHandle::start_tls(&[], true);
     assert!(reference.url.starts_with("https://"));
     for suite in ["suites/idempotency.yaml", "suites/burst.yaml"] {
-        let (v, out) = run(&reference.url, suite, &tls_args(pki.path(), true));
+        let (v, out) = run(
+            &reference.url,
+            suite,
+            &RefHandle::tls_args(pki.path(), true),
+        );
         assert!(!v.is_empty(), "{suite}: nothing ran");
         assert!(
             not_passing(&v).is_empty(),
@@ -132,7 +93,7 @@ fn with_client_certificates_required_the_suites_pass_only_with_cert_and_key() {
     let (v, out) = run(
         &reference.url,
         "suites/idempotency.yaml",
-        &tls_args(pki.path(), false),
+        &RefHandle::tls_args(pki.path(), false),
     );
     assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
     assert!(v.iter().all(|(_, verdict)| verdict == "error"), "{v:?}");
@@ -142,11 +103,11 @@ fn with_client_certificates_required_the_suites_pass_only_with_cert_and_key() {
 
 #[test]
 fn a_race_defect_fails_the_race_checks_over_mutual_tls() {
-    let (reference, pki) = mutual_reference(&[Defect::RaceExecutesTwice]);
+    let (reference, pki) = RefHandle::start_tls(&[Defect::RaceExecutesTwice], true);
     let (v, out) = run(
         &reference.url,
         "suites/idempotency.yaml",
-        &tls_args(pki.path(), true),
+        &RefHandle::tls_args(pki.path(), true),
     );
     let verdict = |id: &str| {
         v.iter()

@@ -16,6 +16,7 @@ pub mod load;
 pub mod rate_limit;
 pub mod steps;
 pub mod trace;
+pub mod transport;
 pub mod webhook;
 
 pub use crate::outcome::{Evidence, Outcome, Verdict};
@@ -67,6 +68,11 @@ pub const FAMILIES: &[Family] = &[
         name: "client",
         doc: client::spec::DOC,
         kinds: &[KindTable::Typed(client::spec::KINDS)],
+    },
+    Family {
+        name: "transport",
+        doc: transport::spec::DOC,
+        kinds: &[KindTable::Typed(transport::spec::KINDS)],
     },
 ];
 
@@ -121,6 +127,7 @@ pub fn kind_schemas(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, sch
     out.extend(trace::spec::TraceSpec::kind_schemas(g));
     out.extend(webhook::spec::WebhookSpec::kind_schemas(g));
     out.extend(client::spec::ClientSpec::kind_schemas(g));
+    out.extend(transport::spec::TransportSpec::kind_schemas(g));
     out
 }
 
@@ -133,6 +140,7 @@ pub enum CheckSpec {
     Trace(Box<trace::spec::TraceSpec>),
     Webhook(Box<webhook::spec::WebhookSpec>),
     Client(Box<client::spec::ClientSpec>),
+    Transport(Box<transport::spec::TransportSpec>),
 }
 
 impl CheckSpec {
@@ -158,6 +166,8 @@ impl CheckSpec {
                 .map(|s| Self::Webhook(Box::new(s))),
             "client" => client::spec::ClientSpec::deserialize_kind(kind, d)
                 .map(|s| Self::Client(Box::new(s))),
+            "transport" => transport::spec::TransportSpec::deserialize_kind(kind, d)
+                .map(|s| Self::Transport(Box::new(s))),
             other => Err(<D::Error as serde::de::Error>::custom(format!(
                 "unknown check family `{other}`"
             ))),
@@ -173,6 +183,7 @@ impl CheckSpec {
             Self::Trace(s) => s.kind_name(),
             Self::Webhook(s) => s.kind_name(),
             Self::Client(s) => s.kind_name(),
+            Self::Transport(s) => s.kind_name(),
         }
     }
 
@@ -184,6 +195,7 @@ impl CheckSpec {
             Self::Trace(s) => s.common(),
             Self::Webhook(s) => s.common(),
             Self::Client(s) => s.common(),
+            Self::Transport(s) => s.common(),
         }
     }
     pub fn id(&self) -> &serde_saphyr::Spanned<String> {
@@ -215,6 +227,7 @@ pub enum CheckPlan {
     Trace(Box<trace::plan::TracePlan>),
     Webhook(Box<webhook::plan::WebhookPlan>),
     Client(Box<client::plan::ClientPlan>),
+    Transport(Box<transport::plan::TransportPlan>),
 }
 
 /// Plans one check; problems go to `ctx`'s diagnostics.
@@ -228,6 +241,7 @@ pub fn plan_check(ctx: &mut PlanCtx<'_>, spec: &CheckSpec) -> CheckPlan {
         CheckSpec::Trace(s) => CheckPlan::Trace(Box::new(trace::plan::plan(ctx, s))),
         CheckSpec::Webhook(s) => CheckPlan::Webhook(Box::new(webhook::plan::plan(ctx, s))),
         CheckSpec::Client(s) => CheckPlan::Client(Box::new(client::plan::plan(ctx, s))),
+        CheckSpec::Transport(s) => CheckPlan::Transport(Box::new(transport::plan::plan(ctx, s))),
     }
 }
 
@@ -265,7 +279,10 @@ impl CheckPlan {
                 }
                 _ => None,
             },
-            CheckPlan::Steps(_) | CheckPlan::Idempotency(_) | CheckPlan::Client(_) => None,
+            CheckPlan::Steps(_)
+            | CheckPlan::Idempotency(_)
+            | CheckPlan::Client(_)
+            | CheckPlan::Transport(_) => None,
         }
     }
 }
@@ -282,6 +299,7 @@ impl CheckPlan {
             // The client under certification talks to tminus's own mock
             // platform, never to the target.
             CheckPlan::Client(_) => Requests::default(),
+            CheckPlan::Transport(p) => p.requests(),
         }
     }
 }
@@ -305,6 +323,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         CheckPlan::Trace(p) => trace::exec::run(p, ctx).await,
         CheckPlan::Webhook(p) => webhook::exec::run(p, ctx).await,
         CheckPlan::Client(p) => client::exec::run(p, ctx).await,
+        CheckPlan::Transport(p) => transport::exec::run(p, ctx).await,
     }
 }
 
@@ -352,6 +371,7 @@ mod tests {
             trace::spec::TraceSpec::NAMES,
             webhook::spec::WebhookSpec::NAMES,
             client::spec::ClientSpec::NAMES,
+            transport::spec::TransportSpec::NAMES,
         ]
         .concat();
         let tables: Vec<&str> = kind_names().collect();

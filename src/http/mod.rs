@@ -6,6 +6,7 @@ pub mod exchange;
 pub mod quota;
 pub mod stream;
 pub mod tls;
+pub mod tls_legacy;
 
 use std::time::{Duration, Instant};
 

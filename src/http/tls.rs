@@ -153,6 +153,33 @@ fn has_pem(pem: &[u8], label: &str) -> bool {
 }
 
 impl Tls {
+    /// Trusts the certificates of `pem` too (the embedded reference's CA,
+    /// made for this run).
+    pub fn trust_pem(&mut self, pem: &[u8]) -> Result<(), String> {
+        let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| format!("TLS: {e}"))?;
+        let ders = CertificateDer::pem_slice_iter(pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("TLS: {e}"))?;
+        self.roots.extend(certs);
+        self.root_ders.extend(ders);
+        Ok(())
+    }
+
+    /// Whether a client certificate is given.
+    pub fn has_identity(&self) -> bool {
+        self.client_auth.is_some()
+    }
+
+    /// [`Tls::rustls_config`] without the client certificate (a connection
+    /// that shows none: `transport.mtls_required`).
+    pub fn without_identity(&self) -> Tls {
+        Tls {
+            identity: None,
+            client_auth: None,
+            ..self.clone()
+        }
+    }
+
     /// The builder with these roots and this identity.
     pub fn apply(&self, mut b: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
         if !self.roots.is_empty() {
@@ -338,5 +365,87 @@ fn alert(e: &rustls::Error) -> String {
     match e {
         rustls::Error::AlertReceived(a) => format!("alert {a:?}"),
         other => other.to_string(),
+    }
+}
+
+/// Whether `e`'s chain holds a rustls certificate error (the server's
+/// certificate was refused), as opposed to a network or protocol failure.
+pub fn is_certificate_error(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(t) = rustls_error(err, 4) {
+            return matches!(t, rustls::Error::InvalidCertificate(_));
+        }
+        cur = err.source();
+    }
+    false
+}
+
+/// A verifier that accepts any server certificate: used only to read the
+/// chain of a server whose certificate was already refused, so
+/// `transport.certificate` can still say when it expires and what key it
+/// has. Nothing is sent on such a connection.
+#[derive(Debug)]
+struct ReadChainOnly(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for ReadChainOnly {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+impl Tls {
+    /// A configuration that completes the handshake whatever the server's
+    /// certificate, to read it (see [`ReadChainOnly`]); with the client
+    /// certificate, so a server demanding one still shows its chain.
+    pub fn chain_reading_config(&self) -> Result<rustls::ClientConfig, String> {
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS: {e}"))?
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(ReadChainOnly(provider)));
+        match &self.client_auth {
+            None => Ok(builder.with_no_client_auth()),
+            Some(a) => builder
+                .with_client_auth_cert(a.chain.clone(), a.key.clone_key())
+                .map_err(|e| format!("TLS: the client certificate cannot be used: {e}")),
+        }
     }
 }

@@ -277,6 +277,24 @@ defects! {
         ClientCrashesOnHttpDate => "client-crashes-on-http-date",
             "client: reads Retry-After as delay-seconds only and crashes (exit 101) on the HTTP-date form";
     }
+    Transport => "transport" {
+        /// The server certificate expires within a week (`--tls`).
+        ExpiringCertificate => "expiring-certificate",
+            "over --tls, the server certificate expires in 7 days, under the 14 days transport.certificate asks for";
+        /// Still speaks TLS 1.0 and 1.1 (`--tls`): a legacy ClientHello is
+        /// answered with a ServerHello for its version.
+        AcceptsTls10 => "accepts-tls10",
+            "over --tls, a TLS 1.0 or 1.1 ClientHello is answered with a ServerHello for that version instead of a protocol_version alert";
+        /// No Strict-Transport-Security on https responses.
+        NoHsts => "no-hsts",
+            "over --tls, responses carry no Strict-Transport-Security header";
+        /// CORS reflects any Origin, with credentials allowed.
+        CorsReflectsOrigin => "cors-reflects-origin",
+            "any Origin is reflected in Access-Control-Allow-Origin with Access-Control-Allow-Credentials: true";
+        /// Client certificates are checked when shown but not required.
+        ClientCertsOptional => "client-certs-optional",
+            "over --tls --tls-client-certs, a client that shows no certificate is let in";
+    }
     Contract => "contract" {
         /// `POST /public/v1/messages` answers `contactId` instead of `contact_id`.
         FieldRenamed => "field-renamed",

@@ -37,6 +37,7 @@
 mod auth;
 mod clock;
 mod contacts;
+mod cors;
 mod defect;
 mod effects;
 mod errors;
@@ -207,6 +208,9 @@ pub fn router(config: ReferenceConfig) -> Router {
         // Must come after every route: it applies to the routes present when called.
         .method_not_allowed_fallback(errors::method_not_allowed)
         .fallback(errors::not_found)
+        // Outside the routes and fallbacks: a preflight is answered before
+        // routing, and every answer to an Origin says Vary: Origin.
+        .layer(middleware::from_fn_with_state(state.clone(), cors::cors))
         // Outermost: wraps routes AND fallbacks, so every response gets correlation ids.
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -261,7 +265,22 @@ impl ReferenceServer {
     ) -> std::io::Result<ReferenceServer> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
-        let app = router(config);
+        let legacy = config.defects.contains(&Defect::AcceptsTls10);
+        let hsts = !config.defects.contains(&Defect::NoHsts);
+        let mut app = router(config);
+        if hsts {
+            // Two years with subdomains, as the HSTS preload list asks
+            // (RFC 6797 §6.1): only ever over https (§7.2).
+            app = app.layer(middleware::map_response(
+                |mut r: axum::response::Response| async move {
+                    r.headers_mut().insert(
+                        axum::http::header::STRICT_TRANSPORT_SECURITY,
+                        axum::http::HeaderValue::from_static("max-age=63072000; includeSubDomains"),
+                    );
+                    r
+                },
+            ));
+        }
         let acceptor = tokio_rustls::TlsAcceptor::from(tls);
         let (shutdown_tx, mut shutdown_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -279,6 +298,9 @@ impl ReferenceServer {
                 let acceptor = acceptor.clone();
                 let app = app.clone();
                 connections.spawn(async move {
+                    if legacy && tls::answer_legacy_hello(&tcp).await {
+                        return;
+                    }
                     let handshake = tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(tcp));
                     let Ok(Ok(stream)) = handshake.await else {
                         return;

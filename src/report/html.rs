@@ -23,16 +23,18 @@ pub enum Point {
     RateLimits,
     Webhooks,
     Trace,
+    Transport,
     Burst,
     Other,
 }
 
 impl Point {
-    pub const ALL: [Point; 6] = [
+    pub const ALL: [Point; 7] = [
         Point::Idempotency,
         Point::RateLimits,
         Point::Webhooks,
         Point::Trace,
+        Point::Transport,
         Point::Burst,
         Point::Other,
     ];
@@ -43,6 +45,7 @@ impl Point {
             Point::RateLimits => "2. Rate limits and backoff",
             Point::Webhooks => "3. Webhooks",
             Point::Trace => "4. Trace correlation",
+            Point::Transport => "Transport security",
             Point::Burst => "Burst rehearsal",
             Point::Other => "Other checks",
         }
@@ -59,6 +62,7 @@ pub fn checklist_point(kind: &str) -> Point {
         k if k.starts_with("rate_limit.") || k.starts_with("client.") => Point::RateLimits,
         k if k.starts_with("webhook.") => Point::Webhooks,
         k if k.starts_with("trace.") => Point::Trace,
+        k if k.starts_with("transport.") => Point::Transport,
         k if k.starts_with("load.") => Point::Burst,
         _ => Point::Other,
     }
@@ -536,6 +540,7 @@ mod tests {
         assert_eq!(checklist_point("webhook.sink_retries"), Point::Webhooks);
         assert_eq!(checklist_point("trace.present"), Point::Trace);
         assert_eq!(checklist_point("load.threshold"), Point::Burst);
+        assert_eq!(checklist_point("transport.hsts"), Point::Transport);
         assert_eq!(checklist_point("steps"), Point::Other);
         // Every shipped kind but plain steps lands on one of the points, so a
         // new family cannot silently fall into "other checks".

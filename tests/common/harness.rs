@@ -34,6 +34,10 @@ use super::{repo, stdout, tminus, RefHandle};
 pub enum Runner {
     /// A reference integration started with the row's defects; `--target` its URL.
     Reference,
+    /// The reference over https with the row's defects (`tminus reference
+    /// --tls`), client certificates required when `client_certs`; tminus is
+    /// given its CA (and the client certificate).
+    ReferenceTls { client_certs: bool },
     /// No target (tminus plays the platform); the reference client the suite
     /// starts reads the row's defects from `TMINUS_CLIENT_DEFECTS`.
     ClientEnv,
@@ -230,11 +234,20 @@ fn run_once(table: &Table, suite: &str, defects: &[Defect]) -> (Vec<CheckResult>
     let mut envs: Vec<(&str, String)> = Vec::new();
     // Kept alive until the run is over.
     let reference;
+    let mut _pki = None;
     match table.runner {
         Runner::Reference => {
             reference = Some(RefHandle::start(defects));
             args.push("--target".into());
             args.push(reference.as_ref().unwrap().url.clone());
+        }
+        Runner::ReferenceTls { client_certs } => {
+            let (r, pki) = RefHandle::start_tls(defects, client_certs);
+            args.push("--target".into());
+            args.push(r.url.clone());
+            args.extend(RefHandle::tls_args(pki.path(), client_certs));
+            reference = Some(r);
+            _pki = Some(pki);
         }
         Runner::ClientEnv => {
             reference = None;

@@ -90,6 +90,49 @@ impl RefHandle {
         })
     }
 
+    /// The reference over https (`tminus reference --tls`'s server) with
+    /// `defects`, requiring client certificates when asked; the folder holds
+    /// ca.pem (and client.pem, client.key), kept as long as it lives.
+    pub fn start_tls(defects: &[Defect], client_certs: bool) -> (RefHandle, tempfile::TempDir) {
+        use tminus::reference::tls::{generate, TlsSetup};
+        let pki = tempfile::tempdir().expect("tempdir");
+        let setup = TlsSetup {
+            dir: Some(pki.path().to_owned()),
+            client_certs,
+            defects: defects.to_vec(),
+        };
+        let (server_tls, _) = generate(&setup).expect("the reference's certificates");
+        let config = ReferenceConfig {
+            defects: defects.to_vec(),
+            ..ReferenceConfig::default()
+        };
+        let handle = Self::spawn(move |url_tx, stop_rx| async move {
+            let server =
+                ReferenceServer::start_tls(config, "127.0.0.1:0".parse().unwrap(), server_tls)
+                    .await
+                    .expect("start the reference over https");
+            url_tx.send(server.base_url()).unwrap();
+            let _ = stop_rx.await;
+            server.shutdown().await;
+        });
+        (handle, pki)
+    }
+
+    /// `--cacert` (and `--cert`/`--key`) for a reference of [`Self::start_tls`].
+    pub fn tls_args(pki: &Path, client_cert: bool) -> Vec<String> {
+        let file = |n: &str| pki.join(n).to_string_lossy().into_owned();
+        let mut a = vec!["--cacert".to_owned(), file("ca.pem")];
+        if client_cert {
+            a.extend([
+                "--cert".to_owned(),
+                file("client.pem"),
+                "--key".to_owned(),
+                file("client.key"),
+            ]);
+        }
+        a
+    }
+
     /// Runs `serve` on its own thread and runtime: it sends its base URL,
     /// then serves until the stop signal (sent when the handle drops).
     pub fn spawn<F, Fut>(serve: F) -> RefHandle
