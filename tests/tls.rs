@@ -422,9 +422,7 @@ async fn the_alert_after_a_tls13_handshake_is_read_by_the_diagnosis() {
     use tminus::http::tls::{diagnose, TlsOptions};
     let dir = tempfile::tempdir().unwrap();
     let m = mutual_tls(dir.path());
-    let addr = m.url.trim_start_matches("https://").to_owned();
-    let (host, port) = addr.rsplit_once(':').unwrap();
-    let port: u16 = port.parse().unwrap();
+    let origin = tminus::http::stream::Origin::of(&m.url.parse().unwrap()).unwrap();
     let options = |cert: Option<(&str, &str)>| TlsOptions {
         ca: Some(m.ca_file.clone().into()),
         cert: cert.map(|c| c.0.into()),
@@ -432,7 +430,7 @@ async fn the_alert_after_a_tls13_handshake_is_read_by_the_diagnosis() {
     };
 
     let no_cert = options(None).load().unwrap();
-    let why = diagnose(&no_cert, host, port).await;
+    let why = diagnose(&no_cert, &origin).await;
     assert!(
         why.as_deref()
             .is_some_and(|w| w.contains("requires a client certificate")),
@@ -443,7 +441,7 @@ async fn the_alert_after_a_tls13_handshake_is_read_by_the_diagnosis() {
     let s_cert = write(dir.path(), "s.pem", &stranger.pem);
     let s_key = write(dir.path(), "s.key", &stranger.key_pem);
     let refused = options(Some((&s_cert, &s_key))).load().unwrap();
-    let why = diagnose(&refused, host, port).await;
+    let why = diagnose(&refused, &origin).await;
     assert!(
         why.as_deref()
             .is_some_and(|w| w.contains("refused tminus's client certificate")),
@@ -452,5 +450,5 @@ async fn the_alert_after_a_tls13_handshake_is_read_by_the_diagnosis() {
 
     // A certificate the server accepts: nothing to blame on TLS.
     let good = options(Some((&m.cert_file, &m.key_file))).load().unwrap();
-    assert_eq!(diagnose(&good, host, port).await, None);
+    assert_eq!(diagnose(&good, &origin).await, None);
 }

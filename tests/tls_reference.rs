@@ -127,3 +127,27 @@ fn a_race_defect_fails_the_race_checks_over_mutual_tls() {
     assert_eq!(verdict("idem-replay"), Some("pass"), "{}", stdout(&out));
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }
+
+/// `transport.mtls_required` cannot judge a server it does not trust: a
+/// handshake that fails on the server's certificate is not the server
+/// refusing tminus's (a wrong PASS of refused_without), it is an error.
+#[test]
+fn an_untrusted_server_is_not_taken_for_one_refusing_the_client() {
+    let (reference, pki) = RefHandle::start_tls(&[], true);
+    let args = RefHandle::tls_args(pki.path(), true);
+    // --cert and --key, but not --cacert.
+    let (v, out) = run(
+        &reference.url,
+        "tests/suites/transport-mtls.yaml",
+        &args[2..],
+    );
+    assert_eq!(
+        v,
+        [("transport-mtls/mtls".to_owned(), "error".to_owned())],
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(said.contains("unknown issuer"), "{said}");
+}

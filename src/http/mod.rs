@@ -468,21 +468,18 @@ impl Client {
                 if e.is_timeout() || tls::explain(&e).is_some() {
                     return Err(err);
                 }
-                let url = reqwest::Url::parse(&r.url).ok();
-                let https = url.as_ref().filter(|u| u.scheme() == "https");
-                match https
-                    .and_then(|u| Some((u.host_str()?.to_owned(), u.port_or_known_default()?)))
-                {
-                    Some((host, port)) => match tls::diagnose(
-                        &tls::installed().cloned().unwrap_or_default(),
-                        &host,
-                        port,
-                    )
-                    .await
-                    {
-                        Some(why) => Err(err.with_reason(why)),
-                        None => Err(err),
-                    },
+                let origin = reqwest::Url::parse(&r.url)
+                    .ok()
+                    .and_then(|u| stream::Origin::of(&u).ok())
+                    .filter(|o| o.tls);
+                match origin {
+                    Some(o) => {
+                        let tls = tls::installed().cloned().unwrap_or_default();
+                        match tls::diagnose(&tls, &o).await {
+                            Some(why) => Err(err.with_reason(why)),
+                            None => Err(err),
+                        }
+                    }
                     None => Err(err),
                 }
             }

@@ -75,30 +75,78 @@ fn http1_config() -> Result<Arc<rustls::ClientConfig>, String> {
         .clone()
 }
 
-/// Opens a connection to `origin` within `timeout`: TCP with Nagle off
-/// (small requests leave in one segment, at once), then the TLS handshake
+/// A TLS connection tminus opened itself.
+pub type TlsStream = tokio_rustls::client::TlsStream<tokio::net::TcpStream>;
+
+/// Why [`open_tls`] opened nothing.
+pub enum OpenError {
+    /// The handshake failed: the I/O error rustls's own error arrives in
+    /// (what [`super::tls::explain`] and `is_certificate_error` read).
+    Handshake(std::io::Error),
+    /// Before or beside the handshake (no TCP connection, a bad name, the
+    /// timeout): a line naming the address.
+    Other(String),
+}
+
+impl OpenError {
+    /// One line: the TLS explanation when there is one, with the address.
+    pub fn line(&self, origin: &Origin) -> String {
+        match self {
+            OpenError::Handshake(e) => format!(
+                "{} ({})",
+                super::tls::explain(e).unwrap_or_else(|| format!("TLS: {e}")),
+                origin.addr
+            ),
+            OpenError::Other(line) => line.clone(),
+        }
+    }
+}
+
+/// TCP (Nagle off: small requests leave in one segment, at once) to
+/// `origin`, then the TLS handshake with `config`, all within `timeout`.
+pub async fn open_tls(
+    origin: &Origin,
+    config: Arc<rustls::ClientConfig>,
+    timeout: Duration,
+) -> Result<TlsStream, OpenError> {
+    let name = ServerName::try_from(origin.host.clone()).map_err(|e| {
+        OpenError::Other(format!("`{}` is not a TLS server name: {e}", origin.host))
+    })?;
+    let connect = async {
+        let tcp = tokio::net::TcpStream::connect(&origin.addr)
+            .await
+            .map_err(|e| OpenError::Other(format!("cannot connect to {}: {e}", origin.addr)))?;
+        let _ = tcp.set_nodelay(true);
+        tokio_rustls::TlsConnector::from(config)
+            .connect(name, tcp)
+            .await
+            .map_err(OpenError::Handshake)
+    };
+    tokio::time::timeout(timeout, connect).await.map_err(|_| {
+        OpenError::Other(format!(
+            "no TLS connection to {} within {timeout:?}",
+            origin.addr
+        ))
+    })?
+}
+
+/// Opens a connection to `origin` within `timeout`: plain TCP (Nagle off)
+/// for http, [`open_tls`] with the probe's trust and client certificate
 /// for https. A TLS failure reads as the line [`super::tls::explain`]
 /// gives it.
 pub async fn open(origin: &Origin, timeout: Duration) -> Result<Stream, String> {
+    if origin.tls {
+        return open_tls(origin, http1_config()?, timeout)
+            .await
+            .map(|s| Box::new(s) as Stream)
+            .map_err(|e| e.line(origin));
+    }
     let connect = async {
         let tcp = tokio::net::TcpStream::connect(&origin.addr)
             .await
             .map_err(|e| format!("cannot connect to {}: {e}", origin.addr))?;
         let _ = tcp.set_nodelay(true);
-        if !origin.tls {
-            return Ok(Box::new(tcp) as Stream);
-        }
-        let name = ServerName::try_from(origin.host.clone())
-            .map_err(|e| format!("`{}` is not a TLS server name: {e}", origin.host))?;
-        let connector = tokio_rustls::TlsConnector::from(http1_config()?);
-        match connector.connect(name, tcp).await {
-            Ok(tls) => Ok(Box::new(tls) as Stream),
-            Err(e) => Err(format!(
-                "{} ({})",
-                super::tls::explain(&e).unwrap_or_else(|| format!("TLS: {e}")),
-                origin.addr
-            )),
-        }
+        Ok(Box::new(tcp) as Stream)
     };
     tokio::time::timeout(timeout, connect)
         .await

@@ -235,38 +235,23 @@ const DIAGNOSE_ALERT: Duration = Duration::from_secs(1);
 /// No request is sent: what the server sees is one more handshake from the
 /// same client, to the origin it was already talking to. `tls` is what the
 /// failed client carried (the [`installed`] options, or the default).
-pub async fn diagnose(tls: &Tls, host: &str, port: u16) -> Option<String> {
-    let config = tls.rustls_config().ok()?;
-    let name = ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']'))
-        .ok()?
-        .to_owned();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-    let attempt = async {
-        let tcp = tokio::net::TcpStream::connect((
-            host.trim_start_matches('[').trim_end_matches(']'),
-            port,
-        ))
-        .await
-        .ok()?;
-        let mut stream = match connector.connect(name, tcp).await {
-            Ok(s) => s,
-            Err(e) => return explain(&e),
-        };
-        let mut byte = [0u8; 1];
-        match tokio::time::timeout(
-            DIAGNOSE_ALERT,
-            tokio::io::AsyncReadExt::read(&mut stream, &mut byte),
-        )
-        .await
-        {
-            Ok(Err(e)) => explain(&e),
-            _ => None,
-        }
+pub async fn diagnose(tls: &Tls, origin: &super::stream::Origin) -> Option<String> {
+    let config = Arc::new(tls.rustls_config().ok()?);
+    let mut stream = match super::stream::open_tls(origin, config, DIAGNOSE_HANDSHAKE).await {
+        Ok(s) => s,
+        Err(super::stream::OpenError::Handshake(e)) => return explain(&e),
+        Err(super::stream::OpenError::Other(_)) => return None,
     };
-    tokio::time::timeout(DIAGNOSE_HANDSHAKE + DIAGNOSE_ALERT, attempt)
-        .await
-        .ok()
-        .flatten()
+    let mut byte = [0u8; 1];
+    match tokio::time::timeout(
+        DIAGNOSE_ALERT,
+        tokio::io::AsyncReadExt::read(&mut stream, &mut byte),
+    )
+    .await
+    {
+        Ok(Err(e)) => explain(&e),
+        _ => None,
+    }
 }
 
 static INSTALLED: OnceLock<Tls> = OnceLock::new();

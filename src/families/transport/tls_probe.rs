@@ -9,14 +9,14 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::CertificateDer;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::context::{CheckContext, Scope};
 use crate::families::common::describe;
 use crate::families::transport::exec::https_origin;
 use crate::families::transport::plan::{CertificatePlan, MtlsPlan, ProtocolPlan};
-use crate::http::stream::Origin;
+use crate::http::stream::{self, OpenError, Origin, TlsStream};
 use crate::http::tls::{self, Tls};
 use crate::http::tls_legacy::{self, Answer};
 use crate::outcome::{Assertion, Evidence, Outcome};
@@ -26,49 +26,19 @@ const WAIT: Duration = Duration::from_secs(10);
 /// The most a legacy probe reads of the server's first flight.
 const FIRST_FLIGHT_CAP: usize = 16 * 1024;
 
-type TlsStream = tokio_rustls::client::TlsStream<tokio::net::TcpStream>;
-
 fn installed() -> Tls {
     tls::installed().cloned().unwrap_or_default()
 }
 
-/// A TLS connection to `origin` with `config`, within [`WAIT`]. The error
-/// is the I/O error rustls's failure arrives in (for `tls::explain`), or a
-/// line naming the address.
-async fn connect(
-    origin: &Origin,
-    config: rustls::ClientConfig,
-) -> Result<TlsStream, Result<std::io::Error, String>> {
-    let name = ServerName::try_from(origin.host.clone())
-        .map_err(|e| Err(format!("`{}` is not a TLS server name: {e}", origin.host)))?;
-    let go = async {
-        let tcp = tokio::net::TcpStream::connect(&origin.addr)
-            .await
-            .map_err(|e| Err(format!("cannot connect to {}: {e}", origin.addr)))?;
-        tokio_rustls::TlsConnector::from(Arc::new(config))
-            .connect(name, tcp)
-            .await
-            .map_err(Ok)
-    };
-    tokio::time::timeout(WAIT, go).await.map_err(|_| {
-        Err(format!(
-            "no TLS handshake with {} within {WAIT:?}",
-            origin.addr
-        ))
-    })?
+/// A TLS connection to `origin` with `config`, within [`WAIT`].
+async fn connect(origin: &Origin, config: rustls::ClientConfig) -> Result<TlsStream, OpenError> {
+    stream::open_tls(origin, Arc::new(config), WAIT).await
 }
 
 /// A connection that failed for another reason than the property judged:
 /// tminus could not do its job, and says where and why.
-fn unreachable(origin: &Origin, e: Result<std::io::Error, String>) -> Outcome {
-    Outcome::error(match e {
-        Ok(io) => format!(
-            "{} ({})",
-            tls::explain(&io).unwrap_or_else(|| io.to_string()),
-            origin.addr
-        ),
-        Err(line) => line,
-    })
+fn unreachable(origin: &Origin, e: OpenError) -> Outcome {
+    Outcome::error(e.line(origin))
 }
 
 /// What a leaf certificate says about itself.
@@ -132,7 +102,7 @@ pub async fn certificate(p: &CertificatePlan, ctx: &CheckContext) -> Outcome {
             ));
             s
         }
-        Err(Ok(io)) if tls::is_certificate_error(&io) => {
+        Err(OpenError::Handshake(io)) if tls::is_certificate_error(&io) => {
             let why = tls::explain(&io).unwrap_or_else(|| io.to_string());
             a.push(Assertion::fail(
                 "trusted",
@@ -147,8 +117,7 @@ pub async fn certificate(p: &CertificatePlan, ctx: &CheckContext) -> Outcome {
             };
             match connect(&origin, reading).await {
                 Ok(s) => s,
-                Err(Ok(e)) => return Outcome::error(format!("{}: {e}", origin.addr)),
-                Err(Err(e)) => return Outcome::error(e),
+                Err(e) => return unreachable(&origin, e),
             }
         }
         Err(e) => return unreachable(&origin, e),
@@ -394,8 +363,13 @@ pub async fn mtls_required(p: &MtlsPlan, ctx: &CheckContext) -> Outcome {
     let mut request = head.into_bytes();
     request.extend_from_slice(&r.body);
     let without = match connect(&origin, config).await {
-        Err(Ok(io)) => Err(tls::explain(&io).unwrap_or_else(|| io.to_string())),
-        Err(Err(e)) => return Outcome::error(e),
+        // The server's own certificate not trusted is not a refusal of
+        // ours: without trust in the server nothing here can be judged.
+        Err(OpenError::Handshake(io)) if tls::is_certificate_error(&io) => {
+            return unreachable(&origin, OpenError::Handshake(io))
+        }
+        Err(OpenError::Handshake(io)) => Err(tls::explain(&io).unwrap_or_else(|| io.to_string())),
+        Err(e @ OpenError::Other(_)) => return unreachable(&origin, e),
         Ok(mut s) => {
             match tokio::time::timeout(WAIT, status_without_cert(&mut s, &request)).await {
                 Ok(Ok(status)) => Ok(status),
