@@ -287,11 +287,31 @@ fn cmd_run(a: RunArgs) -> i32 {
         return exit::RUN_BROKEN;
     }
     // Before the first client is built: every client carries them.
-    let tls = crate::http::tls::TlsOptions {
-        ca: a.cacert.clone(),
-        cert: a.cert.clone(),
-        key: a.key.clone(),
+    let cli_tls = crate::http::tls::TlsOptions {
+        ca: a
+            .cacert
+            .as_ref()
+            .map(|p| crate::http::tls::TlsFile::new("--cacert", p)),
+        cert: a
+            .cert
+            .as_ref()
+            .map(|p| crate::http::tls::TlsFile::new("--cert", p)),
+        key: a
+            .key
+            .as_ref()
+            .map(|p| crate::http::tls::TlsFile::new("--key", p)),
+        insecure: a.insecure,
+        ..Default::default()
     };
+    let tls = match crate::plan::tls::for_the_run(&plan.suites, cli_tls) {
+        Ok(t) => t,
+        Err(e) => return usage_error(&e),
+    };
+    // Said in every report: nothing this run saw over TLS is authenticated.
+    let mut warnings = Vec::new();
+    if tls.insecure {
+        warnings.push(INSECURE_WARNING.to_owned());
+    }
     let mut loaded = None;
     if !tls.is_empty() {
         match tls.load() {
@@ -347,6 +367,7 @@ fn cmd_run(a: RunArgs) -> i32 {
             .map_or(crate::upstream::DEFAULT_MAX_BODY, |m| {
                 usize::try_from(m).unwrap_or(usize::MAX)
             }),
+        warnings,
     };
     let code = rt.block_on(run_plan(
         plan,
@@ -382,6 +403,9 @@ fn cmd_run(a: RunArgs) -> i32 {
         None => code,
     }
 }
+
+/// The warning every report of an `--insecure` run carries.
+pub const INSECURE_WARNING: &str = "TLS certificates were not verified (--insecure or target.tls.insecure): any server could have answered for the target, so no verdict of this run shows the target itself; transport.certificate still judges its certificate";
 
 /// `--quota` and `--max-quota-wait` as the request budget's options.
 pub fn quota_options(
@@ -1140,6 +1164,7 @@ fn cmd_merge(a: crate::cli::MergeArgs) -> i32 {
     reporters.event(&Event::RunStarted {
         started_at,
         suites: vec![info.clone()],
+        warnings: Vec::new(),
     });
     reporters.event(&Event::Notice(format!(
         "merged {} shards of {}/{} ({} requests)",

@@ -96,6 +96,9 @@ pub struct RunArgs {
     /// PEM file of the client certificate's private key (a secret: never printed)
     #[arg(long, value_name = "FILE")]
     pub key: Option<PathBuf>,
+    /// Accept any server certificate, as curl's --insecure; every report then says so in a warning
+    #[arg(long)]
+    pub insecure: bool,
     /// Base URL of the target; overrides every suite's `target.base_url`
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,

@@ -91,6 +91,9 @@ pub enum Event {
     RunStarted {
         started_at: SystemTime,
         suites: Vec<SuiteInfo>,
+        /// What every report says about the whole run, before and beside
+        /// its verdicts (`--insecure`: nothing was authenticated).
+        warnings: Vec<String>,
     },
     /// Something a person should know that is not a check result
     /// ("started the embedded reference at ...").

@@ -79,7 +79,17 @@ fn serve(
     key: PrivateKeyDer<'static>,
     client_ca: Option<&Ca>,
 ) -> String {
-    let builder = rustls::ServerConfig::builder();
+    serve_versions(chain, key, client_ca, rustls::DEFAULT_VERSIONS)
+}
+
+/// [`serve`] speaking only `versions`.
+fn serve_versions(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    client_ca: Option<&Ca>,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> String {
+    let builder = rustls::ServerConfig::builder_with_protocol_versions(versions);
     let builder = match client_ca {
         Some(ca) => {
             let mut roots = rustls::RootCertStore::empty();
@@ -419,14 +429,15 @@ fn the_burst_carries_the_tls_options() {
 /// goes either way.
 #[tokio::test]
 async fn the_alert_after_a_tls13_handshake_is_read_by_the_diagnosis() {
-    use tminus::http::tls::{diagnose, TlsOptions};
+    use tminus::http::tls::{diagnose, TlsFile, TlsOptions};
     let dir = tempfile::tempdir().unwrap();
     let m = mutual_tls(dir.path());
     let origin = tminus::http::stream::Origin::of(&m.url.parse().unwrap()).unwrap();
     let options = |cert: Option<(&str, &str)>| TlsOptions {
-        ca: Some(m.ca_file.clone().into()),
-        cert: cert.map(|c| c.0.into()),
-        key: cert.map(|c| c.1.into()),
+        ca: Some(TlsFile::new("--cacert", &m.ca_file)),
+        cert: cert.map(|c| TlsFile::new("--cert", c.0)),
+        key: cert.map(|c| TlsFile::new("--key", c.1)),
+        ..TlsOptions::default()
     };
 
     let no_cert = options(None).load().unwrap();
@@ -451,4 +462,220 @@ async fn the_alert_after_a_tls13_handshake_is_read_by_the_diagnosis() {
     // A certificate the server accepts: nothing to blame on TLS.
     let good = options(Some((&m.cert_file, &m.key_file))).load().unwrap();
     assert_eq!(diagnose(&good, &origin).await, None);
+}
+
+/// Runs the suite `text` (written as `tls.yaml` in `dir`, beside the PEM
+/// files it names) with `extra` flags; returns the exit code and every
+/// output: console, JSON, JUnit, HTML and the Markdown summary.
+fn run_suite(dir: &Path, text: &str, extra: &[&str]) -> (i32, String) {
+    let suite = write(dir, "tls.yaml", text);
+    let out_files = ["report.json", "junit.xml", "report.html", "summary.md"];
+    let paths: Vec<String> = out_files
+        .iter()
+        .map(|f| dir.join(f).to_str().unwrap().to_owned())
+        .collect();
+    let mut args = vec![
+        "run",
+        suite.as_str(),
+        "--json",
+        &paths[0],
+        "--junit",
+        &paths[1],
+        "--html",
+        &paths[2],
+        "--summary-md",
+        &paths[3],
+    ];
+    args.extend_from_slice(extra);
+    let out = tminus(dir, &args, &[], DEADLINE);
+    let mut all = format!("{}\n{}", stdout(&out), stderr(&out));
+    for p in &paths {
+        all.push_str(&format!(
+            "\n==> {p}\n{}",
+            std::fs::read_to_string(p).unwrap_or_default()
+        ));
+    }
+    (out.status.code().unwrap_or(-1), all)
+}
+
+/// A one-request suite against `url` with `tls` as its `target.tls` block
+/// (flow style), plus `more` checks.
+fn tls_suite(url: &str, tls: &str, more: &str) -> String {
+    format!(
+        "suite: tls\ntarget:\n  base_url: {url}\n  tls: {tls}\nchecks:\n  - id: hello\n    steps:\n      - request: {{ path: /hello }}\n        expect: {{ status: 200 }}\n{more}"
+    )
+}
+
+#[test]
+fn target_tls_in_the_suite_trusts_and_presents_like_the_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = mutual_tls(dir.path());
+    // Paths relative to the suite file.
+    let text = tls_suite(
+        &m.url,
+        "{ ca: ca.pem, cert: client.pem, key: client.key }",
+        "",
+    );
+    let (code, out) = run_suite(dir.path(), &text, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains(m.key_pem.lines().nth(1).unwrap()), "{out}");
+
+    // A file that is not there: exit 2 at its value, before anything is sent.
+    let text = tls_suite(
+        &m.url,
+        "{ ca: ca.pem, cert: client.pem, key: nothere.key }",
+        "",
+    );
+    let (code, out) = run_suite(dir.path(), &text, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("tls.yaml:4:"), "no file:line:col:\n{out}");
+    assert!(out.contains("target.tls.key: no file"), "{out}");
+
+    // The command line wins over the suite, field by field: a --cacert that
+    // does not hold the server's CA replaces the suite's ca.
+    let other = write(dir.path(), "other-ca.pem", &new_ca("another CA").pem);
+    let text = tls_suite(
+        &m.url,
+        "{ ca: ca.pem, cert: client.pem, key: client.key }",
+        "",
+    );
+    let (code, out) = run_suite(dir.path(), &text, &["--cacert", &other]);
+    assert_tls_failure(code, &out, &m.url, &["unknown issuer"]);
+
+    // A bad PEM named by the suite is named as the suite's option.
+    write(dir.path(), "empty.pem", "not a certificate\n");
+    let text = tls_suite(&m.url, "{ ca: empty.pem }", "");
+    let (code, out) = run_suite(dir.path(), &text, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("target.tls.ca of"), "{out}");
+    assert!(out.contains("no PEM certificate"), "{out}");
+}
+
+#[test]
+fn server_name_checks_the_certificate_for_another_name_than_the_url_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = new_ca("tminus test CA");
+    let server = leaf(&ca, &["api.internal.example"], false);
+    let url = serve(vec![server.der.clone()], server.key.clone_key(), None);
+    write(dir.path(), "ca.pem", &ca.pem);
+    // The connections tminus opens itself verify the same way.
+    let cert_check = "  - id: certificate\n    kind: transport.certificate\n";
+
+    let (code, out) = run_suite(dir.path(), &tls_suite(&url, "{ ca: ca.pem }", ""), &[]);
+    assert_tls_failure(code, &out, &url, &["name mismatch"]);
+
+    let text = tls_suite(
+        &url,
+        "{ ca: ca.pem, server_name: api.internal.example }",
+        cert_check,
+    );
+    let (code, out) = run_suite(dir.path(), &text, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("api.internal.example"), "{out}");
+
+    // Another name the certificate is not for still fails.
+    let text = tls_suite(&url, "{ ca: ca.pem, server_name: other.example }", "");
+    let (code, out) = run_suite(dir.path(), &text, &[]);
+    assert_tls_failure(code, &out, &url, &["name mismatch"]);
+}
+
+#[test]
+fn min_version_1_3_refuses_a_server_that_speaks_only_tls_1_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = new_ca("tminus test CA");
+    let server = leaf(&ca, &["127.0.0.1"], false);
+    let url = serve_versions(
+        vec![server.der.clone()],
+        server.key.clone_key(),
+        None,
+        &[&rustls::version::TLS12],
+    );
+    write(dir.path(), "ca.pem", &ca.pem);
+
+    let (code, out) = run_suite(dir.path(), &tls_suite(&url, "{ ca: ca.pem }", ""), &[]);
+    assert_eq!(code, 0, "TLS 1.2 is offered by default:\n{out}");
+    let text = tls_suite(&url, "{ ca: ca.pem, min_version: \"1.3\" }", "");
+    let (code, out) = run_suite(dir.path(), &text, &[]);
+    assert_tls_failure(
+        code,
+        &out,
+        &url,
+        &["none of the TLS versions", "TLS 1.3 only"],
+    );
+
+    for bad in ["\"1.0\"", "\"1.1\"", "tls13"] {
+        let text = tls_suite(&url, &format!("{{ ca: ca.pem, min_version: {bad} }}"), "");
+        let (code, out) = run_suite(dir.path(), &text, &[]);
+        assert_eq!(code, 2, "{bad}: {out}");
+        assert!(out.contains("target.tls.min_version"), "{out}");
+    }
+}
+
+#[test]
+fn insecure_accepts_any_certificate_and_every_report_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = new_ca("a CA nobody trusts");
+    let server = leaf(&ca, &["127.0.0.1"], false);
+    let url = serve(vec![server.der.clone()], server.key.clone_key(), None);
+    let warning = "TLS certificates were not verified";
+    let assert_warned = |out: &str| {
+        for (output, marker) in [
+            ("console", "WARNING: TLS certificates were not verified"),
+            ("JSON", "\"warnings\": ["),
+            ("JUnit", "<property name=\"warning\""),
+            ("HTML", "<p class=\"warning\""),
+            ("Markdown", "> [!WARNING]"),
+        ] {
+            assert!(out.contains(marker), "{output} does not warn:\n{out}");
+        }
+        assert!(out.matches(warning).count() >= 6, "{out}");
+    };
+
+    for (tls, flags) in [("{ insecure: true }", &[][..]), ("{}", &["--insecure"][..])] {
+        let (code, out) = run_suite(dir.path(), &tls_suite(&url, tls, ""), flags);
+        assert_eq!(code, 0, "{tls} {flags:?}: {out}");
+        assert_warned(&out);
+    }
+
+    // transport.certificate still verifies: an untrusted chain fails it.
+    let cert_check = "  - id: certificate\n    kind: transport.certificate\n";
+    let (code, out) = run_suite(
+        dir.path(),
+        &tls_suite(&url, "{ insecure: true }", cert_check),
+        &[],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("unknown issuer"), "{out}");
+
+    // Without it, nothing warns.
+    write(dir.path(), "ca.pem", &ca.pem);
+    let (code, out) = run_suite(dir.path(), &tls_suite(&url, "{ ca: ca.pem }", ""), &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains(warning), "{out}");
+}
+
+#[test]
+fn suites_of_one_run_must_agree_on_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = new_ca("tminus test CA");
+    write(dir.path(), "ca.pem", &ca.pem);
+    write(dir.path(), "other.pem", &new_ca("other").pem);
+    let url = "https://127.0.0.1:9";
+    let suites = dir.path().join("suites");
+    std::fs::create_dir(&suites).unwrap();
+    write(&suites, "a.yaml", &tls_suite(url, "{ ca: ../ca.pem }", ""));
+    let b = tls_suite(url, "{ ca: ../other.pem }", "").replace("suite: tls", "suite: tls-b");
+    write(&suites, "b.yaml", &b);
+    let out = tminus(
+        dir.path(),
+        &["run", suites.to_str().unwrap()],
+        &[],
+        DEADLINE,
+    );
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("a.yaml") && text.contains("b.yaml") && text.contains("different target.tls"),
+        "{text}"
+    );
 }

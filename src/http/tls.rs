@@ -9,7 +9,7 @@
 //! carries them, without each role threading them through. The key's
 //! content is a secret: no message quotes it, only its file's name.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -19,15 +19,42 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 /// A PEM file is small; anything larger is a mistake (a wrong path).
 pub const MAX_PEM_BYTES: u64 = 1 << 20;
 
-/// What the command line asked for.
-#[derive(Debug, Clone, Default)]
+/// What the command line and the suites' `target.tls` asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsOptions {
     /// `--cacert`: PEM certificates to trust besides the platform's roots.
-    pub ca: Option<PathBuf>,
+    pub ca: Option<TlsFile>,
     /// `--cert`: the client certificate chain (PEM); may also hold the key.
-    pub cert: Option<PathBuf>,
+    pub cert: Option<TlsFile>,
     /// `--key`: the client certificate's private key (PEM).
-    pub key: Option<PathBuf>,
+    pub key: Option<TlsFile>,
+    /// The name the server's certificate is verified against instead of
+    /// the URL's host (and the SNI of the connections tminus opens itself).
+    pub server_name: Option<String>,
+    /// Offer TLS 1.3 only (`min_version: "1.3"`); otherwise 1.2 and 1.3.
+    pub tls13_only: bool,
+    /// Accept any server certificate (`--insecure`).
+    pub insecure: bool,
+}
+
+/// A PEM file named by an option, and which option named it (`--cacert`,
+/// `target.tls.ca of suites/a.yaml`): every message about the file says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFile {
+    pub path: PathBuf,
+    pub option: String,
+}
+
+impl TlsFile {
+    pub fn new(option: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        TlsFile {
+            path: path.into(),
+            option: option.into(),
+        }
+    }
+    fn shown(&self) -> String {
+        format!("{} {}", self.option, self.path.display())
+    }
 }
 
 /// The options read and parsed.
@@ -39,6 +66,9 @@ pub struct Tls {
     /// connections tminus opens itself ([`Tls::rustls_config`]).
     root_ders: Vec<CertificateDer<'static>>,
     client_auth: Option<Arc<ClientAuth>>,
+    server_name: Option<ServerName<'static>>,
+    tls13_only: bool,
+    insecure: bool,
 }
 
 /// The client certificate chain and its key (a secret: no `Debug`).
@@ -49,57 +79,95 @@ struct ClientAuth {
 
 impl TlsOptions {
     pub fn is_empty(&self) -> bool {
-        self.ca.is_none() && self.cert.is_none() && self.key.is_none()
+        *self == TlsOptions::default()
+    }
+
+    /// These options with `over`'s given fields in their place (the command
+    /// line over a suite's `target.tls`).
+    pub fn overlaid(self, over: TlsOptions) -> TlsOptions {
+        TlsOptions {
+            ca: over.ca.or(self.ca),
+            // A certificate and its key come as a pair: a `--cert` replaces
+            // the suite's key too.
+            key: if over.cert.is_some() || over.key.is_some() {
+                over.key
+            } else {
+                self.key
+            },
+            cert: over.cert.or(self.cert),
+            server_name: over.server_name.or(self.server_name),
+            tls13_only: over.tls13_only || self.tls13_only,
+            insecure: over.insecure || self.insecure,
+        }
+    }
+
+    /// Whether both ask for the same TLS (the files and values, whichever
+    /// option named them).
+    pub fn same_as(&self, other: &TlsOptions) -> bool {
+        let path = |f: &Option<TlsFile>| {
+            f.as_ref()
+                .map(|f| std::path::absolute(&f.path).unwrap_or_else(|_| f.path.clone()))
+        };
+        path(&self.ca) == path(&other.ca)
+            && path(&self.cert) == path(&other.cert)
+            && path(&self.key) == path(&other.key)
+            && self.server_name == other.server_name
+            && self.tls13_only == other.tls13_only
+            && self.insecure == other.insecure
     }
 
     /// Reads and parses the files; an error names the option and the file,
     /// never the key's content.
     pub fn load(&self) -> Result<Tls, String> {
-        let mut tls = Tls::default();
+        let mut tls = Tls {
+            tls13_only: self.tls13_only,
+            insecure: self.insecure,
+            ..Tls::default()
+        };
+        if let Some(name) = &self.server_name {
+            tls.server_name = Some(ServerName::try_from(name.clone()).map_err(|_| {
+                format!("TLS server_name `{name}` is not a DNS name or an IP address")
+            })?);
+        }
         if let Some(ca) = &self.ca {
-            let pem = read("--cacert", ca)?;
+            let pem = read(ca)?;
             let certs = reqwest::Certificate::from_pem_bundle(&pem)
                 .ok()
                 .filter(|c| !c.is_empty())
                 .ok_or_else(|| {
                     format!(
-                        "--cacert {}: no PEM certificate in it (`-----BEGIN CERTIFICATE-----`)",
-                        ca.display()
+                        "{}: no PEM certificate in it (`-----BEGIN CERTIFICATE-----`)",
+                        ca.shown()
                     )
                 })?;
             tls.roots = certs;
             tls.root_ders = CertificateDer::pem_slice_iter(&pem)
                 .collect::<Result<_, _>>()
-                .map_err(|_| {
-                    format!(
-                        "--cacert {}: a PEM certificate in it cannot be read",
-                        ca.display()
-                    )
-                })?;
+                .map_err(|_| format!("{}: a PEM certificate in it cannot be read", ca.shown()))?;
         }
         match (&self.cert, &self.key) {
             (None, None) => {}
             (None, Some(k)) => {
                 return Err(format!(
-                    "--key {} needs --cert: the certificate it belongs to",
-                    k.display()
+                    "{} needs --cert (or target.tls.cert): the certificate it belongs to",
+                    k.shown()
                 ))
             }
             (Some(c), key) => {
-                let mut pem = read("--cert", c)?;
+                let mut pem = read(c)?;
                 if !has_pem(&pem, "CERTIFICATE") {
                     return Err(format!(
-                        "--cert {}: no PEM certificate in it (`-----BEGIN CERTIFICATE-----`)",
-                        c.display()
+                        "{}: no PEM certificate in it (`-----BEGIN CERTIFICATE-----`)",
+                        c.shown()
                     ));
                 }
                 match key {
                     Some(k) => {
-                        let key_pem = read("--key", k)?;
+                        let key_pem = read(k)?;
                         if !has_pem(&key_pem, "PRIVATE KEY") {
                             return Err(format!(
-                                "--key {}: no PEM private key in it (`-----BEGIN PRIVATE KEY-----`, PKCS#8, PKCS#1 or SEC1)",
-                                k.display()
+                                "{}: no PEM private key in it (`-----BEGIN PRIVATE KEY-----`, PKCS#8, PKCS#1 or SEC1)",
+                                k.shown()
                             ));
                         }
                         pem.push(b'\n');
@@ -107,8 +175,8 @@ impl TlsOptions {
                     }
                     None if !has_pem(&pem, "PRIVATE KEY") => {
                         return Err(format!(
-                            "--cert {} holds no private key: give it with --key FILE",
-                            c.display()
+                            "{} holds no private key: give it with --key FILE (or target.tls.key)",
+                            c.shown()
                         ))
                     }
                     None => {}
@@ -117,10 +185,10 @@ impl TlsOptions {
                 // parse: it is not shown.
                 let unusable = || {
                     format!(
-                        "--cert {}{}: not a certificate and private key tminus can use",
-                        c.display(),
+                        "{}{}: not a certificate and private key tminus can use",
+                        c.shown(),
                         key.as_ref()
-                            .map(|k| format!(" --key {}", k.display()))
+                            .map(|k| format!(" {}", k.shown()))
                             .unwrap_or_default()
                     )
                 };
@@ -137,8 +205,9 @@ impl TlsOptions {
     }
 }
 
-fn read(option: &str, path: &Path) -> Result<Vec<u8>, String> {
-    crate::files::read_file_capped(path, MAX_PEM_BYTES).map_err(|e| format!("{option}: {e}"))
+fn read(file: &TlsFile) -> Result<Vec<u8>, String> {
+    crate::files::read_file_capped(&file.path, MAX_PEM_BYTES)
+        .map_err(|e| format!("{}: {e}", file.option))
 }
 
 /// Whether `pem` holds a block whose label ends with `label`
@@ -180,33 +249,81 @@ impl Tls {
         }
     }
 
-    /// The builder with these roots and this identity.
+    /// Whether any server certificate is accepted (`--insecure`).
+    pub fn is_insecure(&self) -> bool {
+        self.insecure
+    }
+
+    /// The name the server's certificate is checked against, when not the
+    /// URL's host (`target.tls.server_name`).
+    pub fn server_name(&self) -> Option<&ServerName<'static>> {
+        self.server_name.as_ref()
+    }
+
+    /// The builder with these roots, this identity and these versions.
     pub fn apply(&self, mut b: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
+        if self.server_name.is_some() {
+            // reqwest checks the certificate against the URL's host: another
+            // name needs a verifier of tminus's, in a rustls configuration
+            // that then carries everything else too.
+            if let Ok(mut config) = self.rustls_config() {
+                config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+                return b.tls_backend_preconfigured(config);
+            }
+        }
         if !self.roots.is_empty() {
             b = b.tls_certs_merge(self.roots.iter().cloned());
         }
         if let Some(id) = &self.identity {
             b = b.identity(id.clone());
         }
+        if self.tls13_only {
+            b = b.tls_version_min(reqwest::tls::Version::TLS_1_3);
+        }
+        if self.insecure {
+            b = b.tls_danger_accept_invalid_certs(true);
+        }
         b
     }
 
     /// A rustls configuration with the same trust and identity as the
     /// reqwest clients: the platform's roots plus `--cacert`, verified as
-    /// reqwest verifies them (rustls-platform-verifier), and the client
-    /// certificate when one is given.
+    /// reqwest verifies them (rustls-platform-verifier) against the
+    /// `server_name` when one is given, the client certificate when one is
+    /// given; with `--insecure`, any certificate.
     pub fn rustls_config(&self) -> Result<rustls::ClientConfig, String> {
+        if self.insecure {
+            return self.chain_reading_config();
+        }
+        self.verifying_config()
+    }
+
+    /// [`Tls::rustls_config`] that verifies the server's certificate even
+    /// under `--insecure` (what `transport.certificate` judges with).
+    pub fn verifying_config(&self) -> Result<rustls::ClientConfig, String> {
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let verifier = rustls_platform_verifier::Verifier::new_with_extra_roots(
+        let platform = rustls_platform_verifier::Verifier::new_with_extra_roots(
             self.root_ders.iter().cloned(),
             provider.clone(),
         )
         .map_err(|e| format!("TLS: the platform's roots cannot be loaded: {e}"))?;
-        let builder = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| format!("TLS: {e}"))?
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(verifier));
+        self.config_with(Verifier {
+            inner: Some(Arc::new(platform)),
+            name: self.server_name.clone(),
+            provider,
+        })
+    }
+
+    fn config_with(&self, verifier: Verifier) -> Result<rustls::ClientConfig, String> {
+        let builder = rustls::ClientConfig::builder_with_provider(verifier.provider.clone());
+        let builder = if self.tls13_only {
+            builder.with_protocol_versions(&[&rustls::version::TLS13])
+        } else {
+            builder.with_safe_default_protocol_versions()
+        }
+        .map_err(|e| format!("TLS: {e}"))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier));
         match &self.client_auth {
             None => Ok(builder.with_no_client_auth()),
             Some(a) => builder
@@ -310,6 +427,14 @@ pub fn explain(e: &(dyn std::error::Error + 'static)) -> Option<String> {
                         alert(t)
                     )
                 }
+                Error::AlertReceived(AlertDescription::ProtocolVersion) => format!(
+                    "TLS: the server speaks none of the TLS versions tminus offers (alert ProtocolVersion){}",
+                    if installed().is_some_and(|t| t.tls13_only) {
+                        ": min_version \"1.3\" offers TLS 1.3 only"
+                    } else {
+                        ": tminus offers TLS 1.2 and 1.3"
+                    }
+                ),
                 Error::AlertReceived(
                     AlertDescription::BadCertificate
                     | AlertDescription::UnknownCA
@@ -366,23 +491,39 @@ pub fn is_certificate_error(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
-/// A verifier that accepts any server certificate: used only to read the
-/// chain of a server whose certificate was already refused, so
-/// `transport.certificate` can still say when it expires and what key it
-/// has. Nothing is sent on such a connection.
+/// tminus's certificate verifier around the platform's: with `inner`, the
+/// chain is verified for `name` (`target.tls.server_name`) or the dialled
+/// host; without, any certificate is accepted: to read the chain of a
+/// server whose certificate was already refused (`transport.certificate`
+/// still says when it expires and what key it has; nothing is sent on such
+/// a connection), or under `--insecure`. Handshake signatures are always
+/// verified.
 #[derive(Debug)]
-struct ReadChainOnly(Arc<rustls::crypto::CryptoProvider>);
+struct Verifier {
+    inner: Option<Arc<rustls_platform_verifier::Verifier>>,
+    name: Option<ServerName<'static>>,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+}
 
-impl rustls::client::danger::ServerCertVerifier for ReadChainOnly {
+impl rustls::client::danger::ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: rustls::pki_types::UnixTime,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        dialled: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
     ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
+        match &self.inner {
+            None => Ok(rustls::client::danger::ServerCertVerified::assertion()),
+            Some(v) => v.verify_server_cert(
+                end_entity,
+                intermediates,
+                self.name.as_ref().unwrap_or(dialled),
+                ocsp_response,
+                now,
+            ),
+        }
     }
     fn verify_tls12_signature(
         &self,
@@ -394,7 +535,7 @@ impl rustls::client::danger::ServerCertVerifier for ReadChainOnly {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
     fn verify_tls13_signature(
@@ -407,30 +548,25 @@ impl rustls::client::danger::ServerCertVerifier for ReadChainOnly {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
 impl Tls {
     /// A configuration that completes the handshake whatever the server's
-    /// certificate, to read it (see [`ReadChainOnly`]); with the client
+    /// certificate, to read it (see [`Verifier`]); with the client
     /// certificate, so a server demanding one still shows its chain.
     pub fn chain_reading_config(&self) -> Result<rustls::ClientConfig, String> {
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| format!("TLS: {e}"))?
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(ReadChainOnly(provider)));
-        match &self.client_auth {
-            None => Ok(builder.with_no_client_auth()),
-            Some(a) => builder
-                .with_client_auth_cert(a.chain.clone(), a.key.clone_key())
-                .map_err(|e| format!("TLS: the client certificate cannot be used: {e}")),
-        }
+        self.config_with(Verifier {
+            inner: None,
+            name: None,
+            provider: Arc::new(rustls::crypto::aws_lc_rs::default_provider()),
+        })
     }
 }

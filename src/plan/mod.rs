@@ -8,6 +8,7 @@
 //! above the families, which see only the context.
 
 pub mod shard;
+pub mod tls;
 
 use crate::families::load::plan as load;
 
@@ -88,6 +89,8 @@ pub struct PlannedSuite {
     pub load: Option<load::LoadPlan>,
     /// Where sink checks listen and the URL the platform is given.
     pub sink: crate::sink::SinkEndpoint,
+    /// `target.tls`, planned (the run's TLS: [`tls::for_the_run`]).
+    pub tls: Option<crate::http::tls::TlsOptions>,
     /// `strict: true`: broken SHOULD properties fail (as `--strict`).
     pub strict: bool,
     /// The profile its defaults followed.
@@ -275,6 +278,11 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         }
     }
     let sink = plan_sink(ctx, f.target.as_ref().and_then(|t| t.sink.as_ref()), opts);
+    let tls = f
+        .target
+        .as_ref()
+        .and_then(|t| t.tls.as_ref())
+        .map(|s| tls::plan_tls(ctx, s));
     if let Some(t) = &opts.target {
         ctx.redactor.add_userinfo(t);
         base_url = Some(t.trim_end_matches('/').to_owned());
@@ -357,6 +365,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
     PlannedSuite {
         load,
         sink,
+        tls,
         name: suite_name,
         file: l.path.clone(),
         digest: source_digest(&l.source),

@@ -69,6 +69,8 @@ pub struct Console {
     redactor: Redactor,
     results: Vec<CheckResult>,
     color: bool,
+    /// The run's warnings, said at the start and beside the verdict.
+    warnings: Vec<String>,
 }
 
 impl Console {
@@ -79,6 +81,13 @@ impl Console {
             redactor,
             results: Vec::new(),
             color,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn warn(&mut self) {
+        for w in self.warnings.clone() {
+            self.line(&format!("WARNING: {w}"));
         }
     }
 
@@ -154,7 +163,9 @@ impl Console {
 impl Reporter for Console {
     fn event(&mut self, e: &Event) {
         match e {
-            Event::RunStarted { suites, .. } => {
+            Event::RunStarted {
+                suites, warnings, ..
+            } => {
                 let checks: usize = suites.iter().map(|s| s.checks).sum();
                 self.line(&format!(
                     "tminus {}: {} suite(s), {} check(s)",
@@ -162,6 +173,8 @@ impl Reporter for Console {
                     suites.len(),
                     checks
                 ));
+                self.warnings = warnings.clone();
+                self.warn();
             }
             Event::Notice(msg) => self.line(&format!("note: {msg}")),
             Event::SuiteStarted(info) => {
@@ -301,6 +314,8 @@ impl Reporter for Console {
                     summary.skipped,
                     fmt_duration(*duration)
                 ));
+                // Again beside the verdict: the start has scrolled away.
+                self.warn();
                 let _ = self.out.flush();
             }
         }

@@ -118,6 +118,8 @@ pub struct Html {
     redactor: Redactor,
     started_at: SystemTime,
     ended_at: Option<SystemTime>,
+    /// The run's warnings, a banner under the title.
+    warnings: Vec<String>,
     suites: Vec<(SuiteInfo, Vec<CheckResult>)>,
     summary: Summary,
     duration: std::time::Duration,
@@ -136,6 +138,7 @@ impl Html {
             redactor,
             started_at: SystemTime::now(),
             ended_at: None,
+            warnings: Vec::new(),
             suites: Vec::new(),
             summary: Summary::default(),
             duration: std::time::Duration::ZERO,
@@ -189,6 +192,13 @@ impl Html {
             s.skipped,
             if self.cancelled { " · cancelled" } else { "" }
         );
+        for w in &self.warnings {
+            let _ = write!(
+                h,
+                "<p class=\"warning\" role=\"alert\"><strong>Warning:</strong> {}</p>",
+                self.esc(w)
+            );
+        }
         self.render_checklist(&mut h);
         self.render_coverage(&mut h);
         self.render_waivers(&mut h);
@@ -462,6 +472,7 @@ impl Html {
 }
 
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}\
+.warning{background:#fdecea;border:2px solid #c62828;padding:.6em 1em;color:#8e0000}\
 table{border-collapse:collapse;width:100%;margin-bottom:1.5em}td,th{border-bottom:1px solid #ddd;padding:.4em;vertical-align:top;text-align:left}\
 .v{padding:.1em .5em;border-radius:3px;color:#fff;font-weight:600;font-size:.85em}.pass{background:#1a7f37}.fail{background:#cf222e}\
 .error{background:#8250df}.skipped{background:#9a6700}.warn{background:#bf8700}.waived{background:#0969da}.none{background:#6e7781}\
@@ -480,7 +491,14 @@ pre{max-height:none;overflow:visible}details>summary{list-style:none}}";
 impl Reporter for Html {
     fn event(&mut self, e: &Event) {
         match e {
-            Event::RunStarted { started_at, .. } => self.started_at = *started_at,
+            Event::RunStarted {
+                started_at,
+                warnings,
+                ..
+            } => {
+                self.started_at = *started_at;
+                self.warnings = warnings.clone();
+            }
             Event::SuiteStarted(info) => self.suites.push((info.clone(), Vec::new())),
             Event::CheckFinished(r) => {
                 self.summary.add(r.outcome.verdict);
@@ -583,6 +601,7 @@ mod tests {
         r.event(&Event::RunStarted {
             started_at,
             suites: vec![info.clone()],
+            warnings: Vec::new(),
         });
         r.event(&Event::SuiteStarted(info));
         r.event(&result(

@@ -26,6 +26,9 @@ struct JsonReport {
     cancelled: bool,
     totals: Totals,
     suites: Vec<JsonSuite>,
+    /// What the whole run must be read with (`--insecure`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
     /// The names (never the values) of the secrets this report was redacted of.
     secrets_redacted: Vec<String>,
     /// Requirement coverage per catalogue point.
@@ -109,6 +112,7 @@ pub struct Json {
     path: PathBuf,
     redactor: Redactor,
     started_at: SystemTime,
+    warnings: Vec<String>,
     suites: Vec<JsonSuite>,
     summary: Summary,
     duration_ms: f64,
@@ -126,6 +130,7 @@ impl Json {
             path,
             redactor,
             started_at: SystemTime::now(),
+            warnings: Vec::new(),
             suites: Vec::new(),
             summary: Summary::default(),
             duration_ms: 0.0,
@@ -141,7 +146,14 @@ impl Json {
 impl Reporter for Json {
     fn event(&mut self, e: &Event) {
         match e {
-            Event::RunStarted { started_at, .. } => self.started_at = *started_at,
+            Event::RunStarted {
+                started_at,
+                warnings,
+                ..
+            } => {
+                self.started_at = *started_at;
+                self.warnings = warnings.clone();
+            }
             Event::SuiteStarted(info) => self.suites.push(JsonSuite {
                 name: info.name.clone(),
                 file: info.file.display().to_string(),
@@ -236,6 +248,7 @@ impl Reporter for Json {
                 quota_wait_s: (self.quota_wait_s * 1000.0).round() / 1000.0,
             },
             suites: std::mem::take(&mut self.suites),
+            warnings: std::mem::take(&mut self.warnings),
             secrets_redacted: self.redactor.names(),
             coverage: crate::coverage::table(self.covered.iter().map(|(r, v)| (r, *v))),
             waivers: std::mem::take(&mut self.waivers),

@@ -70,6 +70,9 @@ pub struct Junit {
     redactor: Redactor,
     report: Report,
     current: Option<TestSuite>,
+    /// The run's warnings, a property of every test suite (CI viewers show
+    /// suites, not the document).
+    warnings: Vec<String>,
     finished: bool,
 }
 
@@ -80,6 +83,7 @@ impl Junit {
             redactor,
             report: Report::new("tminus"),
             current: None,
+            warnings: Vec::new(),
             finished: false,
         }
     }
@@ -212,10 +216,20 @@ impl Junit {
 impl Reporter for Junit {
     fn event(&mut self, e: &Event) {
         match e {
+            Event::RunStarted { warnings, .. } => self.warnings = warnings.clone(),
             Event::SuiteStarted(info) => {
                 self.close_suite();
                 let red = |s: &str| xml_text(&self.redactor.redact(s));
                 let mut s = TestSuite::new(xml_text(&info.name));
+                for w in &self.warnings {
+                    s.add_property(Property::new("warning", red(w)));
+                }
+                if !self.warnings.is_empty() {
+                    s.set_system_err(red(&format!(
+                        "WARNING: {}\n",
+                        self.warnings.join("\nWARNING: ")
+                    )));
+                }
                 s.add_property(Property::new("file", red(&info.file.display().to_string())));
                 s.add_property(Property::new("target", red(&info.target)));
                 if let Some(v) = &info.version {

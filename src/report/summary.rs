@@ -66,6 +66,8 @@ pub struct MarkdownSummary {
     config: SummaryConfig,
     redactor: Redactor,
     suites: Vec<String>,
+    /// The run's warnings, under the heading.
+    warnings: Vec<String>,
     results: Vec<CheckResult>,
     end: Option<(Summary, Duration, bool)>,
     finished: bool,
@@ -77,6 +79,7 @@ impl MarkdownSummary {
             config,
             redactor,
             suites: Vec::new(),
+            warnings: Vec::new(),
             results: Vec::new(),
             end: None,
             finished: false,
@@ -133,6 +136,9 @@ impl MarkdownSummary {
                 ""
             }
         ));
+        for w in &self.warnings {
+            md.push_str(&format!("> [!WARNING]\n> {}\n\n", self.text(w)));
+        }
 
         let mut bad: Vec<&CheckResult> = self
             .results
@@ -271,6 +277,7 @@ fn code(s: &str) -> String {
 impl Reporter for MarkdownSummary {
     fn event(&mut self, e: &Event) {
         match e {
+            Event::RunStarted { warnings, .. } => self.warnings = warnings.clone(),
             Event::SuiteStarted(info) if !self.suites.contains(&info.name) => {
                 self.suites.push(info.name.clone());
             }

@@ -27,6 +27,8 @@ pub struct RunOptions {
     pub quota: crate::http::quota::QuotaOptions,
     /// `--upstream-max-body`: the mock upstream's body limit.
     pub upstream_max_body: usize,
+    /// What every report must say about the whole run (`--insecure`).
+    pub warnings: Vec<String>,
 }
 
 /// Something that consumes the runner's events (a set of reporters, a
@@ -75,6 +77,7 @@ pub async fn run(
     events.event(&Event::RunStarted {
         started_at: SystemTime::now(),
         suites: infos.clone(),
+        warnings: opts.warnings.clone(),
     });
     let mut summary = Summary::default();
     let mut stop: Option<String> = None;

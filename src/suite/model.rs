@@ -297,6 +297,47 @@ pub struct TargetSpec {
     /// given (CLI `--sink-listen` / `--sink-url` override).
     #[serde(default)]
     pub sink: Option<SinkSpec>,
+    /// How tminus's clients speak TLS to the target: a private CA, a
+    /// client certificate (CLI `--cacert`, `--cert`, `--key`, `--insecure`
+    /// override field by field).
+    #[serde(default)]
+    pub tls: Option<TlsSpec>,
+}
+
+/// `target.tls`: file paths are relative to the suite file.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TlsSpec {
+    /// PEM file of CA certificates to trust besides the platform's roots.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub ca: Option<Spanned<String>>,
+    /// PEM file of the client certificate (chain) to present; may also hold
+    /// the key.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub cert: Option<Spanned<String>>,
+    /// PEM file of the client certificate's private key (its content is a
+    /// secret: never printed).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub key: Option<Spanned<String>>,
+    /// The name the server's certificate must be valid for, when the URL's
+    /// host is not it (an IP address, a port-forward, a load balancer).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub server_name: Option<Spanned<String>>,
+    /// The oldest TLS version tminus offers: `"1.2"` (the default) or
+    /// `"1.3"`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub min_version: Option<Spanned<String>>,
+    /// Accept any server certificate (curl's `--insecure`). Every report
+    /// says so in a warning; `transport.certificate` still judges the
+    /// certificate.
+    #[serde(default)]
+    #[schemars(with = "Option<bool>")]
+    pub insecure: Option<Spanned<bool>>,
 }
 
 /// `target.sink`: `{ listen: ADDR:PORT, url: URL }` (templates allowed).
