@@ -345,6 +345,26 @@ fn cmd_run(a: RunArgs) -> i32 {
             return exit::RUN_BROKEN;
         }
     }
+    // Likewise the proxies: their credentials are secrets from here on.
+    if let Some(p) = &a.proxy {
+        plan.redactor.add_userinfo(p);
+    }
+    let proxies = match crate::plan::tls::proxies_for_the_run(
+        &plan.suites,
+        a.proxy.as_deref(),
+        a.noproxy.as_deref(),
+        |k| std::env::var(k).ok(),
+    ) {
+        Ok(p) => p,
+        Err(e) => return usage_error(&plan.redactor.redact(&e)),
+    };
+    for u in proxies.urls() {
+        plan.redactor.add_userinfo(u.as_str());
+    }
+    if let Err(e) = crate::http::proxy::install(proxies) {
+        eprintln!("error: {e}");
+        return exit::RUN_BROKEN;
+    }
     // Before anything can start goose: tminus's logger owns `log` (goose's
     // own cannot take stdout), and ONE SIGINT handler serves the runner and
     // goose's killswitch alike (see load/signal.rs).

@@ -99,6 +99,12 @@ pub struct RunArgs {
     /// Accept any server certificate, as curl's --insecure; every report then says so in a warning
     #[arg(long)]
     pub insecure: bool,
+    /// Forward proxy for every request, http://[user:pass@]host:port, as curl's --proxy (default: HTTPS_PROXY/HTTP_PROXY/ALL_PROXY)
+    #[arg(long, value_name = "URL")]
+    pub proxy: Option<String>,
+    /// Hosts reached without the proxy, comma-separated, as curl's --noproxy (default: NO_PROXY; `*`: none proxied)
+    #[arg(long, value_name = "LIST")]
+    pub noproxy: Option<String>,
     /// Base URL of the target; overrides every suite's `target.base_url`
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,

@@ -48,6 +48,20 @@ impl CheckContext {
     }
 }
 
+/// Why load sent to `url` would leave this machine, or `None` when it
+/// stays on it: the loopback rule is about the destination, and a proxy
+/// between is someone else's machine whatever the destination (load goes
+/// through a proxy only with `--allow-remote-load`).
+pub fn remote_because(url: &str) -> Option<String> {
+    if let Some(p) = crate::http::proxy::installed_for(url) {
+        return Some(format!(
+            "it goes through the proxy {}",
+            crate::http::proxy::shown(p)
+        ));
+    }
+    (!is_loopback(url)).then(|| "not a loopback address".to_owned())
+}
+
 /// True when `base_url` points at this machine (127.0.0.0/8, ::1, localhost).
 pub fn is_loopback(base_url: &str) -> bool {
     let Ok(u) = reqwest::Url::parse(base_url) else {

@@ -27,7 +27,10 @@ use crate::model::scalar::Scalar;
 pub use crate::model::template::{Resolver, Scope, Template};
 use crate::redact::Redactor;
 use crate::spec::{Diagnostic, Diagnostics};
-pub use check::{is_loopback, CheckContext, Volume, HIGH_VOLUME_CONCURRENCY, HIGH_VOLUME_REQUESTS};
+pub use check::{
+    is_loopback, remote_because, CheckContext, Volume, HIGH_VOLUME_CONCURRENCY,
+    HIGH_VOLUME_REQUESTS,
+};
 pub use request::{
     BodyPlan, CapturePlan, CaptureSource, CounterPlan, ExpectPlan, HeaderCheck, JsonCheck,
     JsonTemplate, RequestPlan, UrlPlan,

@@ -22,7 +22,7 @@ pub mod webhook;
 pub use crate::outcome::{Evidence, Outcome, Verdict};
 
 use crate::context::budget::Requests;
-use crate::context::{is_loopback, CheckContext, PlanCtx, Volume};
+use crate::context::{remote_because, CheckContext, PlanCtx, Volume};
 use crate::spec::kinds::{Common, KindDoc, KindTable};
 
 /// A family as `tminus checks` and the parser see it.
@@ -307,9 +307,9 @@ impl CheckPlan {
 /// Runs one planned check.
 pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
     if let Some(v) = plan.volume().filter(|v| v.is_high()) {
-        if !ctx.allow_remote_load && !is_loopback(&ctx.target.base_url) {
+        if let Some(why) = remote_because(&ctx.target.base_url).filter(|_| !ctx.allow_remote_load) {
             return Outcome::error(format!(
-                "refusing to send up to {} requests ({} at once) to {}: not a loopback address; this is load, pass --allow-remote-load to send it",
+                "refusing to send up to {} requests ({} at once) to {}: {why}; this is load, pass --allow-remote-load to send it",
                 v.requests,
                 v.concurrency,
                 crate::redact::mask_userinfo(&ctx.target.base_url)

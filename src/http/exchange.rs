@@ -159,6 +159,12 @@ impl TransportError {
                     )
                 })
                 .unwrap_or_else(|| req.url.clone());
+            // Through a proxy, the connection that failed may be the
+            // proxy's: name both.
+            let address = match super::proxy::installed_for(&req.url) {
+                Some(p) => format!("the proxy {} (for {address})", super::proxy::shown(p)),
+                None => address,
+            };
             return TransportError::Connect {
                 request: req.line(),
                 address,

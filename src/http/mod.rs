@@ -3,6 +3,7 @@
 //! evidence. Sensitive headers are masked at capture time.
 
 pub mod exchange;
+pub mod proxy;
 pub mod quota;
 pub mod stream;
 pub mod tls;
@@ -252,13 +253,19 @@ pub const DEFAULT_MAX_BODY: usize = 8 * 1024 * 1024;
 /// must not carry load and credentials to another host), no
 /// `Accept-Encoding` unless a suite sets one and nothing inflated behind
 /// tminus's back (goose turns reqwest's gzip on for the whole build; a 1 MB
-/// gzip bomb would become 1 GB), no proxy from the environment; the TLS
-/// options of the run (`--cacert`, `--cert`, `--key`, see [`tls`]).
+/// gzip bomb would become 1 GB); the TLS options of the run (`--cacert`,
+/// `--cert`, `--key`, see [`tls`]) and its proxies, decided by
+/// [`proxy::Proxies::for_url`] as for tminus's own connections (reqwest's
+/// own reading of the environment is off).
 pub fn client_builder() -> reqwest::ClientBuilder {
     let b = reqwest::Client::builder();
     let b = match tls::installed() {
         Some(t) => t.apply(b),
         None => b,
+    };
+    let b = match proxy::installed() {
+        Some(p) => b.proxy(reqwest::Proxy::custom(move |u| p.for_url(u).cloned())),
+        None => b.no_proxy(),
     };
     b.user_agent(concat!("tminus/", env!("CARGO_PKG_VERSION")))
         .redirect(reqwest::redirect::Policy::none())
@@ -266,7 +273,6 @@ pub fn client_builder() -> reqwest::ClientBuilder {
         .no_brotli()
         .no_deflate()
         .no_zstd()
-        .no_proxy()
 }
 
 /// Sees every response the probe's client receives, each attempt (a

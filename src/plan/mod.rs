@@ -91,6 +91,8 @@ pub struct PlannedSuite {
     pub sink: crate::sink::SinkEndpoint,
     /// `target.tls`, planned (the run's TLS: [`tls::for_the_run`]).
     pub tls: Option<crate::http::tls::TlsOptions>,
+    /// `target.proxy`, checked to be a proxy URL.
+    pub proxy: Option<String>,
     /// `strict: true`: broken SHOULD properties fail (as `--strict`).
     pub strict: bool,
     /// The profile its defaults followed.
@@ -283,6 +285,11 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         .as_ref()
         .and_then(|t| t.tls.as_ref())
         .map(|s| tls::plan_tls(ctx, s));
+    let proxy = f
+        .target
+        .as_ref()
+        .and_then(|t| t.proxy.as_ref())
+        .and_then(|p| tls::plan_proxy(ctx, p));
     if let Some(t) = &opts.target {
         ctx.redactor.add_userinfo(t);
         base_url = Some(t.trim_end_matches('/').to_owned());
@@ -366,6 +373,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         load,
         sink,
         tls,
+        proxy,
         name: suite_name,
         file: l.path.clone(),
         digest: source_digest(&l.source),

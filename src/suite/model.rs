@@ -302,6 +302,13 @@ pub struct TargetSpec {
     /// override field by field).
     #[serde(default)]
     pub tls: Option<TlsSpec>,
+    /// The forward proxy to reach the target through, `http://[user:pass@]host:port`
+    /// (CLI `--proxy` overrides; without either, `HTTPS_PROXY`/`HTTP_PROXY`/
+    /// `NO_PROXY` as curl reads them). Load goes through a proxy only with
+    /// `--allow-remote-load`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub proxy: Option<Spanned<String>>,
 }
 
 /// `target.tls`: file paths are relative to the suite file.

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::context::Scope;
-use crate::context::{is_loopback, CheckContext};
+use crate::context::{remote_because, CheckContext};
 use crate::families::common;
 use crate::families::load::plan::LoadPlan;
 use crate::http::{Client, Target};
@@ -291,9 +291,9 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
         cancel,
     } = ctx;
     let remote_ok = plan.allow_remote || *allow_remote;
-    if !(is_loopback(&target.base_url) || remote_ok) {
+    if let Some(why) = remote_because(&target.base_url).filter(|_| !remote_ok) {
         return Err(Outcome::error(format!(
-            "refusing to send load to {}: not a loopback address; set `allow_remote: true` in the suite's `load:` or pass --allow-remote-load",
+            "refusing to send load to {}: {why}; set `allow_remote: true` in the suite's `load:` or pass --allow-remote-load",
             crate::redact::mask_userinfo(&target.base_url)
         )));
     }
@@ -308,9 +308,9 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
                 m.name
             )));
         }
-        if !(is_loopback(&url) || remote_ok) {
+        if let Some(why) = remote_because(&url).filter(|_| !remote_ok) {
             return Err(Outcome::error(format!(
-                "refusing to send load to {shown} (request `{}`): not a loopback address; set `allow_remote: true` in the suite's `load:` or pass --allow-remote-load",
+                "refusing to send load to {shown} (request `{}`): {why}; set `allow_remote: true` in the suite's `load:` or pass --allow-remote-load",
                 m.name
             )));
         }

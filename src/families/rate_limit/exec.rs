@@ -72,7 +72,7 @@ fn cap(ctx: &CheckContext, r: &Rendered, x: &Exhaust, extra: u64) -> u64 {
 }
 
 fn remote_load_refused(ctx: &CheckContext) -> bool {
-    !ctx.allow_remote_load && !crate::context::is_loopback(&ctx.target.base_url)
+    !ctx.allow_remote_load && crate::context::remote_because(&ctx.target.base_url).is_some()
 }
 
 /// Not reaching the limit because the ceiling is below it is tminus's

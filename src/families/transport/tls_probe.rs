@@ -179,9 +179,7 @@ pub async fn certificate(p: &CertificatePlan, ctx: &CheckContext) -> Outcome {
 /// What a server answers a ClientHello offering only `version`.
 async fn legacy_answer(origin: &Origin, version: u16) -> Result<Answer, String> {
     let go = async {
-        let mut tcp = tokio::net::TcpStream::connect(&origin.addr)
-            .await
-            .map_err(|e| format!("cannot connect to {}: {e}", origin.addr))?;
+        let mut tcp = crate::http::stream::connect_tcp(origin).await?;
         let hello = tls_legacy::client_hello(version, &origin.host, rand::random());
         tcp.write_all(&hello)
             .await
