@@ -79,6 +79,10 @@ pub struct PlannedSuite {
     pub headers: Vec<(String, Template)>,
     /// Headers of a second tenant, when the suite configures one.
     pub second_tenant_headers: Option<Vec<(String, Template)>>,
+    /// `target.auth`: the OAuth2 client whose token is the suite's credential.
+    pub auth: Option<crate::http::oauth::ClientCredentials>,
+    /// `target.second_tenant_auth`: the second tenant's OAuth2 client.
+    pub second_tenant_auth: Option<crate::http::oauth::ClientCredentials>,
     pub timeout: Duration,
     /// `target.rate_limit`: the quota declared for a target that sends no
     /// rate-limit headers.
@@ -238,6 +242,8 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
     let mut base_url = None;
     let mut headers = Vec::new();
     let mut second_tenant_headers = None;
+    let mut auth = None;
+    let mut second_tenant_auth = None;
     let mut timeout = DEFAULT_TIMEOUT;
     let mut rate_limit = None;
     if let Some(t) = &f.target {
@@ -266,6 +272,28 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         }
         if let Some(h) = &t.second_tenant_headers {
             second_tenant_headers = Some(h.iter().map(|(k, v)| ctx.header(k, v)).collect());
+        }
+        auth = plan_auth(ctx, t.auth.as_ref(), &t.headers, "auth", "headers");
+        second_tenant_auth = plan_auth(
+            ctx,
+            t.second_tenant_auth.as_ref(),
+            t.second_tenant_headers
+                .as_ref()
+                .unwrap_or(&Default::default()),
+            "second_tenant_auth",
+            "second_tenant_headers",
+        );
+        if let (Some(a), Some(b), Some(spec)) = (&auth, &second_tenant_auth, &t.second_tenant_auth)
+        {
+            if a.client_id == b.client_id && a.token_url == b.token_url {
+                ctx.error(
+                    spec.oauth2.client_id.referenced,
+                    format!(
+                        "`second_tenant_auth` uses the client `{}` of `auth`: the second tenant must be another client, or its checks would compare a tenant with itself",
+                        b.client_id
+                    ),
+                );
+            }
         }
         if let Some(to) = &t.timeout {
             if to.value.0.is_zero() {
@@ -364,6 +392,8 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         base_url,
         headers,
         second_tenant_headers,
+        auth,
+        second_tenant_auth,
         timeout,
         rate_limit,
         checks,
@@ -371,6 +401,98 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         profile: ctx.profile,
         contract: plan_contract(ctx, f.contract.as_ref()),
     }
+}
+
+/// `target.auth` (or `second_tenant_auth`, named `what`): every field
+/// resolved now, the token URL an http(s) URL that may carry the secret
+/// (https, or http to a loopback address), the secret registered with the
+/// redactor; `headers` (the block named `headers_name`) may not set the
+/// `Authorization` the token goes in.
+fn plan_auth(
+    ctx: &mut PlanCtx<'_>,
+    spec: Option<&crate::suite::model::AuthSpec>,
+    headers: &std::collections::BTreeMap<
+        String,
+        serde_saphyr::Spanned<crate::model::scalar::Scalar>,
+    >,
+    what: &str,
+    headers_name: &str,
+) -> Option<crate::http::oauth::ClientCredentials> {
+    let o = &spec?.oauth2;
+    for (k, v) in headers {
+        if k.eq_ignore_ascii_case("authorization") {
+            ctx.error(
+                v.referenced,
+                format!(
+                    "`{headers_name}` sets `{k}`, which `{what}` sets to its OAuth2 token: remove one of them"
+                ),
+            );
+        }
+    }
+    let field = |ctx: &mut PlanCtx<'_>, name: &str, v: &serde_saphyr::Spanned<String>| {
+        let text = ctx.template(v).as_literal();
+        let Some(text) = text else {
+            ctx.error(
+                v.referenced,
+                format!("`{what}.oauth2.{name}` cannot use `${{uuid}}`/`${{ulid}}`: it is fixed when the suite is planned"),
+            );
+            return None;
+        };
+        let text = text.trim().to_owned();
+        if text.is_empty() {
+            ctx.error(v.referenced, format!("`{what}.oauth2.{name}` is empty"));
+            return None;
+        }
+        if text.chars().any(char::is_control) {
+            ctx.error(
+                v.referenced,
+                format!("`{what}.oauth2.{name}` holds a line break or control character"),
+            );
+            return None;
+        }
+        Some(text)
+    };
+    // The secret first: any message below may quote a value made of it.
+    let client_secret = field(ctx, "client_secret", &o.client_secret);
+    if let Some(s) = &client_secret {
+        ctx.redactor.add_named(crate::http::oauth::SECRET_NAME, s);
+    }
+    let token_url = field(ctx, "token_url", &o.token_url);
+    let client_id = field(ctx, "client_id", &o.client_id);
+    let scope = o.scope.as_ref().and_then(|s| field(ctx, "scope", s));
+    let audience = o.audience.as_ref().and_then(|s| field(ctx, "audience", s));
+    if let Some(u) = &token_url {
+        ctx.redactor.add_userinfo(u);
+        let shown = crate::redact::mask_userinfo(u);
+        match crate::context::request::http_url(u) {
+            Err(e) => ctx.error(
+                o.token_url.referenced,
+                format!("`{what}.oauth2.token_url` `{shown}` {e}"),
+            ),
+            Ok(parsed) if parsed.fragment().is_some() => ctx.error(
+                o.token_url.referenced,
+                format!("`{what}.oauth2.token_url` `{shown}` may not carry a #fragment"),
+            ),
+            Ok(parsed)
+                if parsed.scheme() == "http" && !crate::context::is_loopback(u) =>
+            {
+                ctx.error(
+                    o.token_url.referenced,
+                    format!(
+                        "`{what}.oauth2.token_url` `{shown}` is plain http to another host: the client secret travels to it, so it must be https (RFC 6749 §2.3.1); http is allowed to a loopback address only"
+                    ),
+                )
+            }
+            Ok(_) => {}
+        }
+    }
+    Some(crate::http::oauth::ClientCredentials {
+        token_url: token_url?,
+        client_id: client_id?,
+        client_secret: client_secret?,
+        scope,
+        audience,
+    })
 }
 
 /// `contract.openapi`, loaded relative to the suite file; a document that

@@ -84,12 +84,17 @@ pub async fn run(
     for (suite, info) in plan.suites.iter().zip(infos) {
         let suite_started = Instant::now();
         events.event(&Event::SuiteStarted(info.clone()));
+        // `target.auth`: the OAuth2 clients' first tokens are fetched now,
+        // so a failing token endpoint is every check's error, said once.
+        let (auth, auth_error) = token_sources(suite, plan, stop.is_none()).await;
         let target = Target {
             base_url: info.target.clone(),
             headers: suite.headers.clone(),
             second_tenant_headers: suite.second_tenant_headers.clone(),
             timeout: suite.timeout,
             label: crate::http::SUITE_CREDENTIAL.to_owned(),
+            auth: auth.0,
+            second_tenant_auth: auth.1,
         };
         let credentials = Credentials::of(&target);
         // `contract:`: every response the checks' client receives is judged.
@@ -114,8 +119,17 @@ pub async fn run(
             let check_started = Instant::now();
             let started_at = SystemTime::now();
             let spent_before = credentials.spent(client);
+            // A token due now is fetched before the check, so requests a
+            // family sends on its own connections carry a fresh one too.
+            let token_error = match (&stop, &auth_error) {
+                (Some(_), _) => None,
+                (None, Some(e)) => Some(e.clone()),
+                (None, None) => target.fresh_tokens().await.err(),
+            };
             let mut outcome = if let Some(why) = &stop {
                 Outcome::skipped(why.clone())
+            } else if let Some(e) = token_error {
+                Outcome::error(e)
             } else {
                 events.event(&Event::CheckStarted {
                     suite: suite.name.clone(),
@@ -222,9 +236,15 @@ pub async fn run(
             }
             let load_started = Instant::now();
             let started_at = SystemTime::now();
-            let results = match &stop {
-                Some(why) => load::exec::uniform(load, Outcome::skipped(why.clone())),
-                None => {
+            let token_error = match (&stop, &auth_error) {
+                (Some(_), _) => None,
+                (None, Some(e)) => Some(e.clone()),
+                (None, None) => target.fresh_tokens().await.err(),
+            };
+            let results = match (&stop, token_error) {
+                (Some(why), _) => load::exec::uniform(load, Outcome::skipped(why.clone())),
+                (None, Some(e)) => load::exec::uniform(load, Outcome::error(e)),
+                (None, None) => {
                     events.event(&Event::CheckStarted {
                         suite: suite.name.clone(),
                         id: load.id.clone(),
@@ -276,6 +296,43 @@ pub async fn run(
     });
     summary
 }
+
+/// The suite's OAuth2 token sources (its own, the second tenant's), each
+/// with its first token fetched when `fetch`; the error, if any, names the
+/// token endpoint and what went wrong.
+async fn token_sources(
+    suite: &crate::plan::PlannedSuite,
+    plan: &Plan,
+    fetch: bool,
+) -> (TokenSources, Option<String>) {
+    use crate::http::oauth::TokenSource;
+    let mut error = None;
+    let mut make = |c: &Option<crate::http::oauth::ClientCredentials>| {
+        let c = c.as_ref()?;
+        match TokenSource::new(c.clone(), plan.redactor.clone(), suite.timeout) {
+            Ok(s) => Some(std::sync::Arc::new(s)),
+            Err(e) => {
+                error.get_or_insert(e);
+                None
+            }
+        }
+    };
+    let sources = (make(&suite.auth), make(&suite.second_tenant_auth));
+    if fetch && error.is_none() {
+        for s in [&sources.0, &sources.1].into_iter().flatten() {
+            if let Err(e) = s.token().await {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    (sources, error)
+}
+
+type TokenSources = (
+    Option<std::sync::Arc<crate::http::oauth::TokenSource>>,
+    Option<std::sync::Arc<crate::http::oauth::TokenSource>>,
+);
 
 /// The credentials of a suite's target, as the request budget knows them.
 struct Credentials {
