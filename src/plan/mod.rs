@@ -404,8 +404,8 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
 }
 
 /// `target.auth` (or `second_tenant_auth`, named `what`): every field
-/// resolved now, the token URL an http(s) URL that may carry the secret
-/// (https, or http to a loopback address), the secret registered with the
+/// resolved now, the token URL a path on the target or an http(s) URL that
+/// may carry the secret (https, or http to a loopback address), the secret registered with the
 /// redactor; `headers` (the block named `headers_name`) may not set the
 /// `Authorization` the token goes in.
 fn plan_auth(
@@ -461,13 +461,27 @@ fn plan_auth(
     let client_id = field(ctx, "client_id", &o.client_id);
     let scope = o.scope.as_ref().and_then(|s| field(ctx, "scope", s));
     let audience = o.audience.as_ref().and_then(|s| field(ctx, "audience", s));
-    if let Some(u) = &token_url {
+    if let Some(u) = token_url.as_ref().filter(|u| u.starts_with('/')) {
+        // A path: the target's own token endpoint, joined to its base URL
+        // when the run starts (the embedded reference's port is only known
+        // then).
+        if u.starts_with("//") {
+            ctx.error(
+                o.token_url.referenced,
+                format!("`{what}.oauth2.token_url` `{u}` is neither a path on the target (`/oauth/token`) nor an http(s) URL"),
+            );
+        }
+    } else if let Some(u) = &token_url {
         ctx.redactor.add_userinfo(u);
         let shown = crate::redact::mask_userinfo(u);
         match crate::context::request::http_url(u) {
             Err(e) => ctx.error(
                 o.token_url.referenced,
                 format!("`{what}.oauth2.token_url` `{shown}` {e}"),
+            ),
+            Ok(parsed) if !parsed.username().is_empty() || parsed.password().is_some() => ctx.error(
+                o.token_url.referenced,
+                format!("`{what}.oauth2.token_url` `{shown}` carries user:password@: give the client's credentials as `client_id` and `client_secret`"),
             ),
             Ok(parsed) if parsed.fragment().is_some() => ctx.error(
                 o.token_url.referenced,

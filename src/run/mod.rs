@@ -86,7 +86,7 @@ pub async fn run(
         events.event(&Event::SuiteStarted(info.clone()));
         // `target.auth`: the OAuth2 clients' first tokens are fetched now,
         // so a failing token endpoint is every check's error, said once.
-        let (auth, auth_error) = token_sources(suite, plan, stop.is_none()).await;
+        let (auth, auth_error) = token_sources(suite, &info.target, plan, stop.is_none()).await;
         let target = Target {
             base_url: info.target.clone(),
             headers: suite.headers.clone(),
@@ -302,14 +302,37 @@ pub async fn run(
 /// token endpoint and what went wrong.
 async fn token_sources(
     suite: &crate::plan::PlannedSuite,
+    base_url: &str,
     plan: &Plan,
     fetch: bool,
 ) -> (TokenSources, Option<String>) {
     use crate::http::oauth::TokenSource;
     let mut error = None;
     let mut make = |c: &Option<crate::http::oauth::ClientCredentials>| {
-        let c = c.as_ref()?;
-        match TokenSource::new(c.clone(), plan.redactor.clone(), suite.timeout) {
+        let mut c = c.clone()?;
+        if c.token_url.starts_with('/') {
+            // A path on the target: the secret goes to the target's origin,
+            // which must then be https or loopback like any token URL.
+            let joined = format!("{base_url}{}", c.token_url);
+            if joined.starts_with("http://") && !crate::context::is_loopback(&joined) {
+                error.get_or_insert(format!(
+                    "oauth2 token_url `{}` on {} is plain http to another host: the client secret travels to it, so it must be https (RFC 6749 §2.3.1); http is allowed to a loopback address only",
+                    c.token_url,
+                    crate::redact::mask_userinfo(base_url)
+                ));
+                return None;
+            }
+            // Not the target's userinfo: the client authenticates itself.
+            c.token_url = match reqwest::Url::parse(&joined) {
+                Ok(mut u) => {
+                    let _ = u.set_username("");
+                    let _ = u.set_password(None);
+                    u.to_string()
+                }
+                Err(_) => joined,
+            };
+        }
+        match TokenSource::new(c, plan.redactor.clone(), suite.timeout) {
             Ok(s) => Some(std::sync::Arc::new(s)),
             Err(e) => {
                 error.get_or_insert(e);
