@@ -193,7 +193,12 @@ impl Seen {
     }
 
     fn all(&self) -> Vec<String> {
-        self.0.lock().unwrap().iter().map(|(_, a)| a.clone()).collect()
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, a)| a.clone())
+            .collect()
     }
 }
 
@@ -273,10 +278,13 @@ fn a_token_the_target_echoes_is_in_no_report() {
     assert!(token.starts_with(TOKEN_PREFIX), "{token}");
     // The evidence shows the echoed body, the token masked.
     assert!(
-        out.contains("{\"authorization\":\"Bearer [REDACTED]\"}"),
+        out.contains(r#"{\"authorization\":\"Bearer [REDACTED]\"}"#),
         "the echoed body is not shown masked:\n{out}"
     );
-    assert!(!out.contains(TOKEN_PREFIX), "a token is in the output:\n{out}");
+    assert!(
+        !out.contains(TOKEN_PREFIX),
+        "a token is in the output:\n{out}"
+    );
     assert!(!out.contains("ref_client_secret"), "{out}");
 }
 

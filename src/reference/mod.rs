@@ -226,7 +226,10 @@ pub fn router(config: ReferenceConfig) -> Router {
             oauth::TOKEN_PATH,
             post(oauth::token).with_state(oauth.clone()),
         )
-        .route("/__tminus/oauth", get(oauth::counters).with_state(oauth.clone()));
+        .route(
+            "/__tminus/oauth",
+            get(oauth::counters).with_state(oauth.clone()),
+        );
 
     public
         .merge(hooks)

@@ -105,10 +105,7 @@ impl OAuth {
     }
 
     fn tokens(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, Instant)>> {
-        self.inner
-            .tokens
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        self.inner.tokens.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Is `token` one this endpoint issued, and is it still alive?
@@ -137,7 +134,10 @@ impl OAuth {
                 tokens.clear();
             }
         }
-        tokens.insert(token.clone(), (client.to_owned(), now + self.inner.lifetime));
+        tokens.insert(
+            token.clone(),
+            (client.to_owned(), now + self.inner.lifetime),
+        );
         self.inner.issued.fetch_add(1, Ordering::Relaxed);
         token
     }
@@ -232,7 +232,10 @@ pub(crate) async fn token(State(o): State<OAuth>, headers: HeaderMap, body: Byte
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"));
+        .is_some_and(|v| {
+            v.trim()
+                .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+        });
     if !is_form {
         return oauth_error(
             StatusCode::BAD_REQUEST,
@@ -281,7 +284,12 @@ pub(crate) async fn token(State(o): State<OAuth>, headers: HeaderMap, body: Byte
             );
         }
     };
-    if !o.inner.clients.iter().any(|(i, s)| *i == id && *s == secret) {
+    if !o
+        .inner
+        .clients
+        .iter()
+        .any(|(i, s)| *i == id && *s == secret)
+    {
         o.inner.refused_clients.fetch_add(1, Ordering::Relaxed);
         return oauth_error(
             StatusCode::UNAUTHORIZED,
@@ -364,8 +372,7 @@ pub(crate) async fn watch(State(o): State<OAuth>, req: Request, next: Next) -> R
             .values()
             .any(|v| o.holds_secret(&String::from_utf8_lossy(v.as_bytes())));
         let uri = req.uri().to_string();
-        let in_uri = o.holds_secret(&uri)
-            || form_decode(&uri).is_some_and(|u| o.holds_secret(&u));
+        let in_uri = o.holds_secret(&uri) || form_decode(&uri).is_some_and(|u| o.holds_secret(&u));
         if in_headers || in_uri {
             o.inner.secret_elsewhere.fetch_add(1, Ordering::Relaxed);
         }
