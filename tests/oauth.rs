@@ -345,10 +345,8 @@ fn an_unreachable_token_endpoint_is_an_error_naming_its_address() {
 fn the_burst_carries_a_token_kept_fresh_while_it_runs() {
     let r = RefProcess::start(&["--token-lifetime", "2s"]);
     let dir = tempfile::tempdir().unwrap();
-    let text = format!(
-        "suite: oauth-burst\ntarget:\n  auth:\n    oauth2:\n      token_url: /oauth/token\n      client_id: ref_client\n      client_secret: ${{secret.OAUTH_SECRET}}\nload:\n  id: burst\n  users: 2\n  hatch_rate: 10\n  hold: 5s\n  max_rate: 20/s\n  requests:\n    - name: count\n      request: {{ path: /public/v1/messages/count }}\n  thresholds:\n    - error_rate < 0.1%\n"
-    );
-    let suite = write(dir.path(), "burst.yaml", &text);
+    let text = "suite: oauth-burst\ntarget:\n  auth:\n    oauth2:\n      token_url: /oauth/token\n      client_id: ref_client\n      client_secret: ${secret.OAUTH_SECRET}\nload:\n  id: burst\n  users: 2\n  hatch_rate: 10\n  hold: 5s\n  max_rate: 20/s\n  requests:\n    - name: count\n      request: { path: /public/v1/messages/count }\n  thresholds:\n    - error_rate < 0.1%\n";
+    let suite = write(dir.path(), "burst.yaml", text);
     let (code, out) = run(
         dir.path(),
         &suite,

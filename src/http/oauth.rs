@@ -637,7 +637,7 @@ mod tests {
             "grant_type=client_credentials&scope=read+write&audience=https%3A%2F%2Fapi.example%2F"
         );
         // Debug never shows the secret.
-        assert!(!format!("{c:?}").contains("ret"), "{c:?}");
+        assert!(!format!("{c:?}").contains("s:e&c=ret"), "{c:?}");
     }
 
     #[tokio::test]

@@ -753,6 +753,102 @@ mod tests {
     }
 
     #[test]
+    fn oauth2_auth_is_planned_and_its_mistakes_are_pointed_at() {
+        let checks = "checks:\n  - id: a\n    steps: [{ request: { path: / } }]\n";
+        let auth = |client: &str, url: &str| {
+            format!("    oauth2:\n      token_url: \"{url}\"\n      client_id: {client}\n      client_secret: s3cr3t-value-{client}\n")
+        };
+        let src = format!(
+            "suite: s\ntarget:\n  auth:\n{}      scope: read\n      audience: api\n  second_tenant_auth:\n{}{checks}",
+            auth("a", "https://id.example/token"),
+            auth("b", "/oauth/token")
+        );
+        let plan = plan_text(&src).unwrap_or_else(|e| panic!("{e}"));
+        let s = &plan.suites[0];
+        let a = s.auth.as_ref().unwrap();
+        assert_eq!(
+            (
+                a.token_url.as_str(),
+                a.client_id.as_str(),
+                a.scope.as_deref(),
+                a.audience.as_deref()
+            ),
+            ("https://id.example/token", "a", Some("read"), Some("api"))
+        );
+        assert_eq!(
+            s.second_tenant_auth.as_ref().unwrap().token_url,
+            "/oauth/token"
+        );
+        // The secret is known to the redactor before anything is sent.
+        assert!(!plan.redactor.redact("x s3cr3t-value-a").contains("s3cr3t"));
+        assert!(!format!("{s:?}").contains("s3cr3t-value"), "{s:?}");
+
+        let cases: &[(String, &str, u64)] = &[
+            (
+                format!(
+                    "  headers: {{ Authorization: \"Bearer k\" }}\n  auth:\n{}",
+                    auth("a", "https://id.example/t")
+                ),
+                "`headers` sets `Authorization`, which `auth` sets",
+                3,
+            ),
+            (
+                format!("  auth:\n{}", auth("a", "http://id.example/t")),
+                "plain http to another host",
+                5,
+            ),
+            (
+                format!(
+                    "  auth:\n{}",
+                    auth("a", "https://user:pass-word-1@id.example/t")
+                ),
+                "carries user:password@",
+                5,
+            ),
+            (
+                format!("  auth:\n{}", auth("a", "ftp://id.example/t")),
+                "http:// or https://",
+                5,
+            ),
+            (
+                format!("  auth:\n{}", auth("${uuid}", "https://id.example/t")),
+                "cannot use `${uuid}`",
+                6,
+            ),
+            (
+                format!(
+                    "  auth:\n{}  second_tenant_auth:\n{}",
+                    auth("a", "https://id.example/t"),
+                    auth("a", "https://id.example/t")
+                ),
+                "the second tenant must be another client",
+                11,
+            ),
+        ];
+        for (target, want, line) in cases {
+            let errs = plan_errors(&format!("suite: s\ntarget:\n{target}{checks}"));
+            assert!(
+                errs.iter()
+                    .any(|e| e.contains(want) && e.starts_with(&format!("{line}:"))),
+                "{want} at line {line}: {errs:?}"
+            );
+            assert!(
+                errs.iter()
+                    .all(|e| !e.contains("s3cr3t") && !e.contains("pass-word-1")),
+                "{errs:?}"
+            );
+        }
+        // A secret from the environment: unset is said by name.
+        let errs = plan_errors(&format!(
+            "suite: s\ntarget:\n  auth:\n    oauth2:\n      token_url: https://id.example/t\n      client_id: a\n      client_secret: ${{secret.NOPE}}\n{checks}"
+        ));
+        assert!(
+            errs.iter().any(|e| e.contains("secret `NOPE` is not set")),
+            "{errs:?}"
+        );
+    }
+
+    #[test]
     fn target_sink_is_read_and_a_url_needs_a_fixed_port() {
         let build = |src: &str, opts: &PlanOptions| {
             let path = Path::new("s.yaml");

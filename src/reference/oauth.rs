@@ -261,7 +261,7 @@ pub(crate) async fn token(State(o): State<OAuth>, headers: HeaderMap, body: Byte
             );
         }
     };
-    let in_body = form.get("client_secret").is_some();
+    let in_body = form.contains_key("client_secret");
     let (id, secret) = match (basic, in_body) {
         (Some(_), true) => {
             return oauth_error(
