@@ -322,11 +322,12 @@ pub struct ReferenceArgs {
     pub token_lifetime: std::time::Duration,
 }
 
-/// `--token-lifetime`: a duration longer than zero, at most a day.
+/// `--token-lifetime`: from 1 s (the shortest `expires_in` tminus takes)
+/// to a day.
 fn token_lifetime(text: &str) -> Result<std::time::Duration, String> {
     let d = crate::model::scalar::parse_duration(text)?;
-    if d.is_zero() || d > std::time::Duration::from_secs(86_400) {
-        return Err(format!("`{text}` must be longer than zero and at most 24h"));
+    if d < std::time::Duration::from_secs(1) || d > std::time::Duration::from_secs(86_400) {
+        return Err(format!("`{text}` must be at least 1s and at most 24h"));
     }
     Ok(d)
 }

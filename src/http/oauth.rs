@@ -41,6 +41,8 @@ pub const MAX_EARLY: Duration = Duration::from_secs(30);
 /// How many earlier tokens are still recognised as the source's own (a
 /// request rendered before a refresh still carries one).
 const RECENT_TOKENS: usize = 8;
+/// The shortest `expires_in` (seconds) tminus accepts.
+pub const MIN_LIFETIME_S: f64 = 1.0;
 /// The name the client secret is listed under among a report's secrets.
 pub const SECRET_NAME: &str = "oauth2 client_secret";
 
@@ -202,7 +204,16 @@ pub fn parse_token_response(
                 .as_f64()
                 .or_else(|| v.as_str().and_then(|s| s.trim().parse::<f64>().ok()));
             match secs {
-                Some(s) if s.is_finite() && s > 0.0 && s <= 1e9 => Some(Duration::from_secs_f64(s)),
+                // Under a second, a token could not be used before it is
+                // due again: tminus would do nothing but fetch.
+                Some(s) if s.is_finite() && (MIN_LIFETIME_S..=1e9).contains(&s) => {
+                    Some(Duration::from_secs_f64(s))
+                }
+                Some(s) if s.is_finite() && s > 0.0 => {
+                    return Err(format!(
+                        "answered expires_in `{s}`: a token must live at least {MIN_LIFETIME_S} s to be used"
+                    ))
+                }
                 _ => {
                     return Err(format!(
                         "answered expires_in `{}`, not a positive number of seconds",
@@ -359,6 +370,8 @@ impl TokenSource {
     }
 
     /// A token to send now: the one held while it is fresh, else a new one.
+    /// When the new one cannot be had, the held one while it has not
+    /// expired (it was due early): only a token that is dead is an error.
     pub async fn token(&self) -> Result<String, String> {
         if let Some(t) = self.fresh() {
             return Ok(t);
@@ -367,7 +380,19 @@ impl TokenSource {
         if let Some(t) = self.fresh() {
             return Ok(t);
         }
-        self.fetch_unless_failed().await
+        match self.fetch_unless_failed().await {
+            Ok(t) => Ok(t),
+            Err(e) => self.alive().ok_or(e),
+        }
+    }
+
+    /// The held token while its lifetime has not run out.
+    fn alive(&self) -> Option<String> {
+        let st = self.state();
+        st.current
+            .as_ref()
+            .filter(|t| t.lifetime.is_none_or(|l| t.obtained.elapsed() < l))
+            .map(|t| t.value.clone())
     }
 
     /// After the target answered 401 to `rejected`: the token to resend
@@ -393,9 +418,9 @@ impl TokenSource {
 
     /// Keeps the held token fresh ahead of its expiry, for a burst whose
     /// users render requests from [`cached`](Self::cached) and cannot wait
-    /// for a fetch. Returns only when a refresh failed (with its error);
-    /// with a token of unknown lifetime it waits forever. Run it beside the
-    /// burst and drop it when the burst ends.
+    /// for a fetch. Returns only when the held token died unreplaced (with
+    /// the error); with a token of unknown lifetime it waits forever. Run it beside the
+    /// burst and abort it when the burst ends.
     pub async fn keep_fresh(&self) -> String {
         loop {
             let due = self.current().and_then(|t| t.refresh_at());
@@ -406,6 +431,11 @@ impl TokenSource {
             }
             if let Err(e) = self.token().await {
                 return e;
+            }
+            if self.fresh().is_none() {
+                // No replacement, but the held token still lives: try again
+                // once the failure is no longer held.
+                tokio::time::sleep(FAILURE_HOLD).await;
             }
         }
     }
@@ -526,6 +556,8 @@ impl TokenSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
 
     fn ok(body: &str) -> Result<(String, Option<Duration>), String> {
         parse_token_response(200, Some("application/json"), body.as_bytes())
@@ -579,6 +611,12 @@ mod tests {
         assert!(err(200, None, r#"{"access_token":"a","token_type":"mac"}"#)
             .contains("token_type `mac`, not Bearer"));
         assert!(err(200, None, r#"{"access_token":"a"}"#).contains("without a token_type"));
+        assert!(err(
+            200,
+            None,
+            r#"{"access_token":"a","token_type":"Bearer","expires_in":0.5}"#
+        )
+        .contains("must live at least 1 s"));
         for bad in ["0", "-5", "\"soon\"", "true"] {
             let body =
                 format!(r#"{{"access_token":"a","token_type":"Bearer","expires_in":{bad}}}"#);
@@ -638,6 +676,140 @@ mod tests {
         );
         // Debug never shows the secret.
         assert!(!format!("{c:?}").contains("s:e&c=ret"), "{c:?}");
+    }
+
+    /// A token endpoint on 127.0.0.1:0 issuing `tok-N` tokens that live
+    /// `lifetime_s`; answers 503 while `down` is set. Returns its token URL.
+    async fn endpoint(
+        lifetime_s: f64,
+        asked: Arc<AtomicU64>,
+        down: Arc<AtomicBool>,
+        seen: Arc<Mutex<Vec<String>>>,
+    ) -> String {
+        use axum::http::HeaderMap;
+        let app = axum::Router::new().route(
+            "/token",
+            axum::routing::post(move |headers: HeaderMap, body: String| {
+                let (asked, down, seen) = (asked.clone(), down.clone(), seen.clone());
+                async move {
+                    let n = asked.fetch_add(1, Ordering::SeqCst) + 1;
+                    let auth = headers
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("");
+                    seen.lock().unwrap().push(format!("{auth} {body}"));
+                    if down.load(Ordering::SeqCst) {
+                        return (
+                            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                            axum::Json(serde_json::json!({"error": "temporarily_unavailable"})),
+                        );
+                    }
+                    (
+                        axum::http::StatusCode::OK,
+                        axum::Json(serde_json::json!({
+                            "access_token": format!("tok-{n}"),
+                            "token_type": "Bearer",
+                            "expires_in": lifetime_s,
+                        })),
+                    )
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}/token")
+    }
+
+    fn source(token_url: String, redactor: &Redactor) -> TokenSource {
+        TokenSource::new(
+            ClientCredentials {
+                token_url,
+                client_id: "cid".into(),
+                client_secret: "csecret-123".into(),
+                scope: Some("a b".into()),
+                audience: None,
+            },
+            redactor.clone(),
+            Duration::from_secs(5),
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn tokens_are_cached_replaced_when_due_and_kept_while_the_endpoint_is_down() {
+        let asked = Arc::new(AtomicU64::new(0));
+        let down = Arc::new(AtomicBool::new(false));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let url = endpoint(3.0, asked.clone(), down.clone(), seen.clone()).await;
+        let redactor = Redactor::new();
+        let src = source(url, &redactor);
+        assert_eq!(src.cached(), None);
+        let t1 = src.token().await.unwrap();
+        assert_eq!(t1, "tok-1");
+        // Fresh: no second request.
+        assert_eq!(src.token().await.unwrap(), "tok-1");
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        assert!(src.is_own_bearer("bearer tok-1"));
+        assert!(!src.is_own_bearer("Bearer tok-2"));
+        // The token is a secret from the moment it is issued.
+        assert!(!redactor.redact("got tok-1").contains("tok-1"));
+        // RFC 6749 §2.3.1 Basic, the grant and the scope.
+        let basic = base64::engine::general_purpose::STANDARD.encode("cid:csecret-123");
+        assert_eq!(
+            seen.lock().unwrap()[0],
+            format!("Basic {basic} grant_type=client_credentials&scope=a+b")
+        );
+        // A 401 on a token younger than 1 s does not fetch again.
+        assert!(src.current().unwrap().obtained.elapsed() < MIN_AGE_TO_REFRESH_ON_401);
+        assert_eq!(src.refresh_after_401("tok-1").await, Ok(None));
+        // Due at 2.7 s of its 3 s.
+        tokio::time::sleep(Duration::from_millis(2750)).await;
+        assert_eq!(src.token().await.unwrap(), "tok-2");
+        assert!(
+            src.is_own_bearer("Bearer tok-1"),
+            "an earlier token is still known"
+        );
+        // Down: the held token serves while it lives, then the error.
+        tokio::time::sleep(Duration::from_millis(2750)).await;
+        down.store(true, Ordering::SeqCst);
+        assert_eq!(src.token().await.unwrap(), "tok-2");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let e = src.token().await.unwrap_err();
+        assert!(e.contains("answered 503: temporarily_unavailable"), "{e}");
+        assert_eq!(src.issued(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_401_on_an_older_token_fetches_once_and_the_keeper_refreshes() {
+        let asked = Arc::new(AtomicU64::new(0));
+        let down = Arc::new(AtomicBool::new(false));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let url = endpoint(3600.0, asked.clone(), down, seen).await;
+        let src = Arc::new(source(url, &Redactor::new()));
+        assert_eq!(src.token().await.unwrap(), "tok-1");
+        tokio::time::sleep(MIN_AGE_TO_REFRESH_ON_401 + Duration::from_millis(50)).await;
+        // Two requests refused with tok-1 at once: one fetch serves both.
+        let (a, b) = tokio::join!(
+            src.refresh_after_401("tok-1"),
+            src.refresh_after_401("tok-1")
+        );
+        assert_eq!((a, b), (Ok(Some("tok-2".into())), Ok(Some("tok-2".into()))));
+        assert_eq!(asked.load(Ordering::SeqCst), 2);
+
+        let asked = Arc::new(AtomicU64::new(0));
+        let url = endpoint(1.0, asked.clone(), Default::default(), Default::default()).await;
+        let src = Arc::new(source(url, &Redactor::new()));
+        src.token().await.unwrap();
+        let keeper = tokio::spawn({
+            let src = src.clone();
+            async move { src.keep_fresh().await }
+        });
+        tokio::time::sleep(Duration::from_millis(2300)).await;
+        keeper.abort();
+        // Replaced at 0.9 s and 1.8 s without anyone asking.
+        assert_eq!(asked.load(Ordering::SeqCst), 3);
+        assert_eq!(src.cached().as_deref(), Some("tok-3"));
     }
 
     #[tokio::test]
