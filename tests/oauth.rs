@@ -361,3 +361,109 @@ fn the_burst_carries_a_token_kept_fresh_while_it_runs() {
     assert!(count(&c, "accepted") >= 50, "{c}");
     assert!(!out.contains(TOKEN_PREFIX), "{out}");
 }
+
+/// The reference's token endpoint speaks RFC 6749 and its API tells an
+/// expired token apart (RFC 6750 §3.1).
+#[test]
+fn the_reference_token_endpoint_follows_rfc_6749_and_expires_its_tokens() {
+    let r = RefHandle::start_with(tminus::reference::ReferenceConfig {
+        token_lifetime: Duration::from_secs(1),
+        ..Default::default()
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let token_url = format!("{}/oauth/token", r.url);
+    let ask = |basic: Option<(&str, &str)>, form: &str| {
+        let mut req = http
+            .post(&token_url)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form.to_owned());
+        if let Some((id, secret)) = basic {
+            req = req.basic_auth(id, Some(secret));
+        }
+        rt.block_on(async {
+            let resp = req.send().await.unwrap();
+            let status = resp.status().as_u16();
+            let www = resp
+                .headers()
+                .get("www-authenticate")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let cache = resp
+                .headers()
+                .get("cache-control")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let body: serde_json::Value = resp.json().await.unwrap();
+            (status, www, cache, body)
+        })
+    };
+    let grant = "grant_type=client_credentials&scope=contacts%3Aread";
+    let (status, _, cache, body) = ask(Some(("ref_client", "ref_client_secret")), grant);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(cache.as_deref(), Some("no-store"));
+    assert_eq!(body["token_type"], "Bearer");
+    assert_eq!(body["expires_in"], 1);
+    assert_eq!(body["scope"], "contacts:read");
+    let token = body["access_token"].as_str().unwrap().to_owned();
+    assert!(token.starts_with(TOKEN_PREFIX), "{token}");
+    // client_secret_post is accepted too; both at once is not.
+    let post = format!("{grant}&client_id=ref_client_b&client_secret=ref_client_b_secret");
+    assert_eq!(ask(None, &post).0, 200);
+    let (status, _, _, body) = ask(Some(("ref_client", "ref_client_secret")), &post);
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_request"))
+    );
+    // A wrong secret: 401 invalid_client, with the Basic challenge (§5.2).
+    let (status, www, _, body) = ask(Some(("ref_client", "nope")), grant);
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (401, Some("invalid_client"))
+    );
+    assert!(www.is_some_and(|w| w.starts_with("Basic")));
+    let (status, _, _, body) = ask(
+        Some(("ref_client", "ref_client_secret")),
+        "grant_type=password",
+    );
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("unsupported_grant_type"))
+    );
+
+    let api = |token: &str| {
+        rt.block_on(async {
+            let resp = http
+                .get(format!("{}/public/v1/contacts", r.url))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap();
+            let www = resp
+                .headers()
+                .get("www-authenticate")
+                .map(|v| v.to_str().unwrap().to_owned());
+            (resp.status().as_u16(), www)
+        })
+    };
+    assert_eq!(api(&token).0, 200);
+    std::thread::sleep(Duration::from_millis(1100));
+    let (status, www) = api(&token);
+    assert_eq!(status, 401);
+    assert!(
+        www.as_deref()
+            .is_some_and(|w| w.contains("error=\"invalid_token\"")),
+        "{www:?}"
+    );
+    // A token it never issued is an unknown key, not an expired token.
+    let (status, www) = api("ref_at_never_issued");
+    assert_eq!((status, www.as_deref()), (401, Some("Bearer")));
+    let c = counters(&r.url);
+    assert_eq!(count(&c, "issued"), 2, "{c}");
+    assert_eq!(count(&c, "expired"), 1, "{c}");
+    assert_eq!(count(&c, "refused_clients"), 1, "{c}");
+}
