@@ -110,6 +110,24 @@ fn the_shipped_oauth_suite_passes_with_the_token_endpoint_on_another_origin() {
     }
 }
 
+/// With no target the embedded reference (over https with a CA made for
+/// the run) is started; `token_url: /oauth/token` is joined to it.
+#[test]
+fn the_shipped_oauth_suite_passes_against_the_embedded_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out) = run(
+        dir.path(),
+        &repo().join("tests/suites/oauth.yaml"),
+        &[],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("3 passed"), "{out}");
+    for leak in ["ref_client_secret", "ref_client_b_secret", TOKEN_PREFIX] {
+        assert!(!out.contains(leak), "`{leak}` is in the output:\n{out}");
+    }
+}
+
 #[test]
 fn short_lived_tokens_are_replaced_before_they_expire() {
     // A process of its own, as a user starts it, with 1 s tokens.
