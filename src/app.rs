@@ -930,6 +930,7 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
     let mut config = ReferenceConfig {
         defects,
         latency,
+        token_lifetime: a.token_lifetime,
         ..ReferenceConfig::default()
     };
     if let Err(e) = apply_reference_tuning(&a, &mut config) {

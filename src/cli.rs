@@ -326,6 +326,19 @@ pub struct ReferenceArgs {
     /// With --tls: require a client certificate; one is written to DIR/client.pem and DIR/client.key
     #[arg(long, requires = "tls")]
     pub tls_client_certs: bool,
+    /// How long a token POST /oauth/token issues is accepted, e.g. 2s (clients ref_client/ref_client_secret and ref_client_b/ref_client_b_secret)
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = token_lifetime)]
+    pub token_lifetime: std::time::Duration,
+}
+
+/// `--token-lifetime`: from 1 s (the shortest `expires_in` tminus takes)
+/// to a day.
+fn token_lifetime(text: &str) -> Result<std::time::Duration, String> {
+    let d = crate::model::scalar::parse_duration(text)?;
+    if d < std::time::Duration::from_secs(1) || d > std::time::Duration::from_secs(86_400) {
+        return Err(format!("`{text}` must be at least 1s and at most 24h"));
+    }
+    Ok(d)
 }
 
 #[derive(Subcommand, Debug)]

@@ -3,12 +3,14 @@
 //! evidence. Sensitive headers are masked at capture time.
 
 pub mod exchange;
+pub mod oauth;
 pub mod proxy;
 pub mod quota;
 pub mod stream;
 pub mod tls;
 pub mod tls_legacy;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use exchange::{Exchange, RecordedRequest, RecordedResponse, TransportError};
@@ -39,7 +41,12 @@ pub struct CredentialScope {
     names: Vec<String>,
     label: String,
     own_key: u64,
+    /// The target's OAuth2 client, when its token is the credential.
+    auth: Option<Arc<oauth::TokenSource>>,
 }
+
+/// The name of the header an OAuth2 token travels in.
+const AUTHORIZATION: &str = "Authorization";
 
 impl Rendered {
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -63,7 +70,20 @@ impl Rendered {
                 let values: Vec<(String, String)> = c
                     .names
                     .iter()
-                    .map(|n| (n.clone(), self.header(n).unwrap_or("").to_owned()))
+                    .map(|n| {
+                        let v = self.header(n).unwrap_or("");
+                        // Any token the client was issued is the client:
+                        // refreshing it does not make another caller.
+                        let v = match &c.auth {
+                            Some(a)
+                                if n.eq_ignore_ascii_case(AUTHORIZATION) && a.is_own_bearer(v) =>
+                            {
+                                a.identity()
+                            }
+                            _ => v.to_owned(),
+                        };
+                        (n.clone(), v)
+                    })
                     .collect();
                 let key = Credential::key_of(&c.origin, &values);
                 let label = if key == c.own_key {
@@ -107,6 +127,11 @@ pub struct Target {
     /// Whose credential `headers` are, for quota notes ("the suite's
     /// credential", "the second tenant").
     pub label: String,
+    /// `target.auth`: an OAuth2 client whose bearer token every request to
+    /// the target's own origin carries (set after the suite's headers).
+    pub auth: Option<Arc<oauth::TokenSource>>,
+    /// `target.second_tenant_auth`: the second tenant's OAuth2 client.
+    pub second_tenant_auth: Option<Arc<oauth::TokenSource>>,
 }
 
 /// The label of the suite's own credential in quota notes.
@@ -150,6 +175,11 @@ impl Target {
             for (k, v) in &self.headers {
                 r.set_header(k, v.render(scope));
             }
+            // The token held now; `Client::send` replaces it with a fresh
+            // one when it is due (a request's own Authorization wins).
+            if let Some(t) = self.auth.as_ref().and_then(|a| a.cached()) {
+                r.set_header(AUTHORIZATION, format!("Bearer {t}"));
+            }
         }
         match &req.body {
             BodyPlan::None => {}
@@ -182,12 +212,17 @@ impl Target {
     /// Which of a request's headers identify its caller, and whose they
     /// are when they keep the target's values.
     fn credential_scope(&self, scope: &Scope) -> CredentialScope {
-        let names: Vec<String> = self.headers.iter().map(|(k, _)| k.clone()).collect();
-        let own: Vec<(String, String)> = self
+        let mut names: Vec<String> = self.headers.iter().map(|(k, _)| k.clone()).collect();
+        let mut own: Vec<(String, String)> = self
             .headers
             .iter()
             .map(|(k, v)| (k.clone(), v.render(scope)))
             .collect();
+        if let Some(a) = &self.auth {
+            // The plan refuses an Authorization header beside `auth`.
+            names.push(AUTHORIZATION.to_owned());
+            own.push((AUTHORIZATION.to_owned(), a.identity()));
+        }
         let origin = origin_of(&self.base_url);
         let own_key = Credential::key_of(&origin, &own);
         CredentialScope {
@@ -195,6 +230,7 @@ impl Target {
             names,
             label: self.label.clone(),
             own_key,
+            auth: self.auth.clone(),
         }
     }
 
@@ -207,16 +243,45 @@ impl Target {
 }
 
 impl Target {
-    /// The same target seen as the second tenant, if one is configured.
+    /// The same target seen as the second tenant, if one is configured
+    /// (`second_tenant_headers`, `second_tenant_auth` or both). Its OAuth2
+    /// client is `second_tenant_auth`; without one, an `Authorization` among
+    /// its headers replaces the suite's client, and otherwise the suite's
+    /// client stays (a tenant told apart by another header).
     pub fn as_second_tenant(&self) -> Option<Target> {
-        let extra = self.second_tenant_headers.as_ref()?;
+        if self.second_tenant_headers.is_none() && self.second_tenant_auth.is_none() {
+            return None;
+        }
         let mut t = self.clone();
+        let extra = self.second_tenant_headers.as_deref().unwrap_or_default();
         for (k, v) in extra {
             t.headers.retain(|(name, _)| !name.eq_ignore_ascii_case(k));
             t.headers.push((k.clone(), v.clone()));
         }
+        if self.second_tenant_auth.is_some() {
+            t.auth = self.second_tenant_auth.clone();
+            // Its client's token is its Authorization, not the suite's.
+            t.headers
+                .retain(|(k, _)| !k.eq_ignore_ascii_case(AUTHORIZATION));
+        } else if extra
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case(AUTHORIZATION))
+        {
+            t.auth = None;
+        }
+        t.second_tenant_auth = None;
         t.label = SECOND_TENANT.to_owned();
         Some(t)
+    }
+
+    /// Makes sure the held tokens of the target's OAuth2 clients (its own
+    /// and the second tenant's) are fresh now: fetched when due. The error
+    /// names the token endpoint and what went wrong.
+    pub async fn fresh_tokens(&self) -> Result<(), String> {
+        for a in [&self.auth, &self.second_tenant_auth].into_iter().flatten() {
+            a.token().await?;
+        }
+        Ok(())
     }
 }
 
@@ -381,7 +446,7 @@ impl Client {
     /// [`TransportError::Quota`]. The timeout is per attempt.
     pub async fn send(&self, r: &Rendered) -> Result<Exchange, TransportError> {
         let Some(q) = &self.quota else {
-            return self.send_once(r).await;
+            return self.attempt(r, None).await;
         };
         let cred = r.credential();
         let quota_error = |e: quota::QuotaError| TransportError::Quota {
@@ -400,8 +465,7 @@ impl Client {
             if self.polite {
                 q.before_send(&cred, &r.url).await.map_err(quota_error)?;
             }
-            q.on_send(&cred);
-            let ex = self.send_once(r).await?;
+            let ex = self.attempt(r, Some((q, &cred))).await?;
             let Some(asked) = q.learn(&cred, &r.url, &ex.response) else {
                 return Ok(ex);
             };
@@ -427,6 +491,56 @@ impl Client {
                 );
             }
         }
+    }
+
+    /// One attempt, counted by the budget when there is one. A request
+    /// that carries its target's OAuth2 token is sent with the token that
+    /// is fresh now; when the target answers 401, with one fetched anew
+    /// (at most once: the second answer is the answer).
+    async fn attempt(
+        &self,
+        r: &Rendered,
+        quota: Option<(&Quota, &Credential)>,
+    ) -> Result<Exchange, TransportError> {
+        let source = r
+            .credential
+            .as_ref()
+            .and_then(|c| c.auth.as_ref())
+            .filter(|a| r.header(AUTHORIZATION).is_some_and(|v| a.is_own_bearer(v)));
+        let Some(source) = source else {
+            return self.counted(r, quota).await;
+        };
+        let token_error = |r: &Rendered, reason: String| TransportError::Other {
+            request: RecordedRequest::capture(r).line(),
+            reason,
+        };
+        let mut r = r.clone();
+        let token = source.token().await.map_err(|e| token_error(&r, e))?;
+        r.set_header(AUTHORIZATION, format!("Bearer {token}"));
+        let ex = self.counted(&r, quota).await?;
+        if ex.status() != 401 {
+            return Ok(ex);
+        }
+        match source.refresh_after_401(&token).await {
+            Ok(Some(fresh)) => {
+                r.set_header(AUTHORIZATION, format!("Bearer {fresh}"));
+                self.counted(&r, quota).await
+            }
+            Ok(None) => Ok(ex),
+            Err(e) => Err(token_error(&r, e)),
+        }
+    }
+
+    /// [`send_once`](Self::send_once), counted by the budget if any.
+    async fn counted(
+        &self,
+        r: &Rendered,
+        quota: Option<(&Quota, &Credential)>,
+    ) -> Result<Exchange, TransportError> {
+        if let Some((q, cred)) = quota {
+            q.on_send(cred);
+        }
+        self.send_once(r).await
     }
 
     /// One attempt: send and read the whole body, within the timeout.

@@ -80,6 +80,10 @@ pub struct PlannedSuite {
     pub headers: Vec<(String, Template)>,
     /// Headers of a second tenant, when the suite configures one.
     pub second_tenant_headers: Option<Vec<(String, Template)>>,
+    /// `target.auth`: the OAuth2 client whose token is the suite's credential.
+    pub auth: Option<crate::http::oauth::ClientCredentials>,
+    /// `target.second_tenant_auth`: the second tenant's OAuth2 client.
+    pub second_tenant_auth: Option<crate::http::oauth::ClientCredentials>,
     pub timeout: Duration,
     /// `target.rate_limit`: the quota declared for a target that sends no
     /// rate-limit headers.
@@ -243,6 +247,8 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
     let mut base_url = None;
     let mut headers = Vec::new();
     let mut second_tenant_headers = None;
+    let mut auth = None;
+    let mut second_tenant_auth = None;
     let mut timeout = DEFAULT_TIMEOUT;
     let mut rate_limit = None;
     if let Some(t) = &f.target {
@@ -271,6 +277,28 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         }
         if let Some(h) = &t.second_tenant_headers {
             second_tenant_headers = Some(h.iter().map(|(k, v)| ctx.header(k, v)).collect());
+        }
+        auth = plan_auth(ctx, t.auth.as_ref(), &t.headers, "auth", "headers");
+        second_tenant_auth = plan_auth(
+            ctx,
+            t.second_tenant_auth.as_ref(),
+            t.second_tenant_headers
+                .as_ref()
+                .unwrap_or(&Default::default()),
+            "second_tenant_auth",
+            "second_tenant_headers",
+        );
+        if let (Some(a), Some(b), Some(spec)) = (&auth, &second_tenant_auth, &t.second_tenant_auth)
+        {
+            if a.client_id == b.client_id && a.token_url == b.token_url {
+                ctx.error(
+                    spec.oauth2.client_id.referenced,
+                    format!(
+                        "`second_tenant_auth` uses the client `{}` of `auth`: the second tenant must be another client, or its checks would compare a tenant with itself",
+                        b.client_id
+                    ),
+                );
+            }
         }
         if let Some(to) = &t.timeout {
             if to.value.0.is_zero() {
@@ -381,6 +409,8 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         base_url,
         headers,
         second_tenant_headers,
+        auth,
+        second_tenant_auth,
         timeout,
         rate_limit,
         checks,
@@ -388,6 +418,112 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         profile: ctx.profile,
         contract: plan_contract(ctx, f.contract.as_ref()),
     }
+}
+
+/// `target.auth` (or `second_tenant_auth`, named `what`): every field
+/// resolved now, the token URL a path on the target or an http(s) URL that
+/// may carry the secret (https, or http to a loopback address), the secret registered with the
+/// redactor; `headers` (the block named `headers_name`) may not set the
+/// `Authorization` the token goes in.
+fn plan_auth(
+    ctx: &mut PlanCtx<'_>,
+    spec: Option<&crate::suite::model::AuthSpec>,
+    headers: &std::collections::BTreeMap<
+        String,
+        serde_saphyr::Spanned<crate::model::scalar::Scalar>,
+    >,
+    what: &str,
+    headers_name: &str,
+) -> Option<crate::http::oauth::ClientCredentials> {
+    let o = &spec?.oauth2;
+    for (k, v) in headers {
+        if k.eq_ignore_ascii_case("authorization") {
+            ctx.error(
+                v.referenced,
+                format!(
+                    "`{headers_name}` sets `{k}`, which `{what}` sets to its OAuth2 token: remove one of them"
+                ),
+            );
+        }
+    }
+    let field = |ctx: &mut PlanCtx<'_>, name: &str, v: &serde_saphyr::Spanned<String>| {
+        let text = ctx.template(v).as_literal();
+        let Some(text) = text else {
+            ctx.error(
+                v.referenced,
+                format!("`{what}.oauth2.{name}` cannot use `${{uuid}}`/`${{ulid}}`: it is fixed when the suite is planned"),
+            );
+            return None;
+        };
+        let text = text.trim().to_owned();
+        if text.is_empty() {
+            ctx.error(v.referenced, format!("`{what}.oauth2.{name}` is empty"));
+            return None;
+        }
+        if text.chars().any(char::is_control) {
+            ctx.error(
+                v.referenced,
+                format!("`{what}.oauth2.{name}` holds a line break or control character"),
+            );
+            return None;
+        }
+        Some(text)
+    };
+    // The secret first: any message below may quote a value made of it.
+    let client_secret = field(ctx, "client_secret", &o.client_secret);
+    if let Some(s) = &client_secret {
+        ctx.redactor.add_named(crate::http::oauth::SECRET_NAME, s);
+    }
+    let token_url = field(ctx, "token_url", &o.token_url);
+    let client_id = field(ctx, "client_id", &o.client_id);
+    let scope = o.scope.as_ref().and_then(|s| field(ctx, "scope", s));
+    let audience = o.audience.as_ref().and_then(|s| field(ctx, "audience", s));
+    if let Some(u) = token_url.as_ref().filter(|u| u.starts_with('/')) {
+        // A path: the target's own token endpoint, joined to its base URL
+        // when the run starts (the embedded reference's port is only known
+        // then).
+        if u.starts_with("//") {
+            ctx.error(
+                o.token_url.referenced,
+                format!("`{what}.oauth2.token_url` `{u}` is neither a path on the target (`/oauth/token`) nor an http(s) URL"),
+            );
+        }
+    } else if let Some(u) = &token_url {
+        ctx.redactor.add_userinfo(u);
+        let shown = crate::redact::mask_userinfo(u);
+        match crate::context::request::http_url(u) {
+            Err(e) => ctx.error(
+                o.token_url.referenced,
+                format!("`{what}.oauth2.token_url` `{shown}` {e}"),
+            ),
+            Ok(parsed) if !parsed.username().is_empty() || parsed.password().is_some() => ctx.error(
+                o.token_url.referenced,
+                format!("`{what}.oauth2.token_url` `{shown}` carries user:password@: give the client's credentials as `client_id` and `client_secret`"),
+            ),
+            Ok(parsed) if parsed.fragment().is_some() => ctx.error(
+                o.token_url.referenced,
+                format!("`{what}.oauth2.token_url` `{shown}` may not carry a #fragment"),
+            ),
+            Ok(parsed)
+                if parsed.scheme() == "http" && !crate::context::is_loopback(u) =>
+            {
+                ctx.error(
+                    o.token_url.referenced,
+                    format!(
+                        "`{what}.oauth2.token_url` `{shown}` is plain http to another host: the client secret travels to it, so it must be https (RFC 6749 §2.3.1); http is allowed to a loopback address only"
+                    ),
+                )
+            }
+            Ok(_) => {}
+        }
+    }
+    Some(crate::http::oauth::ClientCredentials {
+        token_url: token_url?,
+        client_id: client_id?,
+        client_secret: client_secret?,
+        scope,
+        audience,
+    })
 }
 
 /// `contract.openapi`, loaded relative to the suite file; a document that
@@ -631,6 +767,102 @@ mod tests {
             .0
             .iter()
             .any(|x| x.message.contains("variable `nope`") && x.line == 7));
+    }
+
+    #[test]
+    fn oauth2_auth_is_planned_and_its_mistakes_are_pointed_at() {
+        let checks = "checks:\n  - id: a\n    steps: [{ request: { path: / } }]\n";
+        let auth = |client: &str, url: &str| {
+            format!("    oauth2:\n      token_url: \"{url}\"\n      client_id: {client}\n      client_secret: s3cr3t-value-{client}\n")
+        };
+        let src = format!(
+            "suite: s\ntarget:\n  auth:\n{}      scope: read\n      audience: api\n  second_tenant_auth:\n{}{checks}",
+            auth("a", "https://id.example/token"),
+            auth("b", "/oauth/token")
+        );
+        let plan = plan_text(&src).unwrap_or_else(|e| panic!("{e}"));
+        let s = &plan.suites[0];
+        let a = s.auth.as_ref().unwrap();
+        assert_eq!(
+            (
+                a.token_url.as_str(),
+                a.client_id.as_str(),
+                a.scope.as_deref(),
+                a.audience.as_deref()
+            ),
+            ("https://id.example/token", "a", Some("read"), Some("api"))
+        );
+        assert_eq!(
+            s.second_tenant_auth.as_ref().unwrap().token_url,
+            "/oauth/token"
+        );
+        // The secret is known to the redactor before anything is sent.
+        assert!(!plan.redactor.redact("x s3cr3t-value-a").contains("s3cr3t"));
+        assert!(!format!("{s:?}").contains("s3cr3t-value"), "{s:?}");
+
+        let cases: &[(String, &str, u64)] = &[
+            (
+                format!(
+                    "  headers: {{ Authorization: \"Bearer k\" }}\n  auth:\n{}",
+                    auth("a", "https://id.example/t")
+                ),
+                "`headers` sets `Authorization`, which `auth` sets",
+                3,
+            ),
+            (
+                format!("  auth:\n{}", auth("a", "http://id.example/t")),
+                "plain http to another host",
+                5,
+            ),
+            (
+                format!(
+                    "  auth:\n{}",
+                    auth("a", "https://user:pass-word-1@id.example/t")
+                ),
+                "carries user:password@",
+                5,
+            ),
+            (
+                format!("  auth:\n{}", auth("a", "ftp://id.example/t")),
+                "http:// or https://",
+                5,
+            ),
+            (
+                format!("  auth:\n{}", auth("${uuid}", "https://id.example/t")),
+                "cannot use `${uuid}`",
+                6,
+            ),
+            (
+                format!(
+                    "  auth:\n{}  second_tenant_auth:\n{}",
+                    auth("a", "https://id.example/t"),
+                    auth("a", "https://id.example/t")
+                ),
+                "the second tenant must be another client",
+                11,
+            ),
+        ];
+        for (target, want, line) in cases {
+            let errs = plan_errors(&format!("suite: s\ntarget:\n{target}{checks}"));
+            assert!(
+                errs.iter()
+                    .any(|e| e.contains(want) && e.starts_with(&format!("{line}:"))),
+                "{want} at line {line}: {errs:?}"
+            );
+            assert!(
+                errs.iter()
+                    .all(|e| !e.contains("s3cr3t") && !e.contains("pass-word-1")),
+                "{errs:?}"
+            );
+        }
+        // A secret from the environment: unset is said by name.
+        let errs = plan_errors(&format!(
+            "suite: s\ntarget:\n  auth:\n    oauth2:\n      token_url: https://id.example/t\n      client_id: a\n      client_secret: ${{secret.NOPE}}\n{checks}"
+        ));
+        assert!(
+            errs.iter().any(|e| e.contains("secret `NOPE` is not set")),
+            "{errs:?}"
+        );
     }
 
     #[test]

@@ -1,4 +1,7 @@
-//! API-key authentication for `/public/v1/*` and the `Tenant` it yields.
+//! API-key authentication for `/public/v1/*` and the `Tenant` it yields: a
+//! configured API key is its own tenant, a token the reference's OAuth2
+//! endpoint issued (`oauth.rs`) is its client's (`oauth:<client_id>`), so a
+//! refreshed token still reads and writes the same data.
 //!
 //! Auth runs as a route layer on the public router, so no public route can forget
 //! it; handlers receive the result through the `Tenant` extractor. Data is scoped by
@@ -12,25 +15,36 @@ use axum::response::{IntoResponse, Response};
 
 use super::defect::Defect;
 use super::errors::ApiError;
+use super::oauth::{Lookup, OAuth};
 use super::state::AppState;
 
 /// The authenticated caller: the API key that owns the data being read or written.
 #[derive(Debug, Clone)]
 pub(crate) struct Tenant(pub String);
 
-/// Middleware: 401 `INVALID_API_KEY` unless the Bearer token is a configured key.
+/// Middleware: 401 `INVALID_API_KEY` unless the Bearer token is a configured
+/// key or an unexpired token the OAuth2 endpoint issued; an expired one is
+/// told apart in `WWW-Authenticate` (`error="invalid_token"`, RFC 6750 §3.1).
 pub(crate) async fn require_api_key(
-    State(state): State<AppState>,
+    State((state, oauth)): State<(AppState, OAuth)>,
     mut req: Request,
     next: Next,
 ) -> Response {
-    match authenticate(&state, req.headers()) {
+    match authenticate(&state, &oauth, req.headers()) {
         Ok(tenant) => {
             req.extensions_mut().insert(tenant);
             next.run(req).await
         }
-        Err(e) => {
-            let mut resp = e.into_response();
+        Err(expired) => {
+            let mut resp = ApiError::InvalidApiKey.into_response();
+            if expired {
+                resp.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    axum::http::HeaderValue::from_static(
+                        "Bearer error=\"invalid_token\", error_description=\"The access token expired\"",
+                    ),
+                );
+            }
             // The drift defect: the header the document requires is dropped.
             if state.has(Defect::NoWwwAuthenticate) {
                 resp.headers_mut()
@@ -41,15 +55,20 @@ pub(crate) async fn require_api_key(
     }
 }
 
-fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Tenant, ApiError> {
-    let token = bearer_token(headers).ok_or(ApiError::InvalidApiKey)?;
+/// The caller's tenant; `Err(true)` for an issued token that expired,
+/// `Err(false)` for anything else refused.
+fn authenticate(state: &AppState, oauth: &OAuth, headers: &HeaderMap) -> Result<Tenant, bool> {
+    let token = bearer_token(headers).ok_or(false)?;
     if state.has(Defect::AcceptAnyKey) {
         return Ok(Tenant(token.to_owned()));
     }
     if state.config().api_keys.iter().any(|k| k == token) {
-        Ok(Tenant(token.to_owned()))
-    } else {
-        Err(ApiError::InvalidApiKey)
+        return Ok(Tenant(token.to_owned()));
+    }
+    match oauth.lookup(token) {
+        Lookup::Valid(client) => Ok(Tenant(format!("oauth:{client}"))),
+        Lookup::Expired => Err(true),
+        Lookup::Unknown => Err(false),
     }
 }
 

@@ -20,6 +20,8 @@
 //! | GET | `/__tminus/effects`, `/__tminus/effects/{name}` | none | side-effect counters |
 //! | POST | `/public/v1/webhooks` | Bearer | 201 subscription (see `webhook.rs`) |
 //! | POST | `/integrator/webhooks` | webhook signature | 200 integrator-side receiver |
+//! | POST | `/oauth/token` | client credentials | 200 `{access_token, token_type, expires_in}` (see `oauth.rs`) |
+//! | GET | `/__tminus/oauth` | none | the token endpoint's counters |
 //! | GET | `/healthz` | none | 200 `{"status":"ok"}` |
 //! | GET | `/openapi.json` | none | 200 this API's OpenAPI 3.1 document ([`OPENAPI_JSON`]) |
 //!
@@ -27,6 +29,10 @@
 //! (see `trace.rs`). `/public/v1/*` is rate limited per API key (`rate_limit.rs`:
 //! 100 requests per 1 s window by default, limit headers on every response, 429 +
 //! Retry-After); the key `ref_load_key` is exempt, for the burst rehearsal.
+//! Beside the API keys, `/public/v1/*` accepts the bearer tokens `/oauth/token`
+//! issues to its clients (`ref_client` / `ref_client_secret`, `ref_client_b` /
+//! `ref_client_b_secret`; `--token-lifetime`, 1 h by default); the limiter
+//! counts per token, so each token has its own window.
 //!
 //! Layout: one file per concern. `defect.rs` is the defect table, `state.rs` holds
 //! data and the single `has(Defect)` switch, `auth.rs`/`trace.rs`/`latency.rs` are
@@ -43,6 +49,7 @@ mod effects;
 mod errors;
 mod latency;
 mod messages;
+pub mod oauth;
 mod pagination;
 mod scenarios;
 mod state;
@@ -117,6 +124,10 @@ pub struct ReferenceConfig {
     /// wait (FIFO) for a slot, as a target with a fixed worker pool queues.
     /// None: no limit.
     pub max_concurrency: Option<usize>,
+    /// The OAuth2 clients `/oauth/token` knows: (client_id, client_secret).
+    pub oauth_clients: Vec<(String, String)>,
+    /// How long a token `/oauth/token` issues is accepted (`--token-lifetime`).
+    pub token_lifetime: Duration,
 }
 
 /// The reference receiver's default secret (a test value, never a real one).
@@ -145,12 +156,21 @@ impl Default for ReferenceConfig {
             stall_every: 200,
             stall_for: Duration::from_secs(1),
             max_concurrency: None,
+            oauth_clients: vec![
+                (oauth::CLIENT_ID.into(), oauth::CLIENT_SECRET.into()),
+                (
+                    oauth::SECOND_CLIENT_ID.into(),
+                    oauth::SECOND_CLIENT_SECRET.into(),
+                ),
+            ],
+            token_lifetime: oauth::DEFAULT_TOKEN_LIFETIME,
         }
     }
 }
 
 /// Builds the full router (all routes, fallbacks and middleware) with fresh state.
 pub fn router(config: ReferenceConfig) -> Router {
+    let oauth = oauth::OAuth::new(config.oauth_clients.clone(), config.token_lifetime);
     let state = AppState::new(config);
 
     // Route layers apply to matched public routes only; the last one added is the
@@ -175,7 +195,7 @@ pub fn router(config: ReferenceConfig) -> Router {
             idempotency::guard,
         ))
         .route_layer(middleware::from_fn_with_state(
-            state.clone(),
+            (state.clone(), oauth.clone()),
             auth::require_api_key,
         ))
         // Outside auth, so 401s are limited and carry the limit headers too.
@@ -201,7 +221,15 @@ pub fn router(config: ReferenceConfig) -> Router {
         )
         .route("/__tminus/effects", get(effects::all))
         .route("/__tminus/effects/{name}", get(effects::one))
-        .route("/integrator/webhooks", post(webhook::receive));
+        .route("/integrator/webhooks", post(webhook::receive))
+        .route(
+            oauth::TOKEN_PATH,
+            post(oauth::token).with_state(oauth.clone()),
+        )
+        .route(
+            "/__tminus/oauth",
+            get(oauth::counters).with_state(oauth.clone()),
+        );
 
     public
         .merge(hooks)
@@ -211,6 +239,9 @@ pub fn router(config: ReferenceConfig) -> Router {
         // Outside the routes and fallbacks: a preflight is answered before
         // routing, and every answer to an Origin says Vary: Origin.
         .layer(middleware::from_fn_with_state(state.clone(), cors::cors))
+        // Sees every request: a client secret anywhere but the token
+        // endpoint is counted (`/__tminus/oauth`).
+        .layer(middleware::from_fn_with_state(oauth.clone(), oauth::watch))
         // Outermost: wraps routes AND fallbacks, so every response gets correlation ids.
         .layer(middleware::from_fn_with_state(
             state.clone(),

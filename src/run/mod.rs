@@ -87,12 +87,20 @@ pub async fn run(
     for (suite, info) in plan.suites.iter().zip(infos) {
         let suite_started = Instant::now();
         events.event(&Event::SuiteStarted(info.clone()));
+        // `target.auth`: the OAuth2 clients' first tokens are fetched now,
+        // so a failing token endpoint is every check's error, said once.
+        // (Not for a suite `--only`/`--tag` left nothing of.)
+        let runs_something = !suite.checks.is_empty() || suite.load.is_some();
+        let (auth, auth_error) =
+            token_sources(suite, &info.target, plan, stop.is_none() && runs_something).await;
         let target = Target {
             base_url: info.target.clone(),
             headers: suite.headers.clone(),
             second_tenant_headers: suite.second_tenant_headers.clone(),
             timeout: suite.timeout,
             label: crate::http::SUITE_CREDENTIAL.to_owned(),
+            auth: auth.0,
+            second_tenant_auth: auth.1,
         };
         let credentials = Credentials::of(&target);
         // `contract:`: every response the checks' client receives is judged.
@@ -117,8 +125,17 @@ pub async fn run(
             let check_started = Instant::now();
             let started_at = SystemTime::now();
             let spent_before = credentials.spent(client);
+            // A token due now is fetched before the check, so requests a
+            // family sends on its own connections carry a fresh one too.
+            let token_error = match (&stop, &auth_error) {
+                (Some(_), _) => None,
+                (None, Some(e)) => Some(e.clone()),
+                (None, None) => target.fresh_tokens().await.err(),
+            };
             let mut outcome = if let Some(why) = &stop {
                 Outcome::skipped(why.clone())
+            } else if let Some(e) = token_error {
+                Outcome::error(e)
             } else {
                 events.event(&Event::CheckStarted {
                     suite: suite.name.clone(),
@@ -225,9 +242,15 @@ pub async fn run(
             }
             let load_started = Instant::now();
             let started_at = SystemTime::now();
-            let results = match &stop {
-                Some(why) => load::exec::uniform(load, Outcome::skipped(why.clone())),
-                None => {
+            let token_error = match (&stop, &auth_error) {
+                (Some(_), _) => None,
+                (None, Some(e)) => Some(e.clone()),
+                (None, None) => target.fresh_tokens().await.err(),
+            };
+            let results = match (&stop, token_error) {
+                (Some(why), _) => load::exec::uniform(load, Outcome::skipped(why.clone())),
+                (None, Some(e)) => load::exec::uniform(load, Outcome::error(e)),
+                (None, None) => {
                     events.event(&Event::CheckStarted {
                         suite: suite.name.clone(),
                         id: load.id.clone(),
@@ -279,6 +302,66 @@ pub async fn run(
     });
     summary
 }
+
+/// The suite's OAuth2 token sources (its own, the second tenant's), each
+/// with its first token fetched when `fetch`; the error, if any, names the
+/// token endpoint and what went wrong.
+async fn token_sources(
+    suite: &crate::plan::PlannedSuite,
+    base_url: &str,
+    plan: &Plan,
+    fetch: bool,
+) -> (TokenSources, Option<String>) {
+    use crate::http::oauth::TokenSource;
+    let mut error = None;
+    let mut make = |c: &Option<crate::http::oauth::ClientCredentials>| {
+        let mut c = c.clone()?;
+        if c.token_url.starts_with('/') {
+            // A path on the target: the secret goes to the target's origin,
+            // which must then be https or loopback like any token URL.
+            let joined = format!("{base_url}{}", c.token_url);
+            if joined.starts_with("http://") && !crate::context::is_loopback(&joined) {
+                error.get_or_insert(format!(
+                    "oauth2 token_url `{}` on {} is plain http to another host: the client secret travels to it, so it must be https (RFC 6749 §2.3.1); http is allowed to a loopback address only",
+                    c.token_url,
+                    crate::redact::mask_userinfo(base_url)
+                ));
+                return None;
+            }
+            // Not the target's userinfo: the client authenticates itself.
+            c.token_url = match reqwest::Url::parse(&joined) {
+                Ok(mut u) => {
+                    let _ = u.set_username("");
+                    let _ = u.set_password(None);
+                    u.to_string()
+                }
+                Err(_) => joined,
+            };
+        }
+        match TokenSource::new(c, plan.redactor.clone(), suite.timeout) {
+            Ok(s) => Some(std::sync::Arc::new(s)),
+            Err(e) => {
+                error.get_or_insert(e);
+                None
+            }
+        }
+    };
+    let sources = (make(&suite.auth), make(&suite.second_tenant_auth));
+    if fetch && error.is_none() {
+        for s in [&sources.0, &sources.1].into_iter().flatten() {
+            if let Err(e) = s.token().await {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    (sources, error)
+}
+
+type TokenSources = (
+    Option<std::sync::Arc<crate::http::oauth::TokenSource>>,
+    Option<std::sync::Arc<crate::http::oauth::TokenSource>>,
+);
 
 /// The credentials of a suite's target, as the request budget knows them.
 struct Credentials {

@@ -297,6 +297,17 @@ pub struct TargetSpec {
     /// given (CLI `--sink-listen` / `--sink-url` override).
     #[serde(default)]
     pub sink: Option<SinkSpec>,
+    /// How the suite's credential is obtained instead of a fixed header:
+    /// `{ oauth2: { token_url, client_id, client_secret, scope, audience } }`
+    /// (docs/oauth.md). Its token goes to the target's own origin as
+    /// `Authorization: Bearer`, so `headers` may not set `Authorization`.
+    #[serde(default)]
+    pub auth: Option<AuthSpec>,
+    /// The second tenant's credential, as `auth` (another client): it
+    /// replaces the suite's `auth` for the second tenant's requests, beside
+    /// `second_tenant_headers`, which may then not set `Authorization`.
+    #[serde(default)]
+    pub second_tenant_auth: Option<AuthSpec>,
     /// How tminus's clients speak TLS to the target: a private CA, a
     /// client certificate (CLI `--cacert`, `--cert`, `--key`, `--insecure`
     /// override field by field).
@@ -345,6 +356,38 @@ pub struct TlsSpec {
     #[serde(default)]
     #[schemars(with = "Option<bool>")]
     pub insecure: Option<Spanned<bool>>,
+}
+
+/// `target.auth`: where the suite's bearer token comes from.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSpec {
+    /// OAuth 2.0 client credentials grant (RFC 6749 §4.4).
+    pub oauth2: OAuth2Spec,
+}
+
+/// `auth.oauth2`: a client registered with a token endpoint (templates
+/// allowed; each must be known when the suite is planned).
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OAuth2Spec {
+    /// The token endpoint: https (http only to a loopback address), any
+    /// origin; the client secret is sent there and nowhere else.
+    #[schemars(with = "String")]
+    pub token_url: Spanned<String>,
+    #[schemars(with = "String")]
+    pub client_id: Spanned<String>,
+    /// Give it as `${secret.NAME}`: it is redacted from every output.
+    #[schemars(with = "String")]
+    pub client_secret: Spanned<String>,
+    /// Space-delimited scopes to ask for (RFC 6749 §3.3).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub scope: Option<Spanned<String>>,
+    /// The API the token is for (`audience`, the Auth0/Okta parameter).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub audience: Option<Spanned<String>>,
 }
 
 /// `target.sink`: `{ listen: ADDR:PORT, url: URL }` (templates allowed).

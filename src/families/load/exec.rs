@@ -365,7 +365,30 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
             intervals: Vec::new(),
         }
     } else {
-        engine::run(shared.clone(), Some(hlog), base).await
+        // The users render each request with the token held then
+        // (`Target::render`), and cannot wait for a fetch: a keeper replaces
+        // it ahead of its expiry while the burst runs.
+        let keeper = target
+            .auth
+            .clone()
+            .map(|a| tokio::spawn(async move { a.keep_fresh().await }));
+        let mut out = engine::run(shared.clone(), Some(hlog), base).await;
+        if let Some(k) = keeper {
+            // A keeper still waiting is stopped (dropping the handle
+            // would leave it running).
+            let failed = if k.is_finished() {
+                k.await.ok()
+            } else {
+                k.abort();
+                None
+            };
+            if let Some(e) = failed.filter(|_| out.engine_error.is_none()) {
+                out.engine_error = Some(format!(
+                    "the burst's OAuth2 token could not be refreshed while it ran, so later requests carried an expired one: {e}"
+                ));
+            }
+        }
+        out
     };
     let ended = SystemTime::now();
     let cancelled = *cancel.borrow() || signal::cancelled();
