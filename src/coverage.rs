@@ -88,7 +88,9 @@ pub const CATALOGUE: &[Point] = &[
     Point {
         number: 7,
         title: "Transport security",
-        ids: &["SEC-001", "SEC-002", "SEC-003", "SEC-004", "SEC-005"],
+        ids: &[
+            "SEC-001", "SEC-002", "SEC-003", "SEC-004", "SEC-005", "SEC-006",
+        ],
     },
 ];
 
@@ -139,6 +141,7 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("transport.hsts", &["SEC-003"]),
     ("transport.cors", &["SEC-004"]),
     ("transport.mtls_required", &["SEC-005"]),
+    ("transport.https_redirect", &["SEC-006"]),
     ("webhook.accepts_valid", &["WH-000"]),
     ("webhook.rejects_missing_headers", &["WH-001"]),
     ("webhook.rejects_forged", &["WH-002"]),

@@ -668,6 +668,14 @@ static TRANSPORT: Table = Table {
             )],
             &[],
         ),
+        row(
+            &[ServesPlainHttp],
+            &[(
+                "https-redirect",
+                "not_served: GET http://127.0.0.1:",
+            )],
+            &[],
+        ),
     ],
 };
 

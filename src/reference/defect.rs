@@ -294,6 +294,9 @@ defects! {
         /// Client certificates are checked when shown but not required.
         ClientCertsOptional => "client-certs-optional",
             "over --tls --tls-client-certs, a client that shows no certificate is let in";
+        /// Plain http on the TLS port is served by the API.
+        ServesPlainHttp => "serves-plain-http",
+            "over --tls, a plain-http request on the https port is answered by the API instead of a 301 to https";
     }
     Contract => "contract" {
         /// `POST /public/v1/messages` answers `contactId` instead of `contact_id`.

@@ -260,6 +260,34 @@ pub struct ReferenceServer {
     task: Option<JoinHandle<()>>,
 }
 
+/// `301 Moved Permanently` to the same host and path over https.
+async fn redirect_to_https(
+    headers: axum::http::HeaderMap,
+    uri: axum::http::Uri,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let host = headers
+        .get(axum::http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| !h.is_empty() && !h.contains(['/', ' ', '@']));
+    let Some(host) = host else {
+        return (
+            axum::http::StatusCode::BAD_REQUEST,
+            "a Host header is required\n",
+        )
+            .into_response();
+    };
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    (
+        axum::http::StatusCode::MOVED_PERMANENTLY,
+        [(
+            axum::http::header::LOCATION,
+            format!("https://{host}{path}"),
+        )],
+    )
+        .into_response()
+}
+
 impl ReferenceServer {
     /// Binds `addr` (use "127.0.0.1:0" for an ephemeral port) and serves in a spawned tokio task.
     pub async fn start(
@@ -298,7 +326,15 @@ impl ReferenceServer {
         let addr = listener.local_addr()?;
         let legacy = config.defects.contains(&Defect::AcceptsTls10);
         let hsts = !config.defects.contains(&Defect::NoHsts);
+        let serves_plain = config.defects.contains(&Defect::ServesPlainHttp);
         let mut app = router(config);
+        // Plain http on this port: the API itself under the defect, else a
+        // permanent redirect to https (RFC 6797 §7.2).
+        let plain_app = if serves_plain {
+            app.clone()
+        } else {
+            Router::new().fallback(redirect_to_https)
+        };
         if hsts {
             // Two years with subdomains, as the HSTS preload list asks
             // (RFC 6797 §6.1): only ever over https (§7.2).
@@ -328,8 +364,20 @@ impl ReferenceServer {
                 let Ok((tcp, _)) = accepted else { continue };
                 let acceptor = acceptor.clone();
                 let app = app.clone();
+                let plain_app = plain_app.clone();
                 connections.spawn(async move {
                     if legacy && tls::answer_legacy_hello(&tcp).await {
+                        return;
+                    }
+                    // A TLS connection opens with a handshake record (0x16);
+                    // anything else is plain http on the https port.
+                    let mut first = [0u8; 1];
+                    let peeked = tokio::time::timeout(TLS_HANDSHAKE, tcp.peek(&mut first)).await;
+                    if matches!(peeked, Ok(Ok(1))) && first[0] != 0x16 {
+                        let service = hyper_util::service::TowerToHyperService::new(plain_app);
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(hyper_util::rt::TokioIo::new(tcp), service)
+                            .await;
                         return;
                     }
                     let handshake = tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(tcp));

@@ -3,7 +3,7 @@
 //! served over https fails `https`, and whatever rests on TLS is skipped:
 //! it has no transport security to judge, which is the finding.
 
-use super::{headers, tls_probe};
+use super::{headers, redirect, tls_probe};
 use crate::context::CheckContext;
 use crate::families::transport::plan::TransportPlan;
 use crate::http::stream::Origin;
@@ -16,6 +16,7 @@ pub async fn run(plan: &TransportPlan, ctx: &CheckContext) -> Outcome {
         TransportPlan::Hsts(p) => headers::hsts(p, ctx).await,
         TransportPlan::Cors(p) => headers::cors(p, ctx).await,
         TransportPlan::MtlsRequired(p) => tls_probe::mtls_required(p, ctx).await,
+        TransportPlan::HttpsRedirect(p) => redirect::https_redirect(p, ctx).await,
     }
 }
 

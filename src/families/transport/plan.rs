@@ -13,6 +13,14 @@ pub enum TransportPlan {
     Hsts(HstsPlan),
     Cors(CorsPlan),
     MtlsRequired(MtlsPlan),
+    HttpsRedirect(HttpsRedirectPlan),
+}
+
+#[derive(Debug, Clone)]
+pub struct HttpsRedirectPlan {
+    pub path: String,
+    pub http_url: Option<String>,
+    pub refused_status: StatusSet,
 }
 
 #[derive(Debug, Clone)]
@@ -106,6 +114,30 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &TransportSpec) -> TransportPlan {
                 preflight: s.preflight,
             })
         }
+        TransportSpec::HttpsRedirect(s) => {
+            let at = s.id.referenced;
+            if !s.path.starts_with('/') || s.path.contains(char::is_whitespace) {
+                ctx.error(
+                    at,
+                    format!("path `{}` must start with / and hold no spaces", s.path),
+                );
+            }
+            if let Some(u) = &s.http_url {
+                let ok = reqwest::Url::parse(u)
+                    .is_ok_and(|u| u.scheme() == "http" && u.host_str().is_some());
+                if !ok {
+                    ctx.error(
+                        at,
+                        format!("http_url `{u}` is not an http:// URL with a host"),
+                    );
+                }
+            }
+            TransportPlan::HttpsRedirect(HttpsRedirectPlan {
+                path: s.path.clone(),
+                http_url: s.http_url.clone(),
+                refused_status: s.refused_status.clone(),
+            })
+        }
         TransportSpec::MtlsRequired(s) => {
             let request = ctx.request(&s.request, s.id.referenced);
             TransportPlan::MtlsRequired(MtlsPlan {
@@ -123,7 +155,7 @@ impl TransportPlan {
         use crate::context::budget::Requests;
         match self {
             TransportPlan::Certificate(_) | TransportPlan::Protocol(_) => Requests::own(0),
-            TransportPlan::Hsts(_) => Requests::own(1),
+            TransportPlan::Hsts(_) | TransportPlan::HttpsRedirect(_) => Requests::own(1),
             // The hostile origin and the allowed one, each plain and preflighted.
             TransportPlan::Cors(_) => Requests::own(4),
             TransportPlan::MtlsRequired(_) => Requests::own(2),

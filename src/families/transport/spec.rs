@@ -35,6 +35,11 @@ pub mod defaults {
         Exact(495),
         Exact(496),
     ];
+    /// Answers to plain http that refuse it rather than serve it: nginx's
+    /// 400 "The plain HTTP request was sent to HTTPS port", 403, 421
+    /// Misdirected Request, 426 Upgrade Required (RFC 9110 §15.5.22).
+    pub const PLAIN_REFUSED_STATUS: &[StatusPattern] =
+        &[Exact(400), Exact(403), Exact(421), Exact(426)];
 }
 
 use defaults as d;
@@ -114,6 +119,30 @@ check_spec!(
 );
 
 check_spec!(
+    /// `transport.https_redirect`: plain http is redirected to https or
+    /// refused, never served.
+    TransportHttpsRedirectSpec {
+        /// The path asked for over plain http.
+        #[serde(default = "root_path")]
+        pub path: String,
+        /// The plain-http URL to try (default: the target's, `http://`, on
+        /// port 80 when the target is on 443, else on the target's port).
+        #[serde(default)]
+        pub http_url: Option<String>,
+        /// Plain-http answers that count as refusing it.
+        #[serde(default = "plain_refused_status")]
+        pub refused_status: StatusSet,
+    }
+);
+
+fn root_path() -> String {
+    "/".into()
+}
+fn plain_refused_status() -> StatusSet {
+    StatusSet(d::PLAIN_REFUSED_STATUS.to_vec())
+}
+
+check_spec!(
     /// `transport.mtls_required`: a connection without a client certificate
     /// is refused, one with the configured certificate is served.
     TransportMtlsSpec {
@@ -133,6 +162,7 @@ family_kinds!(
         "transport.hsts" => Hsts(TransportHstsSpec),
         "transport.cors" => Cors(TransportCorsSpec),
         "transport.mtls_required" => MtlsRequired(TransportMtlsSpec),
+        "transport.https_redirect" => HttpsRedirect(TransportHttpsRedirectSpec),
     }
 );
 
@@ -228,6 +258,20 @@ pub const KINDS: &[Kind] = &[
             ),
         ],
     },
+    Kind {
+        properties: &[
+            HTTPS,
+            must("not_served", "RFC 6797 §7.2 (an HSTS host does not serve over http); BOTIX launch mistake 3", "plain http gets no API answer: a redirect to https, or a refusal (nothing listening, the connection closed, bytes that are not HTTP, one of refused_status); any other answer (a 2xx, a 401, a 404 from the API) is served"),
+            should("redirect", "RFC 6797 §7.2 (SHOULD answer with a permanent redirect to https)", "an HTTP answer over plain http is a permanent redirect (301 or 308) to an https URL (skipped when nothing answers plain http)"),
+        ],
+        name: "transport.https_redirect",
+        summary: "plain http is redirected to https or refused, never served (RFC 6797 §7.2); sent without the suite's credentials",
+        params: &[
+            param("path", D::Str("/"), "the path asked for over plain http"),
+            param("http_url", D::Absent, "the plain-http URL to try (default: the target's host over http, port 80 when the target is on 443, else its port)"),
+            param("refused_status", D::Statuses(d::PLAIN_REFUSED_STATUS), "plain-http answers that count as refusing it"),
+        ],
+    },
 ];
 
 #[cfg(test)]
@@ -243,6 +287,7 @@ mod tests {
         ("transport.hsts", "    request: { path: /a }\n"),
         ("transport.cors", "    request: { path: /a }\n"),
         ("transport.mtls_required", "    request: { path: /a }\n"),
+        ("transport.https_redirect", ""),
     ];
 
     #[test]
@@ -268,6 +313,13 @@ mod tests {
                 ],
                 TransportPlan::MtlsRequired(m) => {
                     vec![("refused_status", statuses(&m.refused_status))]
+                }
+                TransportPlan::HttpsRedirect(r) => {
+                    vec![
+                        ("path", word(&r.path)),
+                        ("http_url", None),
+                        ("refused_status", statuses(&r.refused_status)),
+                    ]
                 }
             };
             assert_planned(KINDS, kind, &planned);
