@@ -174,6 +174,33 @@ fn cmd_run(a: RunArgs) -> i32 {
             );
         }
     }
+    // The certificates tminus's own servers show (read before anything
+    // is sent; the keys are secrets).
+    let server_tls = |cert: &Option<PathBuf>, key: &Option<PathBuf>, c: &str, k: &str| {
+        cert.as_ref()
+            .map(|cert| {
+                let key = key.as_ref().map(|p| crate::http::tls::TlsFile::new(k, p));
+                crate::http::tls_server::server_config(
+                    &crate::http::tls::TlsFile::new(c, cert),
+                    key.as_ref(),
+                )
+                .map(crate::http::tls_server::ServerTls)
+            })
+            .transpose()
+    };
+    let sink_tls = match server_tls(&a.sink_cert, &a.sink_key, "--sink-cert", "--sink-key") {
+        Ok(t) => t,
+        Err(e) => return usage_error(&e),
+    };
+    let upstream_tls = match server_tls(
+        &a.upstream_cert,
+        &a.upstream_key,
+        "--upstream-cert",
+        "--upstream-key",
+    ) {
+        Ok(t) => t,
+        Err(e) => return usage_error(&e),
+    };
     let opts = PlanOptions {
         vars,
         target: a.target.clone(),
@@ -183,6 +210,7 @@ fn cmd_run(a: RunArgs) -> i32 {
         sink_listen: a.sink_listen,
         sink_url: a.sink_url.clone(),
         sink_max_body: a.sink_max_body,
+        sink_tls,
     };
     let mut plan = match read_and_plan(&a.paths, &opts) {
         Ok(p) => p,
@@ -387,6 +415,7 @@ fn cmd_run(a: RunArgs) -> i32 {
             .map_or(crate::upstream::DEFAULT_MAX_BODY, |m| {
                 usize::try_from(m).unwrap_or(usize::MAX)
             }),
+        upstream_tls,
         warnings,
     };
     let code = rt.block_on(run_plan(

@@ -18,6 +18,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: `run`'s many options cost nothing worth boxing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run suites against a target (the embedded reference when none is given)
@@ -155,6 +157,18 @@ pub struct RunArgs {
     /// The largest request body the mock upstream of `client.*` checks accepts (default 2MiB); larger ones are answered 413 and named in the verdict
     #[arg(long, value_name = "SIZE", value_parser = crate::model::scalar::parse_bytes)]
     pub upstream_max_body: Option<u64>,
+    /// PEM certificate (chain) the webhook sink serves https with, for platforms that deliver only to https; may also hold the key
+    #[arg(long, value_name = "FILE")]
+    pub sink_cert: Option<PathBuf>,
+    /// PEM private key of --sink-cert (a secret: never printed)
+    #[arg(long, value_name = "FILE", requires = "sink_cert")]
+    pub sink_key: Option<PathBuf>,
+    /// PEM certificate (chain) the mock upstream of `client.*` checks serves https with, for clients that refuse http; may also hold the key
+    #[arg(long, value_name = "FILE")]
+    pub upstream_cert: Option<PathBuf>,
+    /// PEM private key of --upstream-cert (a secret: never printed)
+    #[arg(long, value_name = "FILE", requires = "upstream_cert")]
+    pub upstream_key: Option<PathBuf>,
     // command: load
     /// Run only shard I of N (1-based, e.g. 2/3) of the suite's `load:` burst: users, rate and scheduled requests are split so the N shards add up to the whole burst. The suite's other checks are not run; results are deferred to `tminus merge`. Kubernetes' 0-based JOB_COMPLETION_INDEX: --shard $((JOB_COMPLETION_INDEX + 1))/N
     #[arg(long, value_name = "I/N")]

@@ -81,6 +81,8 @@ pub struct SinkEndpoint {
     /// The largest delivery body accepted (`--sink-max-body`); larger ones
     /// are answered 413 and named in the check's verdict.
     pub max_body: usize,
+    /// `--sink-cert`/`--sink-key`: serve https with that certificate.
+    pub tls: Option<crate::http::tls_server::ServerTls>,
 }
 
 /// The default largest delivery body: 2 MiB (most platforms cap webhook
@@ -93,6 +95,7 @@ impl Default for SinkEndpoint {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             public_url: None,
             max_body: DEFAULT_MAX_BODY,
+            tls: None,
         }
     }
 }
@@ -228,10 +231,11 @@ impl Sink {
     ) -> std::io::Result<Sink> {
         let listener = tokio::net::TcpListener::bind(at.listen).await?;
         let addr = listener.local_addr()?;
+        let scheme = if at.tls.is_some() { "https" } else { "http" };
         let base = at
             .public_url
             .clone()
-            .unwrap_or_else(|| format!("http://{addr}"));
+            .unwrap_or_else(|| format!("{scheme}://{addr}"));
         let path = format!("/sink/{}", uuid::Uuid::new_v4().simple());
         let shared = Shared {
             path: path.clone(),
@@ -251,13 +255,24 @@ impl Sink {
             .layer(axum::extract::DefaultBodyLimit::disable())
             .with_state(shared.clone());
         let (tx, rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
+        let stopped = async move {
+            let _ = rx.await;
+        };
+        let task = match &at.tls {
+            None => tokio::spawn(async move {
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(stopped)
+                    .await;
+            }),
+            Some(tls) => {
+                let incoming = crate::http::tls_server::TlsIncoming::new(listener, tls.0.clone())?;
+                tokio::spawn(async move {
+                    let _ = axum::serve(incoming, app)
+                        .with_graceful_shutdown(stopped)
+                        .await;
                 })
-                .await;
-        });
+            }
+        };
         Ok(Sink {
             url: format!("{}{path}", base.trim_end_matches('/')),
             addr,

@@ -670,10 +670,7 @@ static TRANSPORT: Table = Table {
         ),
         row(
             &[ServesPlainHttp],
-            &[(
-                "https-redirect",
-                "not_served: GET http://127.0.0.1:",
-            )],
+            &[("https-redirect", "not_served: GET http://127.0.0.1:")],
             &[],
         ),
     ],

@@ -419,6 +419,12 @@ fn the_burst_carries_the_tls_options() {
     assert_eq!(code, 3, "{out}");
     assert!(out.contains(m.url.trim_start_matches("https://")), "{out}");
     assert!(out.contains("the TLS handshake failed"), "{out}");
+    // Trusted but without a client certificate: TLS 1.3 refuses it after
+    // the handshake, the users see closed connections, and the burst's
+    // error says what the server's alert says.
+    let (code, out) = burst(&["--cacert", &m.ca_file]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("requires a client certificate"), "{out}");
 }
 
 /// A TLS 1.3 server judges the client certificate after the client's

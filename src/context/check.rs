@@ -21,6 +21,8 @@ pub struct CheckContext {
     pub sink: crate::sink::SinkEndpoint,
     /// The largest request body a `client.*` check's mock upstream accepts.
     pub upstream_max_body: usize,
+    /// `--upstream-cert`: the mock upstream serves https.
+    pub upstream_tls: Option<crate::http::tls_server::ServerTls>,
 }
 
 /// A check that sends more requests than this, or more at once than

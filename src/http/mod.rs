@@ -9,6 +9,7 @@ pub mod quota;
 pub mod stream;
 pub mod tls;
 pub mod tls_legacy;
+pub mod tls_server;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -46,6 +46,8 @@ pub struct PlanOptions {
     pub sink_url: Option<String>,
     /// `--sink-max-body`: the sink's body limit.
     pub sink_max_body: Option<u64>,
+    /// `--sink-cert`/`--sink-key`: the sink serves https.
+    pub sink_tls: Option<crate::http::tls_server::ServerTls>,
 }
 
 #[derive(Debug)]
@@ -591,6 +593,7 @@ fn plan_sink(
     if let Some(m) = opts.sink_max_body {
         at.max_body = usize::try_from(m).unwrap_or(usize::MAX);
     }
+    at.tls = opts.sink_tls.clone();
     if let Some(u) = &opts.sink_url {
         ctx.redactor.add_userinfo(u);
         at.public_url = Some(u.trim_end_matches('/').to_owned());

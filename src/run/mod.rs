@@ -27,6 +27,8 @@ pub struct RunOptions {
     pub quota: crate::http::quota::QuotaOptions,
     /// `--upstream-max-body`: the mock upstream's body limit.
     pub upstream_max_body: usize,
+    /// `--upstream-cert`/`--upstream-key`: the mock upstream serves https.
+    pub upstream_tls: Option<crate::http::tls_server::ServerTls>,
     /// What every report must say about the whole run (`--insecure`).
     pub warnings: Vec<String>,
 }
@@ -153,6 +155,7 @@ pub async fn run(
                     allow_remote_load: opts.allow_remote_load,
                     sink: suite.sink.clone(),
                     upstream_max_body: opts.upstream_max_body,
+                    upstream_tls: opts.upstream_tls.clone(),
                 };
                 // The check's requests are reserved by its first request to
                 // a limited path, so it is not cut across a window's reset by

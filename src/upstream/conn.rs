@@ -13,12 +13,16 @@ use std::task::{Context, Poll};
 use axum::extract::connect_info::Connected;
 use axum::serve::{IncomingStream, Listener};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
-pub struct KillListener(pub TcpListener);
+/// Plain TCP, or TLS with the certificate of `--upstream-cert`.
+pub enum KillListener {
+    Plain(TcpListener),
+    Tls(crate::http::tls_server::TlsIncoming),
+}
 
 pub struct KillIo {
-    inner: TcpStream,
+    inner: Box<dyn crate::http::stream::Io>,
     killed: Arc<AtomicBool>,
 }
 
@@ -37,26 +41,32 @@ impl Listener for KillListener {
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (KillIo, SocketAddr) {
-        loop {
-            match self.0.accept().await {
-                Ok((s, a)) => {
-                    let _ = s.set_nodelay(true);
-                    return (
-                        KillIo {
-                            inner: s,
-                            killed: Arc::new(AtomicBool::new(false)),
-                        },
-                        a,
-                    );
-                }
-                // Out of descriptors and the like: back off briefly, as axum does.
-                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+        let killed = Arc::new(AtomicBool::new(false));
+        match self {
+            KillListener::Tls(incoming) => {
+                let (s, a) = incoming.next().await;
+                let inner: Box<dyn crate::http::stream::Io> = Box::new(s);
+                (KillIo { inner, killed }, a)
             }
+            KillListener::Plain(l) => loop {
+                match TcpListener::accept(l).await {
+                    Ok((s, a)) => {
+                        let _ = s.set_nodelay(true);
+                        let inner: Box<dyn crate::http::stream::Io> = Box::new(s);
+                        return (KillIo { inner, killed }, a);
+                    }
+                    // Out of descriptors and the like: back off briefly, as axum does.
+                    Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+                }
+            },
         }
     }
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.0.local_addr()
+        match self {
+            KillListener::Plain(l) => l.local_addr(),
+            KillListener::Tls(i) => Listener::local_addr(i),
+        }
     }
 }
 

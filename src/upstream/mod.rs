@@ -356,6 +356,8 @@ pub type Hook = Arc<dyn Fn(usize) + Send + Sync>;
 /// A running mock upstream on 127.0.0.1.
 pub struct Upstream {
     addr: SocketAddr,
+    /// Served over https (`--upstream-cert`).
+    https: bool,
     inner: Arc<Inner>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
@@ -364,19 +366,26 @@ pub struct Upstream {
 impl Upstream {
     /// Binds 127.0.0.1:0 and serves `script`.
     pub async fn start(script: Script) -> std::io::Result<Upstream> {
-        Upstream::start_with(script, None, DEFAULT_MAX_BODY).await
+        Upstream::start_with(script, None, DEFAULT_MAX_BODY, None).await
     }
 
     /// [`Upstream::start`], calling `hook` at each request and each answer,
     /// refusing bodies over `max_body` bytes with 413 (recorded as
-    /// [`Served::TooLarge`], so the check can name the limit).
+    /// [`Served::TooLarge`], so the check can name the limit); over https
+    /// with `tls` (`--upstream-cert`).
     pub async fn start_with(
         script: Script,
         hook: Option<Hook>,
         max_body: usize,
+        tls: Option<crate::http::tls_server::ServerTls>,
     ) -> std::io::Result<Upstream> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?;
+        let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = tcp.local_addr()?;
+        let https = tls.is_some();
+        let listener = match tls {
+            None => KillListener::Plain(tcp),
+            Some(t) => KillListener::Tls(crate::http::tls_server::TlsIncoming::new(tcp, t.0)?),
+        };
         let inner = Arc::new(Inner {
             script,
             started: Instant::now(),
@@ -396,13 +405,14 @@ impl Upstream {
             .into_make_service_with_connect_info::<ConnKill>();
         let (stop, stop_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            let serve = axum::serve(KillListener(listener), app).with_graceful_shutdown(async {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async {
                 let _ = stop_rx.await;
             });
             let _ = serve.await;
         });
         Ok(Upstream {
             addr,
+            https,
             inner,
             stop: Some(stop),
             task: Some(task),
@@ -416,7 +426,8 @@ impl Upstream {
 
     /// The base URL client `n` is given.
     pub fn client_url(&self, n: usize) -> String {
-        format!("http://{}/c/{n}", self.addr)
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{}/c/{n}", self.addr)
     }
 
     /// Time since the upstream started (the origin of every offset).

@@ -77,7 +77,14 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
                 }
             }) as Hook
         });
-        let up = match Upstream::start_with(r.script.clone(), hook, ctx.upstream_max_body).await {
+        let up = match Upstream::start_with(
+            r.script.clone(),
+            hook,
+            ctx.upstream_max_body,
+            ctx.upstream_tls.clone(),
+        )
+        .await
+        {
             Ok(u) => u,
             Err(e) => return Err(format!("cannot start the mock upstream on 127.0.0.1: {e}")),
         };

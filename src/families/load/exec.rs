@@ -253,14 +253,47 @@ pub async fn run(plan: &LoadPlan, ctx: LoadContext<'_>) -> Vec<LoadResult> {
         &ctx.redactor,
     );
     let target = crate::redact::mask_userinfo(&ctx.target.base_url);
-    judge_figures(
+    let mut results = judge_figures(
         plan,
         ctx.suite,
         &target,
         &burst.figures,
         &files.json,
         write_err,
-    )
+    );
+    explain_tls_losses(&mut results, &ctx.target.base_url).await;
+    results
+}
+
+/// A burst that lost its requests at the transport over https may have
+/// met a TLS 1.3 server refusing the client certificate after the
+/// handshake: the users saw only closed connections. The handshake is
+/// repeated alone once (`http::tls::diagnose`) and what the server's alert
+/// says is added to the error.
+async fn explain_tls_losses(results: &mut [LoadResult], base_url: &str) {
+    let lost = |r: &LoadResult| {
+        r.outcome.verdict == crate::outcome::Verdict::Error
+            && r.outcome.message.contains("failed at the transport")
+    };
+    if !results.iter().any(lost) {
+        return;
+    }
+    let Some(origin) = reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| crate::http::stream::Origin::of(&u).ok())
+        .filter(|o| o.tls)
+    else {
+        return;
+    };
+    let tls = crate::http::tls::installed().cloned().unwrap_or_default();
+    let Some(why) = crate::http::tls::diagnose(&tls, &origin).await else {
+        return;
+    };
+    for r in results.iter_mut().filter(|r| lost(r)) {
+        r.outcome
+            .message
+            .push_str(&format!(" The TLS layer says: {why}"));
+    }
 }
 
 /// The report folder (`reports` when none is given) and the file stem of a
@@ -325,6 +358,7 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
         // A load runs no sink check, and no client check.
         sink: Default::default(),
         upstream_max_body: crate::upstream::DEFAULT_MAX_BODY,
+        upstream_tls: None,
     };
     let before = match &plan.effects {
         Some(c) => Some(
