@@ -172,6 +172,95 @@ fn the_reference_document_is_3_1_json() {
     );
 }
 
+/// A documented header that is present is judged against its schema, read
+/// as OpenAPI's `simple` style reads it: `integer` headers as numbers,
+/// strings as they are; a missing optional header is not judged.
+#[test]
+fn header_values_are_judged_against_their_schemas() {
+    let c = Contract::from_text(tminus::reference::OPENAPI_JSON, "openapi.json").unwrap();
+    let url = "http://127.0.0.1:1/public/v1/contacts";
+    let body = serde_json::json!({"error": {"code": "INVALID_API_KEY", "message": "x"}});
+    let ids = [
+        ("X-Request-Id", "req_1"),
+        ("Trace-Id", "0af7651916cd43dd8448eb211c80319c"),
+        (
+            "traceresponse",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        ),
+    ];
+    let with = |extra: &[(&'static str, &'static str)]| {
+        let mut h = vec![JSON];
+        h.extend_from_slice(&ids);
+        h.extend_from_slice(extra);
+        h
+    };
+    let v = violations(judge(
+        &c,
+        "GET",
+        url,
+        401,
+        &with(&[("WWW-Authenticate", "Bearer")]),
+        body.clone(),
+    ));
+    assert!(v.is_empty(), "{v:?}");
+    let v = violations(judge(
+        &c,
+        "GET",
+        url,
+        401,
+        &with(&[("WWW-Authenticate", "Bearer error=\"invalid_token\"")]),
+        body.clone(),
+    ));
+    assert!(v.is_empty(), "parameters are allowed: {v:?}");
+    let v = violations(judge(
+        &c,
+        "GET",
+        url,
+        401,
+        &with(&[("WWW-Authenticate", "Basic realm=\"x\"")]),
+        body.clone(),
+    ));
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].0, Level::Must);
+    assert!(
+        v[0].1.ends_with("/headers/WWW-Authenticate/schema"),
+        "{v:?}"
+    );
+    assert!(v[0].2.contains("`Basic realm=\"x\"`"), "{v:?}");
+
+    // An integer header: a number passes, words and negatives fail.
+    let ok = [
+        ("X-RateLimit-Limit", "60"),
+        ("X-RateLimit-Remaining", "59"),
+        ("X-RateLimit-Reset", "30"),
+    ];
+    let list = |extra: &[(&'static str, &'static str)]| {
+        let mut h = with(extra);
+        h.push(("Content-Type", "application/json"));
+        violations(judge(
+            &c,
+            "GET",
+            url,
+            200,
+            &h,
+            serde_json::json!({"items": [], "next_cursor": null}),
+        ))
+        .into_iter()
+        .filter(|v| v.1.contains("/headers/"))
+        .collect::<Vec<_>>()
+    };
+    assert!(list(&ok).is_empty(), "{:?}", list(&ok));
+    let bad = list(&[
+        ("X-RateLimit-Remaining", "many"),
+        ("X-RateLimit-Limit", "-1"),
+    ]);
+    assert_eq!(bad.len(), 2, "{bad:?}");
+    assert!(
+        bad.iter().any(|v| v.2.contains("`many` is not a number")),
+        "{bad:?}"
+    );
+}
+
 #[test]
 fn split_3_0_document_with_relative_refs_and_normalised_schemas() {
     let c = Contract::load(&fixture("split/api.yaml")).unwrap();

@@ -727,6 +727,14 @@ static CONTRACT: Table = Table {
             )],
             &[],
         ),
+        row(
+            &[WwwAuthenticateBasic],
+            &[(
+                "bad-key-rejected",
+                "contract: listContacts (GET /public/v1/contacts): 401 response header WWW-Authenticate: `Basic realm=\"reference\"`: ",
+            )],
+            &[],
+        ),
     ],
 };
 

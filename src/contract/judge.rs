@@ -1,7 +1,8 @@
 //! Judging one response against its operation: the status is documented
 //! (or covered by a range or `default`), the Content-Type is a documented
 //! media type, a JSON body is valid against the response schema, and the
-//! headers the response declares `required` are present. Each broken rule
+//! headers the response declares `required` are present, and a documented
+//! header that is present matches its schema. Each broken rule
 //! is a [`Violation`] with the JSON pointer it concerns: into the body for a
 //! schema violation, into the document for the rest.
 
@@ -9,6 +10,9 @@ use super::operation::{is_json, Operation};
 
 /// Most schema errors kept for one body (the first ones say enough).
 const MAX_BODY_ERRORS: usize = 3;
+
+/// The most of a header's value a message quotes.
+const MAX_SHOWN: usize = 80;
 
 /// How much a broken rule matters (the `contract` property's level).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -73,6 +77,26 @@ pub fn judge(op: &Operation, seen: &Seen<'_>) -> Vec<Violation> {
                     super::operation::escape(name)
                 ),
                 message: format!("{} response lacks the required header {name}", resp.key),
+            });
+        }
+    }
+    for h in &resp.header_schemas {
+        let Some(text) = seen.header(&h.name) else {
+            continue;
+        };
+        let shown: String = text.chars().take(MAX_SHOWN).collect();
+        let problem = match h.read_as.read(text) {
+            Err(why) => Some(why),
+            Ok(v) => h.validator.iter_errors(&v).next().map(|e| e.to_string()),
+        };
+        if let Some(problem) = problem {
+            out.push(Violation {
+                level: Level::Must,
+                pointer: h.pointer.clone(),
+                message: format!(
+                    "{} response header {}: `{shown}`: {problem}",
+                    resp.key, h.name
+                ),
             });
         }
     }

@@ -35,8 +35,78 @@ pub struct Response {
     pub pointer: String,
     /// Header names the response declares `required: true` (as written).
     pub required_headers: Vec<String>,
+    /// Documented headers with a schema: a value that is present is judged.
+    pub header_schemas: Vec<HeaderSchema>,
     /// Documented media types; empty when the response declares no content.
     pub content: Vec<Media>,
+}
+
+/// A documented header's schema, and how its text is read as JSON: the
+/// `simple` style OpenAPI gives headers (a number for `integer`/`number`,
+/// `true`/`false` for `boolean`, comma-separated items for `array`).
+#[derive(Debug)]
+pub struct HeaderSchema {
+    pub name: String,
+    /// `#/.../headers/X-RateLimit-Remaining/schema`.
+    pub pointer: String,
+    pub read_as: ReadAs,
+    pub validator: jsonschema::Validator,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadAs {
+    Text,
+    Number,
+    Boolean,
+    /// Comma-separated items, each read as the item kind.
+    List(Item),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Item {
+    Text,
+    Number,
+    Boolean,
+}
+
+impl ReadAs {
+    fn of_type(t: Option<&str>) -> Option<ReadAs> {
+        match t {
+            None | Some("string") => Some(ReadAs::Text),
+            Some("integer" | "number") => Some(ReadAs::Number),
+            Some("boolean") => Some(ReadAs::Boolean),
+            _ => None,
+        }
+    }
+
+    /// The header's text as the JSON its schema judges; `Err` says why it
+    /// cannot be read so (not a number, not a boolean).
+    pub fn read(self, text: &str) -> Result<Value, String> {
+        fn scalar(kind: Item, t: &str) -> Result<Value, String> {
+            match kind {
+                Item::Text => Ok(Value::String(t.to_owned())),
+                Item::Number => serde_json::from_str::<serde_json::Number>(t)
+                    .map(Value::Number)
+                    .map_err(|_| format!("`{t}` is not a number")),
+                Item::Boolean => match t {
+                    "true" => Ok(Value::Bool(true)),
+                    "false" => Ok(Value::Bool(false)),
+                    _ => Err(format!("`{t}` is not true or false")),
+                },
+            }
+        }
+        let t = text.trim();
+        match self {
+            ReadAs::Text => scalar(Item::Text, t),
+            ReadAs::Number => scalar(Item::Number, t),
+            ReadAs::Boolean => scalar(Item::Boolean, t),
+            ReadAs::List(kind) => t
+                .split(',')
+                .map(|i| scalar(kind, i.trim()))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -129,17 +199,47 @@ fn response(
     r: &Value,
 ) -> Result<Response, String> {
     let mut required_headers = Vec::new();
+    let mut header_schemas = Vec::new();
     if let Some(hs) = r.get("headers").and_then(Value::as_object) {
         for (name, h) in hs {
             let (_, h) = doc
                 .deref(uri, h)
                 .map_err(|e| format!("{pointer}/headers/{}: {e}", escape(name)))?;
             // OpenAPI: a Content-Type header description is ignored.
-            if h.get("required") == Some(&Value::Bool(true))
-                && !name.eq_ignore_ascii_case("content-type")
-            {
+            if name.eq_ignore_ascii_case("content-type") {
+                continue;
+            }
+            if h.get("required") == Some(&Value::Bool(true)) {
                 required_headers.push(name.clone());
             }
+            let Some(schema) = h.get("schema") else {
+                continue;
+            };
+            let at = format!("{pointer}/headers/{}/schema", escape(name));
+            let (_, shape) = doc.deref(uri, schema).map_err(|e| format!("{at}: {e}"))?;
+            let ty = shape.get("type").and_then(Value::as_str);
+            let read_as = if ty == Some("array") {
+                let item_ty = shape
+                    .get("items")
+                    .and_then(|i| doc.deref(uri, i).ok())
+                    .and_then(|(_, i)| i.get("type").and_then(Value::as_str));
+                match ReadAs::of_type(item_ty) {
+                    Some(ReadAs::Number) => Some(ReadAs::List(Item::Number)),
+                    Some(ReadAs::Boolean) => Some(ReadAs::List(Item::Boolean)),
+                    Some(_) => Some(ReadAs::List(Item::Text)),
+                    None => None,
+                }
+            } else {
+                ReadAs::of_type(ty)
+            };
+            // An object header (`explode` styles) is not judged.
+            let Some(read_as) = read_as else { continue };
+            header_schemas.push(HeaderSchema {
+                name: name.clone(),
+                pointer: at.clone(),
+                read_as,
+                validator: compile(doc, registry, uri, schema).map_err(|e| format!("{at}: {e}"))?,
+            });
         }
     }
     let mut content = Vec::new();
@@ -168,6 +268,7 @@ fn response(
         key: key.to_ascii_uppercase().replace("DEFAULT", "default"),
         pointer,
         required_headers,
+        header_schemas,
         content,
     })
 }

@@ -45,6 +45,14 @@ pub(crate) async fn require_api_key(
                     ),
                 );
             }
+            // A drift defect: the header names a scheme the document's
+            // schema does not allow.
+            if state.has(Defect::WwwAuthenticateBasic) {
+                resp.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    axum::http::HeaderValue::from_static("Basic realm=\"reference\""),
+                );
+            }
             // The drift defect: the header the document requires is dropped.
             if state.has(Defect::NoWwwAuthenticate) {
                 resp.headers_mut()

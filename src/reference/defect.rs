@@ -308,6 +308,9 @@ defects! {
         /// 401 answers lack the `WWW-Authenticate` header the document requires.
         NoWwwAuthenticate => "no-www-authenticate",
             "401 INVALID_API_KEY answers lack the WWW-Authenticate header the OpenAPI document declares required";
+        /// 401 answers name the Basic scheme, which the document does not allow.
+        WwwAuthenticateBasic => "www-authenticate-basic",
+            "401 INVALID_API_KEY answers carry WWW-Authenticate: Basic realm=\"reference\", not the Bearer scheme the OpenAPI document's header schema allows";
     }
     Load => "load" {
         /// Every Nth API request (`ReferenceConfig.stall_every`) pauses the API for `stall_for`.
