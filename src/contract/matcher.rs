@@ -74,17 +74,24 @@ fn split(path: &str) -> impl Iterator<Item = &str> {
 /// The base paths of the document's `servers` (`/v1`; empty for `/` or no
 /// servers), with server variables at their defaults.
 pub fn base_paths(root: &Value) -> Vec<String> {
-    let mut out: Vec<String> = root
+    own_base_paths(root).unwrap_or_else(|| vec![String::new()])
+}
+
+/// The base paths of `v`'s own `servers` (a path item's or an operation's,
+/// which override the document's, OpenAPI 3.x §4.8.9 and §4.8.10), `None`
+/// when it declares none.
+pub fn own_base_paths(v: &Value) -> Option<Vec<String>> {
+    let mut out: Vec<String> = v
         .get("servers")
         .and_then(Value::as_array)
         .map(|servers| servers.iter().filter_map(server_path).collect())
         .unwrap_or_default();
     if out.is_empty() {
-        out.push(String::new());
+        return None;
     }
     out.sort();
     out.dedup();
-    out
+    Some(out)
 }
 
 fn server_path(server: &Value) -> Option<String> {
@@ -114,26 +121,34 @@ fn server_path(server: &Value) -> Option<String> {
 }
 
 /// Picks the best of `templates` for `path` (a URL path, without query),
-/// trying each base path: the index and how specific the match is.
+/// trying each template's base paths (its own servers', else `bases`):
+/// the index of the most specific match.
 pub fn best<'a>(
-    templates: impl Iterator<Item = (usize, &'a Template)>,
+    templates: impl Iterator<Item = (usize, &'a Template, Option<&'a [String]>)>,
     bases: &[String],
     path: &str,
 ) -> Option<usize> {
-    let rests: Vec<Vec<&str>> = bases
-        .iter()
-        .filter_map(|b| {
-            let rest = path.strip_prefix(b.as_str())?;
-            (rest.is_empty() || rest.starts_with('/')).then(|| split(rest).collect())
-        })
-        .collect();
+    let rests = |bases: &[String]| -> Vec<Vec<&str>> {
+        bases
+            .iter()
+            .filter_map(|b| {
+                let rest = path.strip_prefix(b.as_str())?;
+                (rest.is_empty() || rest.starts_with('/')).then(|| split(rest).collect())
+            })
+            .collect()
+    };
+    let shared = rests(bases);
     templates
-        .filter_map(|(i, t)| {
-            rests
-                .iter()
-                .filter_map(|r| t.score(r))
-                .max()
-                .map(|s| (s, i))
+        .filter_map(|(i, t, own)| {
+            let own_rests;
+            let rs = match own {
+                Some(b) => {
+                    own_rests = rests(b);
+                    &own_rests
+                }
+                None => &shared,
+            };
+            rs.iter().filter_map(|r| t.score(r)).max().map(|s| (s, i))
         })
         // Most literal segments first; the first declared among equals.
         .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
@@ -148,7 +163,12 @@ mod tests {
     fn pick(templates: &[&str], bases: &[&str], path: &str) -> Option<String> {
         let ts: Vec<Template> = templates.iter().map(|t| Template::parse(t)).collect();
         let bases: Vec<String> = bases.iter().map(|b| b.to_string()).collect();
-        best(ts.iter().enumerate(), &bases, path).map(|i| templates[i].to_owned())
+        best(
+            ts.iter().enumerate().map(|(i, t)| (i, t, None)),
+            &bases,
+            path,
+        )
+        .map(|i| templates[i].to_owned())
     }
 
     #[test]
@@ -192,5 +212,23 @@ mod tests {
         assert_eq!(pick(&ts, &["/v2"], "/pets/7"), None);
         assert_eq!(pick(&ts, &["/v2"], "/v2x/pets/7"), None);
         assert_eq!(base_paths(&json!({})), vec![String::new()]);
+        assert_eq!(own_base_paths(&json!({"servers": []})), None);
+        // A template's own servers replace the document's for it.
+        let ts: Vec<Template> = ["/pets/{id}", "/files/{id}"]
+            .iter()
+            .map(|t| Template::parse(t))
+            .collect();
+        let files = vec!["/uploads".to_string()];
+        let own = [None, Some(files.as_slice())];
+        let pick_own = |path: &str| {
+            best(
+                ts.iter().enumerate().map(|(i, t)| (i, t, own[i])),
+                &["/v2".to_string()],
+                path,
+            )
+        };
+        assert_eq!(pick_own("/v2/pets/7"), Some(0));
+        assert_eq!(pick_own("/uploads/files/7"), Some(1));
+        assert_eq!(pick_own("/v2/files/7"), None);
     }
 }

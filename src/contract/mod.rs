@@ -98,7 +98,7 @@ impl Contract {
             .iter()
             .enumerate()
             .filter(|(_, o)| o.method == method)
-            .map(|(i, o)| (i, &o.template));
+            .map(|(i, o)| (i, &o.template, o.bases.as_deref()));
         matcher::best(candidates, &self.bases, &path)
     }
 

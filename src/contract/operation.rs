@@ -25,6 +25,9 @@ pub struct Operation {
     /// `#/paths/~1messages/post`, where it is written.
     pub pointer: String,
     pub responses: Vec<Response>,
+    /// Base paths of the operation's own `servers`, else its path item's;
+    /// `None`: the document's.
+    pub bases: Option<Vec<String>>,
 }
 
 /// One documented response of an operation.
@@ -184,6 +187,8 @@ pub fn operations(doc: &Document) -> Result<Vec<Operation>, String> {
                 template: Template::parse(template),
                 pointer,
                 responses,
+                bases: super::matcher::own_base_paths(op)
+                    .or_else(|| super::matcher::own_base_paths(item)),
             });
         }
     }
