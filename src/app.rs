@@ -377,7 +377,7 @@ fn cmd_run(a: RunArgs) -> i32 {
     if let Some(p) = &a.proxy {
         plan.redactor.add_userinfo(p);
     }
-    let proxies = match crate::plan::tls::proxies_for_the_run(
+    let proxies = match crate::plan::proxy::proxies_for_the_run(
         &plan.suites,
         a.proxy.as_deref(),
         a.noproxy.as_deref(),

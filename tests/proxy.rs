@@ -269,6 +269,23 @@ fn the_environment_names_the_proxy_and_no_proxy_bypasses_it() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("HTTPS_PROXY"), "{}", text(&out));
     assert!(!text(&out).contains("pw-in-env"), "{}", text(&out));
+    // ...unless it would not be used: `--noproxy '*'` goes direct (where
+    // the staging name does not resolve: an error of the run, not of usage).
+    let out = tminus(
+        dir.path(),
+        &[
+            "run",
+            suite.to_str().unwrap(),
+            "--target",
+            &target,
+            "--noproxy",
+            "*",
+        ],
+        &[("HTTPS_PROXY", "socks5://u:pw-in-env@127.0.0.1:1080")],
+        DEADLINE,
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(!text(&out).contains("pw-in-env"), "{}", text(&out));
 }
 
 #[test]

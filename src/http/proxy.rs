@@ -71,7 +71,7 @@ pub fn parse_proxy_url(text: &str, from: &str) -> Result<Url, String> {
 
 impl Proxies {
     /// The environment's proxies (`get` reads a variable).
-    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Proxies, String> {
+    pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Proxies, String> {
         let var = |names: [&str; 2]| {
             names.iter().find_map(|n| {
                 get(n)
@@ -305,7 +305,7 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        Proxies::from_env(|k| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())).unwrap()
+        Proxies::from_env(&|k| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())).unwrap()
     }
 
     fn via(p: &Proxies, url: &str) -> Option<String> {
@@ -391,7 +391,7 @@ mod tests {
     #[test]
     fn bad_proxy_urls_name_their_source_and_hide_credentials() {
         let e =
-            Proxies::from_env(|k| (k == "HTTPS_PROXY").then(|| "socks5://u:hunter2@p:1".into()))
+            Proxies::from_env(&|k| (k == "HTTPS_PROXY").then(|| "socks5://u:hunter2@p:1".into()))
                 .unwrap_err();
         assert!(e.contains("HTTPS_PROXY") && e.contains("socks5"), "{e}");
         assert!(!e.contains("hunter2"), "{e}");

@@ -201,6 +201,11 @@ impl TlsOptions {
                 tls.client_auth = Some(Arc::new(ClientAuth { chain, key }));
             }
         }
+        // With a server_name the reqwest clients take this configuration
+        // (`apply`): a failure to build it is said here, not swallowed there.
+        if tls.server_name.is_some() {
+            tls.rustls_config()?;
+        }
         Ok(tls)
     }
 }
@@ -266,6 +271,7 @@ impl Tls {
             // reqwest checks the certificate against the URL's host: another
             // name needs a verifier of tminus's, in a rustls configuration
             // that then carries everything else too.
+            // It built in `TlsOptions::load` already.
             if let Ok(mut config) = self.rustls_config() {
                 config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
                 return b.tls_backend_preconfigured(config);

@@ -7,6 +7,7 @@
 //! plans each check through the registry (`families::plan_check`); it sits
 //! above the families, which see only the context.
 
+pub mod proxy;
 pub mod shard;
 pub mod tls;
 
@@ -319,7 +320,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         .target
         .as_ref()
         .and_then(|t| t.proxy.as_ref())
-        .and_then(|p| tls::plan_proxy(ctx, p));
+        .and_then(|p| proxy::plan_proxy(ctx, p));
     if let Some(t) = &opts.target {
         ctx.redactor.add_userinfo(t);
         base_url = Some(t.trim_end_matches('/').to_owned());

@@ -1,11 +1,11 @@
-//! `target.tls` and `target.proxy`: a suite's TLS options planned (paths relative to the suite
+//! `target.tls`: a suite's TLS options planned (paths relative to the suite
 //! file, each one checked to be a file, `min_version` and `server_name`
 //! read), and the one TLS setup a run gets from its suites and its command
 //! line.
 //!
-//! TLS and the proxy are set once per process, for every client (see
-//! `http::tls`, `http::proxy`), so the suites of one run must agree on them;
-//! the command line's options win over a suite's, field by field.
+//! TLS is set once per process, for every client (see `http::tls`), so the
+//! suites of one run must agree on it; the command line's options win over
+//! a suite's, field by field.
 
 use std::path::Path;
 
@@ -115,59 +115,4 @@ pub fn for_the_run(suites: &[PlannedSuite], cli: TlsOptions) -> Result<TlsOption
         .map(|(_, t)| t.clone())
         .unwrap_or_default()
         .overlaid(cli))
-}
-
-/// Plans `target.proxy`: a proxy URL, its userinfo a secret.
-pub fn plan_proxy(ctx: &mut PlanCtx<'_>, v: &serde_saphyr::Spanned<String>) -> Option<String> {
-    let text = ctx.template(v).as_literal()?;
-    let text = text.trim().to_owned();
-    if text.is_empty() {
-        return None;
-    }
-    ctx.redactor.add_userinfo(&text);
-    match crate::http::proxy::parse_proxy_url(&text, "target.proxy") {
-        Ok(_) => Some(text),
-        Err(e) => {
-            ctx.error(v.referenced, e);
-            None
-        }
-    }
-}
-
-/// The run's proxies: `--proxy` (`cli`), else the suites' `target.proxy`
-/// (which must agree), else the environment's; `--noproxy` in place of
-/// `NO_PROXY`.
-pub fn proxies_for_the_run(
-    suites: &[PlannedSuite],
-    cli: Option<&str>,
-    noproxy: Option<&str>,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<crate::http::proxy::Proxies, String> {
-    use crate::http::proxy::{parse_proxy_url, Proxies};
-    let mut proxies = Proxies::from_env(env)?;
-    let mut named: Option<(&PlannedSuite, &String)> = None;
-    for s in suites {
-        let Some(p) = &s.proxy else { continue };
-        match named {
-            Some((first, fp)) if fp != p => {
-                return Err(format!(
-                    "{} and {} set different target.proxy: one run goes through one proxy; run them separately, or give --proxy",
-                    first.file.display(),
-                    s.file.display()
-                ))
-            }
-            Some(_) => {}
-            None => named = Some((s, p)),
-        }
-    }
-    if let Some(url) = cli {
-        proxies = proxies.with_explicit(parse_proxy_url(url, "--proxy")?, "--proxy");
-    } else if let Some((s, url)) = named {
-        let from = format!("target.proxy of {}", s.file.display());
-        proxies = proxies.with_explicit(parse_proxy_url(url, &from)?, &from);
-    }
-    if let Some(list) = noproxy {
-        proxies = proxies.with_no_proxy(list);
-    }
-    Ok(proxies)
 }
