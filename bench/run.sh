@@ -36,6 +36,9 @@ load:
       request: { path: $PATH_ }
 YAML
 
+# The same burst with the reference's contract: its sample is judged.
+{ echo "contract: { openapi: $PWD/src/reference/openapi.json }"; cat "$WORK/bench.yaml"; } > "$WORK/bench-contract.yaml"
+
 # cpu_of OUT ERR CMD... : runs CMD (stdout to OUT, stderr to ERR) and sets
 # CPU_S to its user+sys seconds. time(1) prepends a line on a non-zero exit.
 cpu_of() {
@@ -55,6 +58,10 @@ for r in $(seq "$ROUNDS"); do
   rm -rf "$WORK/rep"
   cpu_of /dev/null /dev/null "$TM" run "$WORK/bench.yaml" --target "$URL" --report-dir "$WORK/rep"
   n=$(python3 -c "import json;print(json.load(open('$WORK/rep/load-bench-bench.json'))['overall']['requests'])"); add tminus "$n" "$CPU_S"
+  # tminus with the contract sample
+  rm -rf "$WORK/rep"
+  cpu_of /dev/null /dev/null "$TM" run "$WORK/bench-contract.yaml" --target "$URL" --report-dir "$WORK/rep"
+  n=$(python3 -c "import json;print(json.load(open('$WORK/rep/load-bench-bench.json'))['overall']['requests'])"); add tminus+contract "$n" "$CPU_S"
   # wrk
   if command -v wrk >/dev/null; then
     cpu_of "$WORK/wrk.out" /dev/null wrk -t2 -c"$USERS" -d"${SECS}s" -H "Authorization: Bearer ref_load_key" "$URL$PATH_"
@@ -71,7 +78,7 @@ T=$(echo "$SECS * $ROUNDS" | bc -l)
 printf "%-12s %10s %14s %12s %16s\n" tool "req/s" "x bare goose" "CPU µs/req" "x bare goose"
 base_rps=$(echo "${REQS[bare-goose]} / $T" | bc -l)
 base_cpu=$(echo "${CPU[bare-goose]} * 1000000 / ${REQS[bare-goose]}" | bc -l)
-for t in bare-goose tminus wrk oha; do
+for t in bare-goose tminus tminus+contract wrk oha; do
   [ -n "${REQS[$t]:-}" ] || { printf "%-12s %s\n" "$t" "not installed"; continue; }
   rps=$(echo "${REQS[$t]} / $T" | bc -l)
   cpu=$(echo "${CPU[$t]} * 1000000 / ${REQS[$t]}" | bc -l)

@@ -111,3 +111,75 @@ fn a_document_that_does_not_load_is_an_error_at_its_line() {
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("u.yaml:4:"), "{text}");
 }
+
+/// The burst's sample is judged: against the healthy reference the
+/// `delivered` result carries a passing `contract` property naming the
+/// operations it saw; against a reference whose created message drifts (a
+/// renamed field) that property fails, naming the operation and the
+/// pointer, while the latency threshold still holds.
+#[test]
+fn the_burst_sample_is_judged_against_the_contract() {
+    use tminus::reference::Defect;
+    let delivered = |report: &std::path::Path| -> serde_json::Value {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+        v["suites"][0]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "burst.delivered")
+            .cloned()
+            .expect("a delivered result")
+    };
+    let contract_of = |c: &serde_json::Value| -> serde_json::Value {
+        c["assertions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["property"] == "contract")
+            .cloned()
+            .unwrap_or_else(|| panic!("no contract property on {c}"))
+    };
+    let suite = repo().join("tests/suites/contract-burst.yaml");
+
+    let healthy = common::RefHandle::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let (json, out) = common::run_with_json(dir.path(), &suite, &healthy.url, &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let c = contract_of(&delivered(&json));
+    assert_eq!(c["verdict"], "pass", "{c}");
+    let m = c["message"].as_str().unwrap();
+    assert!(
+        m.contains("createMessage") && m.contains("countMessages") && m.contains("conform to"),
+        "{m}"
+    );
+
+    let drifted = common::RefHandle::start(&[Defect::FieldRenamed]);
+    let dir = tempfile::tempdir().unwrap();
+    let (json, out) = common::run_with_json(dir.path(), &suite, &drifted.url, &[], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let d = delivered(&json);
+    let c = contract_of(&d);
+    assert_eq!(c["verdict"], "fail", "{c}");
+    let m = c["message"].as_str().unwrap();
+    assert!(
+        m.contains("createMessage (POST /public/v1/messages): 201 body: \"contact_id\" is a required property"),
+        "{m}"
+    );
+    // Only the contract broke: the delivery and the threshold still hold.
+    let others: Vec<_> = d["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["property"] != "contract")
+        .map(|a| a["verdict"].clone())
+        .collect();
+    assert!(others.iter().all(|v| v == "pass"), "{d}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for c in report["suites"][0]["checks"].as_array().unwrap() {
+        if c["id"] != "burst.delivered" {
+            assert_eq!(c["verdict"], "pass", "{c}");
+        }
+    }
+}

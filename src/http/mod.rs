@@ -395,6 +395,12 @@ impl Client {
         }
     }
 
+    /// Who is told of every response, if anyone (the burst hands its
+    /// contract sample to it).
+    pub fn observer(&self) -> Option<std::sync::Arc<dyn Observer>> {
+        self.observer.clone()
+    }
+
     /// The same client keeping the run's request budget.
     pub fn with_quota(mut self, quota: Quota) -> Self {
         self.quota = Some(quota);

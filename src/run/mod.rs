@@ -261,7 +261,8 @@ pub async fn run(
                     let ctx = load::exec::LoadContext {
                         suite: &suite.name,
                         target: &target,
-                        client,
+                        // The contract sees a sample of the burst's responses.
+                        client: &check_client,
                         redactor: plan.redactor.clone(),
                         report_dir: &opts.report_dir,
                         allow_remote: opts.allow_remote_load,
@@ -271,7 +272,23 @@ pub async fn run(
                 }
             };
             let duration = load_started.elapsed();
+            // The burst's contract sample is judged on its delivered result:
+            // the responses it saw, not a threshold of their latencies.
+            let mut contract = watch.as_ref().and_then(|w| w.finish_check());
+            let strict = opts.strict || suite.strict;
             for mut r in results {
+                if r.kind == "load.delivery" && r.outcome.verdict != families::Verdict::Skipped {
+                    if let Some((mut a, severity)) = contract.take() {
+                        a.severity = severity;
+                        if severity == crate::outcome::Severity::Should
+                            && !strict
+                            && a.verdict == families::Verdict::Fail
+                        {
+                            a.verdict = families::Verdict::Warn;
+                        }
+                        r.outcome.add_assertion(r.kind, a);
+                    }
+                }
                 if let Some(figures) = r.figures.take() {
                     events.event(&Event::LoadFigures(figures));
                 }

@@ -24,12 +24,13 @@ use goose::config::GooseConfiguration;
 use goose::prelude::*;
 
 use super::progress::{progress_bar, progress_line, progress_message, StdoutToStderr};
+use super::sample;
 
 use super::stats::{HlogFile, KindStats, Result_, Shard};
 use super::summary::IntervalPoint;
 use crate::context::Scope;
 use crate::families::load::plan::{LoadPlan, Profile};
-use crate::http::{Rendered, Target};
+use crate::http::{Observer, RecordedRequest, RecordedResponse, Rendered, Target};
 
 /// The transport error of a request in flight when the burst was stopped
 /// (max_duration, Ctrl-C, SIGTERM): cut, never answered.
@@ -119,6 +120,8 @@ pub struct Shared {
     /// every request in flight is cut at once and counted as `cut`, instead
     /// of waiting out its timeout while goose waits for the users.
     pub cut: tokio::sync::watch::Sender<bool>,
+    /// The suite's contract sample (None: the suite has no `contract:`).
+    sample: Option<sample::Sample>,
 }
 
 /// `scheme://host[:port]/` of an absolute URL.
@@ -223,7 +226,15 @@ impl Shared {
             distinct_keys_ok: AtomicU64::new(0),
             duplicates: AtomicU64::new(0),
             cumulative_weights,
+            sample: None,
         }
+    }
+
+    /// The same, handing a sample of the burst's responses to `observer`
+    /// (the suite's contract watch).
+    pub fn with_sample(mut self, observer: Option<std::sync::Arc<dyn Observer>>) -> Self {
+        self.sample = observer.map(|o| sample::Sample::new(o, self.plan.mix.len()));
+        self
     }
 
     /// Claims one slot of the budget; false once the profile's scheduled
@@ -394,10 +405,21 @@ impl Shared {
         let exchange = tokio::time::timeout(rendered.timeout, async {
             let mut resp = b.send().await?;
             let status = resp.status().as_u16();
+            let sample = self.sample.as_ref().filter(|s| s.wants(p.kind, status));
+            let mut kept = sample.map(|_| (sample::headers_of(resp.headers()), Vec::new()));
             // To the last byte (goose's own clock would stop at the first),
-            // dropping each chunk: a huge body costs no memory.
-            while resp.chunk().await?.is_some() {}
-            Ok::<u16, reqwest::Error>(status)
+            // dropping each chunk (but the contract sample's): a huge body
+            // costs no memory.
+            while let Some(chunk) = resp.chunk().await? {
+                if let Some((_, body)) = &mut kept {
+                    if body.len() + chunk.len() > sample::MAX_BODY {
+                        kept = None;
+                    } else {
+                        body.extend_from_slice(&chunk);
+                    }
+                }
+            }
+            Ok::<_, reqwest::Error>((status, kept))
         });
         // The cut wins over an exchange still in flight: dropping it closes
         // the connection, so the burst ends within a tick of its deadline.
@@ -422,10 +444,21 @@ impl Shared {
             } else {
                 "transport"
             }),
-            Some(Ok(Ok(status))) => Result_::Status {
-                status,
-                success: self.plan.mix[p.kind].success.matches(status),
-            },
+            Some(Ok(Ok((status, kept)))) => {
+                if let (Some(s), Some((headers, body))) = (&self.sample, kept) {
+                    // Judged after `done`: the sample's cost is not latency.
+                    let response = RecordedResponse {
+                        status,
+                        headers,
+                        body,
+                    };
+                    s.judge(&RecordedRequest::capture(rendered), &response);
+                }
+                Result_::Status {
+                    status,
+                    success: self.plan.mix[p.kind].success.matches(status),
+                }
+            }
         };
         (sent, done, result)
     }

@@ -387,7 +387,9 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
         &format!("tminus load {suite}/{}", plan.id),
     )
     .map_err(|e| Outcome::error(format!("cannot write {}: {e}", hlog_path.display())))?;
-    let shared = Arc::new(engine::Shared::new(plan.clone(), (*target).clone()));
+    let shared = Arc::new(
+        engine::Shared::new(plan.clone(), (*target).clone()).with_sample(client.observer()),
+    );
     let out = if plan.peak_users == 0 {
         // A shard with no user (more shards than users): nothing to send,
         // but its empty figures still count for the merge.

@@ -11,6 +11,7 @@ pub mod plan;
 pub mod pool;
 mod pool_sim;
 pub mod progress;
+pub mod sample;
 pub mod shard;
 pub mod signal;
 pub mod spec;
