@@ -29,6 +29,7 @@ pub fn main(cli: Cli) -> i32 {
         // command: load
         Command::Merge(a) => cmd_merge(a),
         // command: ecosystem
+        Command::Serve(a) => crate::serve::cmd_serve(a),
         Command::Completions(a) => cmd_completions(a.shell),
         Command::Man => cmd_man(),
         Command::Schema(a) => cmd_schema(a.which),

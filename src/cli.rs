@@ -36,6 +36,8 @@ pub enum Command {
     // command: load
     /// Merge the outputs of `run --shard I/N` into one judged burst: exact histograms, thresholds, the usual reports and exit codes
     Merge(MergeArgs),
+    /// Serve the canary gate: Flagger webhooks and an Argo Rollouts web metric run the suites of a folder against the canary (token: TMINUS_SERVE_TOKEN)
+    Serve(ServeArgs),
     // command: ecosystem
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish) to stdout
     Completions(CompletionsArgs),
@@ -230,6 +232,37 @@ pub struct InitArgs {
     /// Where to write it (`-`: stdout); an existing file is never overwritten
     #[arg(long, short, value_name = "FILE", default_value = "tminus.yaml")]
     pub output: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Folder of suites a call may select (by file name); all of them by default
+    #[arg(long, value_name = "DIR", default_value = "suites")]
+    pub suites: PathBuf,
+    /// Address to listen on (0.0.0.0:PORT inside a cluster)
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8089")]
+    pub listen: std::net::SocketAddr,
+    /// How long a call waits for its run before answering "running" (non-2xx; the controller calls again)
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub hook_wait: String,
+    /// How long a finished run answers repeated calls before a call starts a new one
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub keep: String,
+    /// A run taking longer is stopped and answers as an error
+    #[arg(long, value_name = "DURATION", default_value = "30m")]
+    pub run_timeout: String,
+    /// Runs in progress at once; a call beyond them is answered "busy"
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub max_runs: usize,
+    /// Folder for the runs' reports (default: a folder under the system's temp dir)
+    #[arg(long, value_name = "DIR")]
+    pub reports: Option<PathBuf>,
+    /// Load may go to a non-loopback canary (passed to every run)
+    #[arg(long)]
+    pub allow_remote_load: bool,
+    /// A broken SHOULD fails the gate (passed to every run)
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// `--profile` as the command line spells it.

@@ -53,6 +53,7 @@ pub mod init;
 pub mod outcome;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod signing;
 pub mod sink;
 pub mod spec;

@@ -36,7 +36,7 @@ const fn layer(name: &'static str, modules: &'static [&'static str]) -> Layer {
 
 /// The layers, top to bottom (docs/architecture.md shows this table).
 const LAYERS: &[Layer] = &[
-    layer("face", &["main", "cli", "app", "init", "certify"]),
+    layer("face", &["main", "cli", "app", "init", "certify", "serve"]),
     Layer {
         // The embedded reference integration: used by the face only, and it
         // never uses a family (it is what the families are proven against).

@@ -1,0 +1,170 @@
+//! `tminus serve` (issue 27): the canary gate progressive-delivery
+//! controllers call. Flagger's webhooks (`POST /flagger/pre-rollout`,
+//! `/flagger/rollout`, `/flagger/confirm-promotion`: `flagger.rs`) and Argo
+//! Rollouts' web metric provider (`GET /argo/NAMESPACE/NAME`: `argo.rs`) run
+//! the suites of one folder against the canary as a `tminus run` child
+//! (`child.rs`), keyed so a repeated call never starts a second run
+//! (`runs.rs`), and answer from its report (`verdict.rs`). Every call must
+//! carry the `TMINUS_SERVE_TOKEN`; a wrong or missing one is 401 and starts
+//! nothing.
+
+mod argo;
+mod child;
+mod flagger;
+mod runs;
+mod select;
+mod verdict;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+use crate::exit;
+
+/// The environment variable every caller's token must equal.
+pub const TOKEN_ENV: &str = "TMINUS_SERVE_TOKEN";
+/// A shorter token is refused at start: the server starts load on demand.
+const MIN_TOKEN: usize = 16;
+/// A hook's request body is read up to this size.
+const MAX_BODY: usize = 64 << 10;
+
+/// What every handler shares.
+pub struct Server {
+    token: String,
+    suites_dir: PathBuf,
+    hook_wait: Duration,
+    runs: runs::Registry,
+}
+
+impl Server {
+    /// Whether the caller showed the token: `Authorization: Bearer TOKEN`,
+    /// or (Flagger sends no custom headers) `metadata.token` in the body.
+    fn authorized(&self, headers: &HeaderMap, body_token: Option<&str>) -> bool {
+        let bearer = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        [bearer, body_token]
+            .into_iter()
+            .flatten()
+            .any(|t| crate::signing::ct_eq(t.trim().as_bytes(), self.token.as_bytes()))
+    }
+}
+
+fn answer(status: StatusCode, text: impl Into<String>) -> Response {
+    let mut text = text.into();
+    text.push('\n');
+    (status, text).into_response()
+}
+
+fn unauthorized() -> Response {
+    answer(
+        StatusCode::UNAUTHORIZED,
+        format!("unauthorized: the call must carry {TOKEN_ENV} (metadata.token, or Authorization: Bearer); nothing was started"),
+    )
+}
+
+pub fn cmd_serve(a: crate::cli::ServeArgs) -> i32 {
+    let usage = |msg: String| {
+        eprintln!("error: {msg}");
+        exit::INVALID
+    };
+    let token = std::env::var(TOKEN_ENV).unwrap_or_default();
+    if token.trim().len() < MIN_TOKEN {
+        return usage(format!(
+            "{TOKEN_ENV} must be set to a token of at least {MIN_TOKEN} characters: every call must carry it, since a call starts runs (and load) against the target it names"
+        ));
+    }
+    if !a.suites.is_dir() {
+        return usage(format!("--suites {}: not a folder", a.suites.display()));
+    }
+    let duration = |flag: &str, text: &str| {
+        crate::model::scalar::parse_duration(text).map_err(|e| format!("{flag} {text}: {e}"))
+    };
+    let (keep, run_timeout, hook_wait) = match (
+        duration("--keep", &a.keep),
+        duration("--run-timeout", &a.run_timeout),
+        duration("--hook-wait", &a.hook_wait),
+    ) {
+        (Ok(k), Ok(r), Ok(h)) => (k, r, h),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return usage(e),
+    };
+    if a.max_runs == 0 {
+        return usage("--max-runs must be at least 1".into());
+    }
+    let reports = a.reports.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("tminus-serve-{}", std::process::id()))
+    });
+    if let Err(e) = std::fs::create_dir_all(&reports) {
+        eprintln!("error: cannot create {}: {e}", reports.display());
+        return exit::RUN_BROKEN;
+    }
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: cannot find this binary to run suites with: {e}");
+            return exit::RUN_BROKEN;
+        }
+    };
+    let server = Arc::new(Server {
+        token: token.trim().to_owned(),
+        suites_dir: a.suites.clone(),
+        hook_wait,
+        runs: runs::Registry::new(runs::Settings {
+            exe,
+            reports,
+            keep,
+            run_timeout,
+            max_runs: a.max_runs,
+            allow_remote_load: a.allow_remote_load,
+            strict: a.strict,
+        }),
+    });
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return exit::RUN_BROKEN;
+        }
+    };
+    rt.block_on(serve(server, a.listen))
+}
+
+async fn serve(server: Arc<Server>, listen: std::net::SocketAddr) -> i32 {
+    let listener = match tokio::net::TcpListener::bind(listen).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: cannot listen on {listen}: {e}");
+            return exit::RUN_BROKEN;
+        }
+    };
+    let addr = listener.local_addr().unwrap_or(listen);
+    println!("tminus serve: listening on http://{addr}");
+    {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+    }
+    let app = axum::Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/flagger/{hook}", post(flagger::hook))
+        .route("/argo/{namespace}/{name}", get(argo::metric))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .with_state(server);
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    match axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+    {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("error: serving on {addr}: {e}");
+            exit::RUN_BROKEN
+        }
+    }
+}
