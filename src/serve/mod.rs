@@ -154,13 +154,33 @@ async fn serve(server: Arc<Server>, listen: std::net::SocketAddr) -> i32 {
         .route("/argo/{namespace}/{name}", get(argo::metric))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(server);
+    // Ctrl-C, or SIGTERM as Kubernetes sends: the server stops and the
+    // runtime's end drops every run, killing its child (kill_on_drop).
     let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            match signal(SignalKind::terminate()) {
+                Ok(mut term) => {
+                    tokio::select! {
+                        _ = tokio::signal::ctrl_c() => {}
+                        _ = term.recv() => {}
+                    }
+                }
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     };
-    match axum::serve(listener, app)
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
-        .await
-    {
+        .await;
+    match served {
         Ok(()) => exit::OK,
         Err(e) => {
             eprintln!("error: serving on {addr}: {e}");
