@@ -134,6 +134,17 @@ pub fn origin_of(url: &str) -> Option<String> {
     })
 }
 
+/// Whether `url` is on `origin` (as [`origin_of`] gives it). A URL that
+/// starts with the origin's text is on it (the origin ends with the `/`
+/// that closes the authority) and costs no parse, the common case on the
+/// hot path; any other is compared as a parsed origin: a URL with userinfo
+/// (`http://user:pw@host/`) or an explicit default port is on its origin
+/// though it does not start with it as text.
+pub fn on_origin(url: &str, origin: &str) -> bool {
+    !origin.is_empty()
+        && (url.starts_with(origin) || origin_of(url).is_some_and(|o| o == origin))
+}
+
 /// The client every load user sends with: the probe's policy (no
 /// redirects, no decompression; see `http::client_builder`).
 fn load_client() -> Result<reqwest::Client, reqwest::Error> {
@@ -386,10 +397,7 @@ impl Shared {
     ) -> (Instant, Instant, Result_) {
         let rendered = &p.rendered;
         let origin = &self.origins[p.kind];
-        // Compared as parsed origins: a URL with userinfo
-        // (`http://user:pw@host/`) is on its origin though it does not
-        // start with it as text.
-        if origin.is_empty() || origin_of(&rendered.url).as_ref() != Some(origin) {
+        if !on_origin(&rendered.url, origin) {
             let now = Instant::now();
             return (now, now, Result_::Transport("destination"));
         }
@@ -755,6 +763,27 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    /// The text fast path never admits what the parsed comparison refuses.
+    #[test]
+    fn a_url_is_on_its_origin_by_text_or_by_parse() {
+        let o = origin_of("http://127.0.0.1:8080/").unwrap();
+        for (url, on) in [
+            ("http://127.0.0.1:8080/a?b=1", true),
+            ("http://user:pw@127.0.0.1:8080/a", true),
+            ("HTTP://127.0.0.1:8080/a", true),
+            ("http://127.0.0.1:8081/a", false),
+            ("http://127.0.0.1:8080.evil.test/a", false),
+            ("http://127.0.0.1:8080@evil.test/a", false),
+            ("https://127.0.0.1:8080/a", false),
+        ] {
+            assert_eq!(on_origin(url, &o), on, "{url}");
+            assert_eq!(origin_of(url).as_deref() == Some(o.as_str()), on, "{url}");
+        }
+        let d = origin_of("https://api.example.com/").unwrap();
+        assert!(on_origin("https://api.example.com:443/x", &d));
+        assert!(!on_origin("https://api.example.com/x", ""));
     }
 
     /// Issue 15: a target that answers at once, a generator that sends late
