@@ -141,8 +141,7 @@ pub fn origin_of(url: &str) -> Option<String> {
 /// (`http://user:pw@host/`) or an explicit default port is on its origin
 /// though it does not start with it as text.
 pub fn on_origin(url: &str, origin: &str) -> bool {
-    !origin.is_empty()
-        && (url.starts_with(origin) || origin_of(url).is_some_and(|o| o == origin))
+    !origin.is_empty() && (url.starts_with(origin) || origin_of(url).is_some_and(|o| o == origin))
 }
 
 /// The client every load user sends with: the probe's policy (no
