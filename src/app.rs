@@ -1052,7 +1052,35 @@ fn cmd_completions(shell: clap_complete::Shell) -> i32 {
 
 /// `tminus man`: the roff man page of the whole command tree.
 fn cmd_init(a: crate::cli::InitArgs) -> i32 {
-    let text = crate::init::starter(a.role, a.profile.into());
+    let profile = crate::model::profile::Profile::from(a.profile);
+    let (text, what) = match &a.from_openapi {
+        None => (
+            crate::init::starter(a.role, profile),
+            format!("{} role, profile {profile}", a.role.as_str()),
+        ),
+        Some(doc) => {
+            let suite_dir = match a.output.parent() {
+                _ if a.output.as_os_str() == "-" => PathBuf::from("."),
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            match crate::init::from_openapi(doc, &suite_dir, profile) {
+                Ok(s) => (
+                    s.text,
+                    format!(
+                        "{} checks from {}, profile {profile}; {} mutating operation(s) not covered, each with its reason in the file",
+                        s.checks,
+                        doc.display(),
+                        s.skipped
+                    ),
+                ),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return exit::INVALID;
+                }
+            }
+        }
+    };
     if a.output.as_os_str() == "-" {
         print!("{text}");
         return exit::OK;
@@ -1066,10 +1094,8 @@ fn cmd_init(a: crate::cli::InitArgs) -> i32 {
     match written {
         Ok(()) => {
             eprintln!(
-                "wrote {} ({} role, profile {}): `tminus validate {0}`, then `tminus run {0}`",
+                "wrote {} ({what}): `tminus validate {0}`, then `tminus run {0}`",
                 a.output.display(),
-                a.role.as_str(),
-                crate::model::profile::Profile::from(a.profile)
             );
             exit::OK
         }

@@ -232,6 +232,9 @@ pub struct InitArgs {
     /// Where to write it (`-`: stdout); an existing file is never overwritten
     #[arg(long, short, value_name = "FILE", default_value = "tminus.yaml")]
     pub output: PathBuf,
+    /// Write the suite from the API's OpenAPI 3.0/3.1 document (YAML or JSON): idempotency checks per mutating operation, rate-limit and trace checks, the contract
+    #[arg(long, value_name = "FILE", conflicts_with = "role")]
+    pub from_openapi: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

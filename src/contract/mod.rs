@@ -22,7 +22,7 @@ use std::path::Path;
 
 pub use judge::{Level, Seen, Violation};
 pub use load::{Document, Version};
-pub use operation::Operation;
+pub use operation::{is_json, written, Operation, Schemas, Written};
 pub use watch::Watch;
 
 /// The property a check gets when the suite has a contract.
@@ -55,6 +55,18 @@ pub enum Verdict {
     NotServed,
     /// No operation for the path, and the target answered anyway.
     Undocumented { path: String },
+}
+
+/// Reads the document at `path` and every file it refers to, without
+/// building its operation table (`tminus init --from-openapi` walks it).
+pub fn load_document(path: &Path) -> Result<Document, String> {
+    load::load_file(path)
+}
+
+/// [`load_document`] of a document held in memory (it may only refer to
+/// itself).
+pub fn load_document_text(text: &str, name: &str) -> Result<Document, String> {
+    load::load_text(text, name)
 }
 
 impl Contract {

@@ -145,52 +145,75 @@ pub fn is_json(media_type: &str) -> bool {
     essence.ends_with("/json") || essence.ends_with("+json")
 }
 
-/// Builds every operation of `doc`.
-pub fn operations(doc: &Document) -> Result<Vec<Operation>, String> {
-    let registry = doc
-        .files
-        .iter()
-        .try_fold(
-            jsonschema::Registry::new().draft(jsonschema::Draft::Draft202012),
-            |b, (uri, v)| b.add(uri, v),
-        )
-        .and_then(|b| b.prepare())
-        .map_err(|e| format!("the document's schemas cannot be indexed: {e}"))?;
-    let root_uri = doc.root.as_str();
+/// One operation as written in the document: its path template and
+/// method, the file its path item is in, the path item and the operation.
+pub struct Written<'d> {
+    pub template: &'d str,
+    /// Lower case (`post`).
+    pub method: &'static str,
+    pub item_uri: &'d str,
+    pub item: &'d Value,
+    pub op: &'d Value,
+}
+
+impl Written<'_> {
+    /// `operationId`, or `POST /path` when it has none.
+    pub fn id(&self) -> String {
+        self.op
+            .get("operationId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("{} {}", self.method.to_uppercase(), self.template))
+    }
+}
+
+/// Every operation of `doc` in document order, path items dereferenced.
+pub fn written(doc: &Document) -> Result<Vec<Written<'_>>, String> {
     let mut out = Vec::new();
     let Some(paths) = doc.root_value().get("paths").and_then(Value::as_object) else {
         return Ok(out);
     };
     for (template, item) in paths {
-        let (item_uri, item) = doc.deref(root_uri, item)?;
+        let (item_uri, item) = doc.deref(doc.root.as_str(), item)?;
         for method in METHODS {
-            let Some(op) = item.get(*method) else {
-                continue;
-            };
-            let pointer = format!("#/paths/{}/{method}", escape(template));
-            let id = op
-                .get("operationId")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .unwrap_or_else(|| format!("{} {template}", method.to_uppercase()));
-            let mut responses = Vec::new();
-            if let Some(rs) = op.get("responses").and_then(Value::as_object) {
-                for (key, r) in rs {
-                    let at = format!("{pointer}/responses/{}", escape(key));
-                    let (r_uri, r) = doc.deref(item_uri, r).map_err(|e| format!("{at}: {e}"))?;
-                    responses.push(response(doc, &registry, key, at, r_uri, r)?);
-                }
+            if let Some(op) = item.get(*method) {
+                out.push(Written {
+                    template,
+                    method,
+                    item_uri,
+                    item,
+                    op,
+                });
             }
-            out.push(Operation {
-                id,
-                method: method.to_uppercase(),
-                template: Template::parse(template),
-                pointer,
-                responses,
-                bases: super::matcher::own_base_paths(op)
-                    .or_else(|| super::matcher::own_base_paths(item)),
-            });
         }
+    }
+    Ok(out)
+}
+
+/// Builds every operation of `doc`.
+pub fn operations(doc: &Document) -> Result<Vec<Operation>, String> {
+    let registry = registry(doc)?;
+    let mut out = Vec::new();
+    for w in written(doc)? {
+        let (template, method, item_uri, op) = (w.template, w.method, w.item_uri, w.op);
+        let pointer = format!("#/paths/{}/{method}", escape(template));
+        let mut responses = Vec::new();
+        if let Some(rs) = op.get("responses").and_then(Value::as_object) {
+            for (key, r) in rs {
+                let at = format!("{pointer}/responses/{}", escape(key));
+                let (r_uri, r) = doc.deref(item_uri, r).map_err(|e| format!("{at}: {e}"))?;
+                responses.push(response(doc, &registry, key, at, r_uri, r)?);
+            }
+        }
+        out.push(Operation {
+            id: w.id(),
+            method: method.to_uppercase(),
+            template: Template::parse(template),
+            pointer,
+            responses,
+            bases: super::matcher::own_base_paths(op)
+                .or_else(|| super::matcher::own_base_paths(w.item)),
+        });
     }
     Ok(out)
 }
@@ -276,6 +299,39 @@ fn response(
         header_schemas,
         content,
     })
+}
+
+/// Every file of `doc` indexed for `$ref` resolution, as JSON Schema 2020-12.
+fn registry(doc: &Document) -> Result<jsonschema::Registry<'_>, String> {
+    doc.files
+        .iter()
+        .try_fold(
+            jsonschema::Registry::new().draft(jsonschema::Draft::Draft202012),
+            |b, (uri, v)| b.add(uri, v),
+        )
+        .and_then(|b| b.prepare())
+        .map_err(|e| format!("the document's schemas cannot be indexed: {e}"))
+}
+
+/// The document's schemas, compiled on demand: what `tminus init` checks
+/// the request values it writes against.
+pub struct Schemas<'d> {
+    doc: &'d Document,
+    registry: jsonschema::Registry<'d>,
+}
+
+impl<'d> Schemas<'d> {
+    pub fn new(doc: &'d Document) -> Result<Self, String> {
+        Ok(Schemas {
+            doc,
+            registry: registry(doc)?,
+        })
+    }
+
+    /// A validator for `schema`, written in the file `uri`.
+    pub fn validator(&self, uri: &str, schema: &Value) -> Result<jsonschema::Validator, String> {
+        compile(self.doc, &self.registry, uri, schema)
+    }
 }
 
 /// A validator for `schema`, written in the file `uri`: its `#/...`
