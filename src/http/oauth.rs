@@ -36,6 +36,12 @@ pub const FAILURE_HOLD: Duration = Duration::from_secs(2);
 /// A token refused with a 401 younger than this is not replaced: it is the
 /// token the endpoint just issued, and fetching again would only loop.
 pub const MIN_AGE_TO_REFRESH_ON_401: Duration = Duration::from_secs(1);
+/// The token of an `Authorization: Bearer <token>` value.
+fn bearer_of(header: &str) -> Option<&str> {
+    let (scheme, token) = header.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
 /// The most a token is refreshed ahead of its expiry.
 pub const MAX_EARLY: Duration = Duration::from_secs(30);
 /// How many earlier tokens are still recognised as the source's own (a
@@ -357,16 +363,27 @@ impl TokenSource {
     /// True when `header` (an Authorization value) is `Bearer` with a
     /// token this source was issued.
     pub fn is_own_bearer(&self, header: &str) -> bool {
-        let Some((scheme, token)) = header.trim().split_once(' ') else {
+        let Some(token) = bearer_of(header) else {
             return false;
         };
-        if !scheme.eq_ignore_ascii_case("bearer") {
-            return false;
-        }
-        let token = token.trim();
         let st = self.state();
         st.current.as_ref().is_some_and(|t| t.value == token)
             || st.recent.iter().any(|t| t == token)
+    }
+
+    /// True when `header` is `Bearer` with a token this source was issued
+    /// that is no longer the fresh one: a request rendered before a refresh
+    /// that came late (a loaded machine delays the keeper), which must not
+    /// reach the target with a token tminus knows is due.
+    pub fn is_stale_bearer(&self, header: &str) -> bool {
+        let Some(token) = bearer_of(header) else {
+            return false;
+        };
+        let st = self.state();
+        match &st.current {
+            Some(t) if t.value == token => !t.fresh_at(Instant::now()),
+            _ => st.recent.iter().any(|t| t == token),
+        }
     }
 
     /// A token to send now: the one held while it is fresh, else a new one.
@@ -763,9 +780,15 @@ mod tests {
         // A 401 on a token younger than 1 s does not fetch again.
         assert!(src.current().unwrap().obtained.elapsed() < MIN_AGE_TO_REFRESH_ON_401);
         assert_eq!(src.refresh_after_401("tok-1").await, Ok(None));
-        // Due at 2.7 s of its 3 s.
+        assert!(!src.is_stale_bearer("Bearer tok-1"));
+        // Due at 2.7 s of its 3 s: a request still carrying it is stale
+        // (the burst renews it before sending), an unknown token is not ours.
         tokio::time::sleep(Duration::from_millis(2750)).await;
+        assert!(src.is_stale_bearer("Bearer tok-1"));
         assert_eq!(src.token().await.unwrap(), "tok-2");
+        assert!(src.is_stale_bearer("Bearer tok-1"));
+        assert!(!src.is_stale_bearer("Bearer tok-2"));
+        assert!(!src.is_stale_bearer("Bearer someone-elses"));
         assert!(
             src.is_own_bearer("Bearer tok-1"),
             "an earlier token is still known"

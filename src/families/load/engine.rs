@@ -387,6 +387,24 @@ impl Shared {
         }
     }
 
+    /// `rendered` with a fresh OAuth2 token when it carries one of the
+    /// suite's that is due (the keeper was late, or a duplicate resends an
+    /// old request): the user waits for the fetch before its send, so an
+    /// expired token is never the target's 401. `None`: send it as it is
+    /// (no token of ours, still fresh, or no new one to be had: the keeper
+    /// reports that).
+    async fn renewed_token(&self, rendered: &Rendered) -> Option<Rendered> {
+        let auth = self.target.auth.as_ref()?;
+        let header = rendered.header("authorization")?;
+        if !auth.is_stale_bearer(header) {
+            return None;
+        }
+        let token = auth.token().await.ok()?;
+        let mut r = rendered.clone();
+        r.set_header("Authorization", format!("Bearer {token}"));
+        Some(r)
+    }
+
     /// Sends `p` to its last body byte: (sent, done, result). A request that
     /// is not where the guard allowed its kind to go is not sent.
     pub(super) async fn send(
@@ -400,6 +418,8 @@ impl Shared {
             let now = Instant::now();
             return (now, now, Result_::Transport("destination"));
         }
+        let renewed = self.renewed_token(rendered).await;
+        let rendered = renewed.as_ref().unwrap_or(rendered);
         let mut b = client.request(rendered.method.clone(), &rendered.url);
         for (k, v) in &rendered.headers {
             b = b.header(k.as_str(), v.as_str());
