@@ -578,7 +578,7 @@ async fn run_plan(
     let summary = run::run(&plan, &opts, &client, &mut reporters, cancel_rx.clone()).await;
     let mut code = summary.exit_code();
     if *cancel_rx.borrow() {
-        code = code.max(exit::RUN_BROKEN);
+        code = exit::worst(code, exit::RUN_BROKEN);
     }
     match reporters.finish() {
         Ok(()) => eprintln!(
@@ -1262,7 +1262,7 @@ fn cmd_merge(a: crate::cli::MergeArgs) -> i32 {
     );
     let mut summary = Summary::default();
     for r in results {
-        summary.add(r.outcome.verdict);
+        summary.add_outcome(&r.outcome);
         reporters.event(&Event::CheckFinished(Box::new(CheckResult {
             suite: suite.name.clone(),
             id: r.id,

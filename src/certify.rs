@@ -59,7 +59,7 @@ impl RunBundle {
                 "error: no bundle: {} was not written by this run",
                 self.json.display()
             );
-            return code.max(exit::RUN_BROKEN);
+            return exit::worst(code, exit::RUN_BROKEN);
         }
         let mut contents = bundle::Contents {
             report_json: self.json.clone(),
@@ -97,7 +97,7 @@ impl RunBundle {
             }
             Err(e) => {
                 eprintln!("error: cannot make the bundle: {}", redactor.redact(&e));
-                code.max(exit::RUN_BROKEN)
+                exit::worst(code, exit::RUN_BROKEN)
             }
         }
     }

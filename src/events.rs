@@ -46,6 +46,9 @@ pub struct Summary {
     /// Checks whose only broken properties are waived (`waive:` in force):
     /// not failures.
     pub waived: usize,
+    /// Of the `errored`, those that are errors only because their evidence
+    /// could go either way (`Outcome::inconclusive`).
+    pub inconclusive: usize,
 }
 
 impl Summary {
@@ -59,25 +62,41 @@ impl Summary {
             Verdict::Waived => self.waived += 1,
         }
     }
+    /// [`add`](Self::add), telling an inconclusive error apart.
+    pub fn add_outcome(&mut self, o: &Outcome) {
+        self.add(o.verdict);
+        if o.verdict == Verdict::Error && o.inconclusive {
+            self.inconclusive += 1;
+        }
+    }
+    /// Errors that are not merely inconclusive: tminus could not do its job.
+    pub fn broken(&self) -> usize {
+        self.errored - self.inconclusive.min(self.errored)
+    }
     pub fn total(&self) -> usize {
         self.passed + self.failed + self.errored + self.skipped + self.warned + self.waived
     }
-    /// 3 when something could not be judged, 1 when something failed, else 0
-    /// (warnings do not fail a run; `--strict` makes them failures first).
+    /// 3 when something could not be judged, 1 when something failed, 4
+    /// when a verdict could go either way, else 0 (warnings do not fail a
+    /// run; `--strict` makes them failures first).
     pub fn exit_code(&self) -> i32 {
-        if self.errored > 0 {
+        if self.broken() > 0 {
             crate::exit::RUN_BROKEN
         } else if self.failed > 0 {
             crate::exit::CHECK_FAILED
+        } else if self.inconclusive > 0 {
+            crate::exit::INCONCLUSIVE
         } else {
             crate::exit::OK
         }
     }
     pub fn verdict(&self) -> &'static str {
-        if self.errored > 0 {
+        if self.broken() > 0 {
             "error"
         } else if self.failed > 0 {
             "fail"
+        } else if self.inconclusive > 0 {
+            "inconclusive"
         } else if self.warned > 0 {
             "warn"
         } else {

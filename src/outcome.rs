@@ -102,6 +102,11 @@ pub struct Assertion {
     pub expected: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actual: Option<String>,
+    /// An error because the evidence could go either way (the machine's
+    /// noise, too few samples, the harness's own pool), not because tminus
+    /// could not work: its own exit code (`exit::INCONCLUSIVE`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub inconclusive: bool,
 }
 
 impl Assertion {
@@ -113,6 +118,7 @@ impl Assertion {
             message: message.into(),
             expected: None,
             actual: None,
+            inconclusive: false,
         }
     }
     /// The property held; `message` says on what evidence.
@@ -135,6 +141,13 @@ impl Assertion {
     /// exercised. Never a pass.
     pub fn not_exercised(property: &'static str, message: impl Into<String>) -> Self {
         Self::new(property, Verdict::Error, message)
+    }
+    /// The evidence could go either way: never a pass, never a fail.
+    pub fn inconclusive(property: &'static str, message: impl Into<String>) -> Self {
+        Assertion {
+            inconclusive: true,
+            ..Self::new(property, Verdict::Error, message)
+        }
     }
     /// The property does not apply to this run (a policy turned it off).
     pub fn skipped(property: &'static str, message: impl Into<String>) -> Self {
@@ -232,6 +245,10 @@ pub struct Outcome {
     /// The check's waivers and what each did in this run (`waiver`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub waivers: Vec<crate::model::waiver::WaiverNote>,
+    /// An error only because the evidence could go either way (see
+    /// [`Assertion::inconclusive`]); folded from the assertions.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub inconclusive: bool,
 }
 
 impl Outcome {
@@ -245,6 +262,7 @@ impl Outcome {
             properties: Vec::new(),
             assertions: Vec::new(),
             waivers: Vec::new(),
+            inconclusive: false,
         }
     }
     pub fn fail(
@@ -261,12 +279,20 @@ impl Outcome {
             properties: Vec::new(),
             assertions: Vec::new(),
             waivers: Vec::new(),
+            inconclusive: false,
         }
     }
     pub fn error(message: impl Into<String>) -> Self {
         Outcome {
             verdict: Verdict::Error,
             ..Outcome::pass(message)
+        }
+    }
+    /// An error only because the evidence could go either way.
+    pub fn inconclusive(message: impl Into<String>) -> Self {
+        Outcome {
+            inconclusive: true,
+            ..Outcome::error(message)
         }
     }
     pub fn skipped(message: impl Into<String>) -> Self {
@@ -347,6 +373,7 @@ impl Outcome {
             self.assertions.push(Assertion {
                 expected: self.expected.clone(),
                 actual: self.actual.clone(),
+                inconclusive: self.inconclusive,
                 ..Assertion::new(own, self.verdict, self.message.clone())
             });
         }
@@ -367,6 +394,12 @@ impl Outcome {
             return;
         };
         self.verdict = worst;
+        self.inconclusive = worst == Verdict::Error
+            && self
+                .assertions
+                .iter()
+                .filter(|a| a.verdict == Verdict::Error)
+                .all(|a| a.inconclusive);
         if worst == Verdict::Pass {
             // Every row says what it rested on; the check's line stays short.
             let held: Vec<&str> = self

@@ -574,7 +574,13 @@ fn a_pool_that_binds_a_healthy_slow_target_is_inconclusive_and_says_what_the_rat
     let (verdict, msg, _) = result(dir.path(), "pool.delivered");
     assert_eq!(verdict, "error", "{msg}");
     assert!(s["dropped"].as_u64().unwrap() > 0, "{s}");
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    // Inconclusive has its own exit code (Argo's Job provider reads it).
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["verdict"], "inconclusive", "{report}");
+    assert_eq!(report["exit_code"], 4, "{report}");
 }
 
 /// Issue 23: a target that really queues (4 workers at 50 ms: 80/s) under

@@ -306,11 +306,14 @@ impl Reporter for Console {
                 } else {
                     String::new()
                 };
+                let errors = match summary.inconclusive {
+                    0 => format!("{} errors", summary.errored),
+                    n => format!("{} errors ({n} inconclusive)", summary.errored),
+                };
                 self.line(&format!(
-                    "\n{} passed, {} failed, {} errors, {} skipped{warnings} in {}{quota}{state}",
+                    "\n{} passed, {} failed, {errors}, {} skipped{warnings} in {}{quota}{state}",
                     summary.passed,
                     summary.failed,
-                    summary.errored,
                     summary.skipped,
                     fmt_duration(*duration)
                 ));

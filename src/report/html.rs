@@ -232,7 +232,7 @@ impl Html {
             // MUST and a broken SHOULD counts once in each column.
             let (mut must_failed, mut should_warned) = (0, 0);
             for (_, c) in self.checks().filter(|(_, c)| checklist_point(c.kind) == p) {
-                counts.add(c.outcome.verdict);
+                counts.add_outcome(&c.outcome);
                 let (f, w) = property_counts(&c.outcome);
                 must_failed += f;
                 should_warned += w;
@@ -501,7 +501,7 @@ impl Reporter for Html {
             }
             Event::SuiteStarted(info) => self.suites.push((info.clone(), Vec::new())),
             Event::CheckFinished(r) => {
-                self.summary.add(r.outcome.verdict);
+                self.summary.add_outcome(&r.outcome);
                 if let Some((_, checks)) = self.suites.last_mut() {
                     checks.push((**r).clone());
                 }

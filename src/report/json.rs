@@ -51,6 +51,8 @@ struct Totals {
     passed: usize,
     failed: usize,
     errored: usize,
+    /// Of the errored, those only inconclusive (exit 4 when nothing else).
+    inconclusive: usize,
     skipped: usize,
     warned: usize,
     waived: usize,
@@ -85,6 +87,9 @@ struct JsonCheck {
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<String>,
     verdict: Verdict,
+    /// An error only because the evidence could go either way.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    inconclusive: bool,
     duration_ms: f64,
     message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -170,7 +175,7 @@ impl Reporter for Json {
                 }
             }
             Event::CheckFinished(r) => {
-                self.summary.add(r.outcome.verdict);
+                self.summary.add_outcome(&r.outcome);
                 let o = &r.outcome;
                 self.quota_wait_s += o.quota_wait_s();
                 // Typed values: numbers are written as JSON numbers, text as
@@ -193,6 +198,7 @@ impl Reporter for Json {
                         tags: r.tags.clone(),
                         description: r.description.clone(),
                         verdict: o.verdict,
+                        inconclusive: o.inconclusive,
                         duration_ms: r.duration.as_secs_f64() * 1000.0,
                         message: o.message.clone(),
                         expected: o.expected.clone(),
@@ -242,6 +248,7 @@ impl Reporter for Json {
                 passed: s.passed,
                 failed: s.failed,
                 errored: s.errored,
+                inconclusive: s.inconclusive,
                 warned: s.warned,
                 waived: s.waived,
                 skipped: s.skipped,

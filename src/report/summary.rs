@@ -107,7 +107,7 @@ impl MarkdownSummary {
     pub fn render(&self) -> String {
         let mut seen = Summary::default();
         for r in &self.results {
-            seen.add(r.outcome.verdict);
+            seen.add_outcome(&r.outcome);
         }
         // No `RunFinished`: the run was cut short before it could say so.
         let (summary, duration, cancelled) = self
@@ -178,7 +178,7 @@ impl MarkdownSummary {
             for s in &self.suites {
                 let mut c = Summary::default();
                 for r in self.results.iter().filter(|r| &r.suite == s) {
-                    c.add(r.outcome.verdict);
+                    c.add_outcome(&r.outcome);
                 }
                 md.push_str(&format!(
                     "| {} | {} | {} | {} | {} | {} |\n",

@@ -480,7 +480,7 @@ fn record(
     r: CheckResult,
 ) {
     let verdict = r.outcome.verdict;
-    summary.add(verdict);
+    summary.add_outcome(&r.outcome);
     if opts.fail_fast
         && stop.is_none()
         && matches!(verdict, families::Verdict::Fail | families::Verdict::Error)

@@ -97,7 +97,7 @@ pub fn read(dir: &Path, code: Option<i32>) -> RunResult {
         return RunResult::error(code, "report.json has no `suites` list".into());
     };
     let mut failing = Vec::new();
-    let (mut checks, mut passed, mut inconclusive) = (0, 0, false);
+    let (mut checks, mut passed) = (0, 0);
     for s in suites {
         let suite = s["name"].as_str().unwrap_or("?");
         for c in s["checks"].as_array().into_iter().flatten() {
@@ -107,7 +107,6 @@ pub fn read(dir: &Path, code: Option<i32>) -> RunResult {
             match verdict {
                 "pass" | "warn" | "waived" | "skipped" => passed += u64::from(verdict != "skipped"),
                 _ => {
-                    inconclusive |= verdict == "error" && message.starts_with("inconclusive");
                     let short: String = message.chars().take(MAX_MESSAGE).collect();
                     let id = c["id"].as_str().unwrap_or("?");
                     failing.push(format!("{suite}/{id}: {verdict}: {short}"));
@@ -134,7 +133,8 @@ pub fn read(dir: &Path, code: Option<i32>) -> RunResult {
     let verdict = match code {
         Some(0) => "pass",
         Some(1) => "fail",
-        _ if inconclusive => "inconclusive",
+        Some(crate::exit::INCONCLUSIVE) => "inconclusive",
+        // Broken (3, or killed): not a verdict, whatever else was inconclusive.
         _ => "error",
     };
     RunResult {
@@ -160,7 +160,7 @@ mod tests {
         std::fs::write(
             dir.join("report.json"),
             r#"{"suites": [{"name": "burst", "checks": [
-                {"id": "burst.p95", "verdict": "error", "message": "inconclusive: the pool bound the run"},
+                {"id": "burst.p95", "verdict": "error", "inconclusive": true, "message": "inconclusive: the pool bound the run"},
                 {"id": "burst.delivered", "verdict": "pass", "message": ""},
                 {"id": "burst.effects", "verdict": "skipped", "message": ""}]}]}"#,
         )
@@ -170,7 +170,7 @@ mod tests {
             r#"{"overall": {"error_rate": 0.02, "latency_corrected": {"p95_ms": 41.5}}}"#,
         )
         .unwrap();
-        let r = read(&dir, Some(3));
+        let r = read(&dir, Some(4));
         assert_eq!(r.verdict, "inconclusive");
         assert_eq!((r.checks, r.passed), (3, 1));
         assert_eq!(
@@ -179,6 +179,7 @@ mod tests {
         );
         assert_eq!((r.p95_ms, r.error_rate), (Some(41.5), Some(0.02)));
         assert_eq!(read(&dir, Some(1)).verdict, "fail");
+        assert_eq!(read(&dir, Some(3)).verdict, "error");
         // No report (an invalid suite): an error quoting the console.
         std::fs::remove_file(dir.join("report.json")).unwrap();
         std::fs::write(

@@ -77,6 +77,7 @@ pub fn as_property(property: &'static str, o: Outcome) -> Outcome {
             o.expected.unwrap_or_default(),
             o.actual.unwrap_or_default(),
         ),
+        Verdict::Error if o.inconclusive => Assertion::inconclusive(property, o.message),
         Verdict::Error => Assertion::not_exercised(property, o.message),
         Verdict::Skipped => Assertion::skipped(property, o.message),
     };
@@ -570,13 +571,13 @@ pub fn jitter(runs: &[RunRecord], min_spread: Duration) -> Outcome {
                     width - j.uncertainty
                 )
             });
-            Outcome::error(format!(
+            Outcome::inconclusive(format!(
                 "inconclusive: the machine's scheduling could explain the herd's spread{need}: {summary}; {noise}: rerun on a less loaded machine or with fewer `clients`"
             ))
         }
         Spread::Borderline => {
             props.push(prop("conclusive", false));
-            Outcome::error(format!(
+            Outcome::inconclusive(format!(
                 "inconclusive: the herd's densest half is within its own uncertainty of the threshold {min:.3} s ({summary}); {noise}: run with more `clients` (the uncertainty falls with their square root) to decide"
             ))
         }

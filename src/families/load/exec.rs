@@ -668,7 +668,7 @@ pub fn judge_figures(
             // The harness's pool, not the target, held the load back.
             Some(r) => {
                 props.push(prop("conclusive", false));
-                Outcome::error(format!("{what}; {}", pool_bound_message(r, plan, f)))
+                Outcome::inconclusive(format!("{what}; {}", pool_bound_message(r, plan, f)))
             }
             None => Outcome::fail(
                 what,

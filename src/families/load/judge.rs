@@ -211,11 +211,11 @@ pub fn judge(t: &Threshold, plan: &LoadPlan, f: &Figures, rule: Option<&PoolRule
     if let Some(r) = pool_rule {
         props.extend(pool_props(r));
     }
-    // A breach the harness's pool explains is not the target's: an error
-    // (exit 3), with what the rate needed.
+    // A breach the harness's pool explains is not the target's:
+    // inconclusive (exit 4), with what the rate needed.
     if let Some(r) = pool_rule.filter(|r| r.inconclusive() && !holds) {
         props.push(prop("conclusive", false));
-        return Outcome::error(format!(
+        return Outcome::inconclusive(format!(
             "{} measured {shown}{which} over {} requests ({scope}); {}",
             t.text,
             k.requests,
