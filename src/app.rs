@@ -28,6 +28,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Sign(a) => cmd_sign(a),
         // command: load
         Command::Merge(a) => cmd_merge(a),
+        Command::Compare(a) => cmd_compare(&a),
         // command: ecosystem
         Command::Serve(a) => crate::serve::cmd_serve(a),
         Command::Completions(a) => cmd_completions(a.shell),
@@ -1272,6 +1273,20 @@ fn cmd_merge(a: crate::cli::MergeArgs) -> i32 {
         }
     }
     code
+}
+
+/// `tminus compare`: the run's `GITHUB_STEP_SUMMARY` rule applies to it too.
+fn cmd_compare(a: &crate::cli::CompareArgs) -> i32 {
+    crate::compare::cmd_compare(&crate::compare::CompareOptions {
+        baseline: &a.baseline,
+        run: &a.run,
+        thresholds: &a.thresholds,
+        markdown: a.markdown.as_deref(),
+        html: a.html.as_deref(),
+        step_summary: SummaryConfig::default()
+            .github(|k| std::env::var(k).ok())
+            .append,
+    })
 }
 
 // command: webhook

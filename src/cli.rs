@@ -36,6 +36,8 @@ pub enum Command {
     // command: load
     /// Merge the outputs of `run --shard I/N` into one judged burst: exact histograms, thresholds, the usual reports and exit codes
     Merge(MergeArgs),
+    /// Compare the bursts of two report folders (a baseline and a run): p50/p95/p99, throughput, error and 429 rates with 95 % intervals; exit 1 on a regression beyond doubt, 3 when the noise could explain it
+    Compare(CompareArgs),
     /// Serve the canary gate: Flagger webhooks and an Argo Rollouts web metric run the suites of a folder against the canary (token: TMINUS_SERVE_TOKEN)
     Serve(ServeArgs),
     // command: ecosystem
@@ -411,6 +413,26 @@ pub struct MergeArgs {
     /// Colour on stderr: `auto`, `always` or `never`
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+}
+
+/// `tminus compare BASELINE_DIR RUN_DIR`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The baseline's --report-dir (e.g. the last release's, kept as a CI artifact)
+    #[arg(value_name = "BASELINE_DIR")]
+    pub baseline: PathBuf,
+    /// The --report-dir of the run to judge against it
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
+    /// `[KIND:] MEASURE < N%` (repeatable): p50_regression, p95_regression, p99_regression (any pQ), throughput_drop, error_rate_increase, rate_429_increase (default: p95_regression < 10%, p99_regression < 20%, error_rate_increase < 1%)
+    #[arg(long = "threshold", value_name = "[KIND:] MEASURE < N%")]
+    pub thresholds: Vec<String>,
+    /// Write the comparison as Markdown (it is also appended to $GITHUB_STEP_SUMMARY when that is set)
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write the comparison as an HTML page, with the baseline's and the run's percentile curves in one plot
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 // command: webhook

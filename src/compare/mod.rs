@@ -1,0 +1,464 @@
+//! `tminus compare BASELINE_DIR RUN_DIR` (issue 27, release baselines): the
+//! bursts of a run judged against those of a baseline run (the last
+//! release's report folder), per burst and per request kind: corrected
+//! p50/p95/p99 and throughput as ratios, error and 429 rates as
+//! differences, each with a 95 % interval (`stats.rs`), judged by the
+//! thresholds (`threshold.rs`) on the whole interval. Figures are read back
+//! from the folders (`read.rs`), rendered for the console, Markdown and HTML
+//! (`render.rs`).
+//!
+//! Exit codes: 0 every threshold held; 1 a threshold broke beyond doubt
+//! (a certain regression fails even when another is inconclusive); 2 bad
+//! input (a folder missing, a burst or request kind in only one folder, a
+//! file that is not what tminus wrote, a bad threshold); 3 inconclusive (a
+//! verdict the noise could explain, too few answers, a cancelled burst).
+
+pub mod read;
+pub mod render;
+pub mod stats;
+pub mod threshold;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::exit;
+use crate::families::load::stats::KindStats;
+use crate::families::load::summary::Distribution;
+use read::{shown_name, BurstData};
+use stats::{Change, Empirical};
+use threshold::{Measure, Threshold, Verdict};
+
+/// The percentiles every comparison shows (a threshold may add others).
+pub const SHOWN_PERCENTILES: &[f64] = &[0.50, 0.95, 0.99];
+
+/// What `tminus compare` was asked.
+pub struct CompareOptions<'a> {
+    pub baseline: &'a Path,
+    pub run: &'a Path,
+    /// As given; empty: [`threshold::DEFAULTS`].
+    pub thresholds: &'a [String],
+    pub markdown: Option<&'a Path>,
+    pub html: Option<&'a Path>,
+    /// `$GITHUB_STEP_SUMMARY`, appended to.
+    pub step_summary: Option<PathBuf>,
+}
+
+/// The two folders compared, burst by burst.
+pub struct Comparison {
+    pub baseline_dir: PathBuf,
+    pub run_dir: PathBuf,
+    pub thresholds: Vec<Threshold>,
+    pub bursts: Vec<BurstComparison>,
+}
+
+pub struct BurstComparison {
+    /// `suite/load`.
+    pub id: String,
+    /// Why the burst cannot be judged at all (a cancelled run).
+    pub unjudgeable: Option<String>,
+    /// All requests first, then each request kind in the baseline's order.
+    pub groups: Vec<Group>,
+}
+
+/// All requests of a burst, or one request kind.
+pub struct Group {
+    /// `None`: all requests.
+    pub kind: Option<String>,
+    pub baseline_requests: u64,
+    pub run_requests: u64,
+    pub rows: Vec<Row>,
+    /// The percentile curves, for the HTML plot.
+    pub baseline_curve: Distribution,
+    pub run_curve: Distribution,
+}
+
+/// One measure, compared and judged.
+pub struct Row {
+    pub measure: Measure,
+    /// ms for percentiles, per second for throughput, a share for rates.
+    pub baseline: f64,
+    pub run: f64,
+    /// A ratio (percentiles, throughput) or a difference (rates).
+    pub change: Change,
+    /// Each threshold on this row with its verdict.
+    pub verdicts: Vec<(String, Verdict)>,
+}
+
+impl Group {
+    pub fn label(&self) -> String {
+        match &self.kind {
+            Some(k) => format!("request kind `{}`", shown_name(k)),
+            None => "all requests".into(),
+        }
+    }
+}
+
+/// The run's outcome: exit code and the one-line verdict.
+pub struct Outcome {
+    pub code: i32,
+    pub message: String,
+}
+
+/// `tminus compare`: reads, compares, renders, returns the exit code.
+pub fn cmd_compare(o: &CompareOptions<'_>) -> i32 {
+    let bad = |e: String| {
+        eprintln!("error: {e}");
+        exit::INVALID
+    };
+    let texts: Vec<String> = if o.thresholds.is_empty() {
+        threshold::DEFAULTS.iter().map(|t| t.to_string()).collect()
+    } else {
+        o.thresholds.to_vec()
+    };
+    let thresholds = match texts
+        .iter()
+        .map(|t| threshold::parse(t).map_err(|e| format!("--threshold: {e}")))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(t) => t,
+        Err(e) => return bad(e),
+    };
+    let read = |dir: &Path| read::read_dir(dir);
+    let (baseline, run) = match (read(o.baseline), read(o.run)) {
+        (Ok(b), Ok(r)) => (b, r),
+        (Err(e), _) | (_, Err(e)) => return bad(e),
+    };
+    let mut inputs: Vec<PathBuf> = Vec::new();
+    for b in baseline.values().chain(run.values()) {
+        inputs.push(b.summary_file.clone());
+        inputs.push(read::kinds_hlog_path(&b.summary_file));
+    }
+    let outputs: Vec<(&str, &Path)> = [("--markdown", o.markdown), ("--html", o.html)]
+        .into_iter()
+        .filter_map(|(f, p)| Some((f, p?)))
+        .chain(
+            o.step_summary
+                .as_deref()
+                .map(|p| ("$GITHUB_STEP_SUMMARY", p)),
+        )
+        .collect();
+    if let Err(e) = outputs_apart(&outputs, &inputs) {
+        return bad(e);
+    }
+    let comparison = match compare(o.baseline, o.run, &baseline, &run, thresholds) {
+        Ok(c) => c,
+        Err(e) => return bad(e),
+    };
+    let outcome = outcome(&comparison);
+    print!("{}", render::console(&comparison));
+    eprintln!("{}", outcome.message);
+    let mut code = outcome.code;
+    let markdown = render::markdown(&comparison, &outcome);
+    let mut written = Vec::new();
+    if let Some(p) = o.markdown {
+        written.push((p, crate::files::write_atomic(p, markdown.as_bytes())));
+    }
+    if let Some(p) = o.html {
+        let page = render::html(&comparison, &outcome);
+        written.push((p, crate::files::write_atomic(p, page.as_bytes())));
+    }
+    if let Some(p) = &o.step_summary {
+        written.push((p.as_path(), append(p, &markdown)));
+    }
+    for (p, r) in written {
+        if let Err(e) = r {
+            eprintln!("error: cannot write {}: {e}", p.display());
+            code = code.max(exit::RUN_BROKEN);
+        }
+    }
+    code
+}
+
+fn append(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    crate::files::prepare(path)?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?
+        .write_all(format!("{text}\n").as_bytes())
+}
+
+/// No output on an input file or on another output, nor on a folder.
+fn outputs_apart(outputs: &[(&str, &Path)], inputs: &[PathBuf]) -> Result<(), String> {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    for (i, (flag, out)) in outputs.iter().enumerate() {
+        if out.is_dir() {
+            return Err(format!("{flag} {} is a folder, not a file", out.display()));
+        }
+        if let Some((other, _)) = outputs[i + 1..].iter().find(|(_, o)| abs(o) == abs(out)) {
+            return Err(format!(
+                "{flag} and {other} both write {}: give them different files",
+                out.display()
+            ));
+        }
+        if inputs.iter().any(|p| abs(p) == abs(out)) {
+            return Err(format!(
+                "{flag} {} would overwrite a file compare reads",
+                out.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Pairs the bursts of the two folders and compares each; a burst or a
+/// request kind in only one folder is an error naming it (bad input).
+pub fn compare(
+    baseline_dir: &Path,
+    run_dir: &Path,
+    baseline: &BTreeMap<String, BurstData>,
+    run: &BTreeMap<String, BurstData>,
+    thresholds: Vec<Threshold>,
+) -> Result<Comparison, String> {
+    let only = |a: &BTreeMap<String, BurstData>, b: &BTreeMap<String, BurstData>| -> Vec<String> {
+        a.keys()
+            .filter(|k| !b.contains_key(*k))
+            .map(|k| format!("`{}`", shown_name(k)))
+            .collect()
+    };
+    let (only_base, only_run) = (only(baseline, run), only(run, baseline));
+    if !only_base.is_empty() || !only_run.is_empty() {
+        let mut parts = Vec::new();
+        if !only_base.is_empty() {
+            parts.push(format!(
+                "only in the baseline {}: {}",
+                baseline_dir.display(),
+                only_base.join(", ")
+            ));
+        }
+        if !only_run.is_empty() {
+            parts.push(format!(
+                "only in the run {}: {}",
+                run_dir.display(),
+                only_run.join(", ")
+            ));
+        }
+        return Err(format!(
+            "the two folders hold different bursts ({}); compare runs of the same suites",
+            parts.join("; ")
+        ));
+    }
+    for t in &thresholds {
+        if let Some(k) = &t.scope {
+            let known = baseline
+                .values()
+                .any(|b| b.kinds.iter().any(|(name, _)| name == k));
+            if !known {
+                return Err(format!(
+                    "--threshold `{}` names request kind `{}`, which no burst has",
+                    t.text,
+                    shown_name(k)
+                ));
+            }
+        }
+    }
+    let mut bursts = Vec::new();
+    for (id, b) in baseline {
+        let r = &run[id];
+        bursts.push(compare_burst(id, b, r, &thresholds)?);
+    }
+    Ok(Comparison {
+        baseline_dir: baseline_dir.to_path_buf(),
+        run_dir: run_dir.to_path_buf(),
+        thresholds,
+        bursts,
+    })
+}
+
+fn compare_burst(
+    id: &str,
+    b: &BurstData,
+    r: &BurstData,
+    thresholds: &[Threshold],
+) -> Result<BurstComparison, String> {
+    let names = |d: &BurstData| -> Vec<String> { d.kinds.iter().map(|(n, _)| n.clone()).collect() };
+    let (bn, rn) = (names(b), names(r));
+    let mut differ: Vec<String> = bn
+        .iter()
+        .filter(|n| !rn.contains(n))
+        .map(|n| format!("`{}` only in the baseline", shown_name(n)))
+        .collect();
+    differ.extend(
+        rn.iter()
+            .filter(|n| !bn.contains(n))
+            .map(|n| format!("`{}` only in the run", shown_name(n))),
+    );
+    if !differ.is_empty() {
+        return Err(format!(
+            "burst `{}`: the request kinds differ ({}); the two runs must use the same mix",
+            shown_name(id),
+            differ.join(", ")
+        ));
+    }
+    let unjudgeable = match (b.cancelled, r.cancelled) {
+        (true, _) => Some("the baseline burst was cancelled: its figures are partial".to_owned()),
+        (_, true) => Some("the run's burst was cancelled: its figures are partial".to_owned()),
+        _ => None,
+    };
+    let mut groups = vec![group(None, b, &b.overall, r, &r.overall, thresholds)];
+    for (name, bk) in &b.kinds {
+        let rk = r
+            .kinds
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, k)| k)
+            .ok_or_else(|| {
+                format!(
+                    "burst `{}`: request kind `{}` missing",
+                    shown_name(id),
+                    shown_name(name)
+                )
+            })?;
+        groups.push(group(Some(name), b, bk, r, rk, thresholds));
+    }
+    Ok(BurstComparison {
+        id: id.to_owned(),
+        unjudgeable,
+        groups,
+    })
+}
+
+/// The rows of one group: the shown percentiles and those the thresholds
+/// name, throughput, error and 429 rates; each with its verdicts.
+fn group(
+    kind: Option<&String>,
+    bb: &BurstData,
+    bk: &KindStats,
+    rb: &BurstData,
+    rk: &KindStats,
+    thresholds: &[Threshold],
+) -> Group {
+    let applies: Vec<&Threshold> = thresholds
+        .iter()
+        .filter(|t| t.scope.as_ref() == kind)
+        .collect();
+    let mut percentiles: Vec<f64> = SHOWN_PERCENTILES.to_vec();
+    for t in &applies {
+        if let Measure::Percentile(q) = t.measure {
+            if !percentiles.iter().any(|p| (p - q).abs() < 1e-12) {
+                percentiles.push(q);
+            }
+        }
+    }
+    percentiles.sort_by(f64::total_cmp);
+    let (be, re) = (Empirical::new(&bk.corrected), Empirical::new(&rk.corrected));
+    let ms = |e: &Empirical, q: f64| e.quantile(q) as f64 / 1000.0;
+    let mut rows: Vec<Row> = percentiles
+        .into_iter()
+        .map(|q| Row {
+            measure: Measure::Percentile(q),
+            baseline: ms(&be, q),
+            run: ms(&re, q),
+            change: stats::percentile_ratio(&be, &re, q),
+            verdicts: Vec::new(),
+        })
+        .collect();
+    let per_s = |k: &KindStats, d: &BurstData| k.requests as f64 / d.elapsed_s.max(1e-9);
+    let share = |n: u64, k: &KindStats| n as f64 / k.requests.max(1) as f64;
+    rows.push(Row {
+        measure: Measure::Throughput,
+        baseline: per_s(bk, bb),
+        run: per_s(rk, rb),
+        change: stats::rate_ratio((bk.requests, bb.elapsed_s), (rk.requests, rb.elapsed_s)),
+        verdicts: Vec::new(),
+    });
+    for (measure, count) in [
+        (
+            Measure::ErrorRate,
+            (|k: &KindStats| k.failed) as fn(&KindStats) -> u64,
+        ),
+        (Measure::Rate429, |k: &KindStats| k.r429),
+    ] {
+        rows.push(Row {
+            measure,
+            baseline: share(count(bk), bk),
+            run: share(count(rk), rk),
+            change: stats::share_increase((count(bk), bk.requests), (count(rk), rk.requests)),
+            verdicts: Vec::new(),
+        });
+    }
+    let unjudgeable = bb.cancelled || rb.cancelled;
+    for t in applies {
+        if let Some(row) = rows.iter_mut().find(|r| r.measure == t.measure) {
+            let verdict = if unjudgeable {
+                Verdict::Inconclusive("a cancelled burst's figures are partial".into())
+            } else {
+                t.judge(&row.change)
+            };
+            row.verdicts.push((t.text.clone(), verdict));
+        }
+    }
+    let label = kind.map_or("all requests".to_owned(), |k| k.clone());
+    Group {
+        kind: kind.cloned(),
+        baseline_requests: bk.requests,
+        run_requests: rk.requests,
+        rows,
+        baseline_curve: Distribution::new(label.clone(), bk),
+        run_curve: Distribution::new(label, rk),
+    }
+}
+
+/// Exit code and verdict line: a certain regression fails (1); else any
+/// inconclusive verdict is an error (3, "inconclusive: ..."); else 0.
+pub fn outcome(c: &Comparison) -> Outcome {
+    let mut failed = Vec::new();
+    let mut inconclusive = Vec::new();
+    let mut held = 0usize;
+    for b in &c.bursts {
+        for g in &b.groups {
+            for row in &g.rows {
+                for (text, v) in &row.verdicts {
+                    let at = format!("{} {}: `{text}`", shown_name(&b.id), g.label());
+                    match v {
+                        Verdict::Pass => held += 1,
+                        Verdict::Fail => {
+                            failed.push(format!("{at} broke ({})", render::change_text(row)))
+                        }
+                        Verdict::Inconclusive(why) => inconclusive.push(format!("{at}: {why}")),
+                    }
+                }
+            }
+        }
+    }
+    if !failed.is_empty() {
+        let mut message = format!("regression: {}", failed.join("; "));
+        if !inconclusive.is_empty() {
+            message.push_str(&format!(
+                " (and {} inconclusive: {})",
+                inconclusive.len(),
+                inconclusive.join("; ")
+            ));
+        }
+        return Outcome {
+            code: exit::CHECK_FAILED,
+            message,
+        };
+    }
+    if !inconclusive.is_empty() {
+        return Outcome {
+            code: exit::RUN_BROKEN,
+            message: format!(
+                "inconclusive: the noise of the two runs could explain {}: {}; more requests per burst narrow the intervals",
+                if inconclusive.len() == 1 { "one verdict".to_owned() } else { format!("{} verdicts", inconclusive.len()) },
+                inconclusive.join("; ")
+            ),
+        };
+    }
+    if held == 0 {
+        return Outcome {
+            code: exit::RUN_BROKEN,
+            message: "inconclusive: no threshold applied to any burst (see --threshold)".into(),
+        };
+    }
+    Outcome {
+        code: exit::OK,
+        message: format!(
+            "no regression: {held} threshold verdict{} held over {} burst{}, each on its whole 95 % interval",
+            if held == 1 { "" } else { "s" },
+            c.bursts.len(),
+            if c.bursts.len() == 1 { "" } else { "s" }
+        ),
+    }
+}
