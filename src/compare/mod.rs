@@ -37,10 +37,29 @@ pub struct CompareOptions<'a> {
     pub run: &'a Path,
     /// As given; empty: [`threshold::DEFAULTS`].
     pub thresholds: &'a [String],
-    pub markdown: Option<&'a Path>,
-    pub html: Option<&'a Path>,
+    pub outputs: Outputs,
+}
+
+/// Where a comparison is written besides the console.
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    pub markdown: Option<PathBuf>,
+    pub html: Option<PathBuf>,
     /// `$GITHUB_STEP_SUMMARY`, appended to.
     pub step_summary: Option<PathBuf>,
+}
+
+impl Outputs {
+    fn named(&self) -> Vec<(&'static str, &Path)> {
+        [
+            ("--markdown", &self.markdown),
+            ("--html", &self.html),
+            ("$GITHUB_STEP_SUMMARY", &self.step_summary),
+        ]
+        .into_iter()
+        .filter_map(|(f, p)| Some((f, p.as_deref()?)))
+        .collect()
+    }
 }
 
 /// The two folders compared, burst by burst.
@@ -99,66 +118,106 @@ pub struct Outcome {
     pub message: String,
 }
 
-/// `tminus compare`: reads, compares, renders, returns the exit code.
-pub fn cmd_compare(o: &CompareOptions<'_>) -> i32 {
-    let bad = |e: String| {
-        eprintln!("error: {e}");
-        exit::INVALID
-    };
-    let texts: Vec<String> = if o.thresholds.is_empty() {
+/// A baseline folder read and checked, with the thresholds to judge by:
+/// `tminus run --baseline DIR` reads it before anything is sent.
+pub struct Baseline {
+    pub dir: PathBuf,
+    pub bursts: BTreeMap<String, BurstData>,
+    pub thresholds: Vec<Threshold>,
+}
+
+/// Parses the thresholds (none: [`threshold::DEFAULTS`]) and reads the
+/// baseline folder; an error is bad input (exit 2).
+pub fn load_baseline(dir: &Path, thresholds: &[String]) -> Result<Baseline, String> {
+    let texts: Vec<String> = if thresholds.is_empty() {
         threshold::DEFAULTS.iter().map(|t| t.to_string()).collect()
     } else {
-        o.thresholds.to_vec()
+        thresholds.to_vec()
     };
-    let thresholds = match texts
+    let thresholds = texts
         .iter()
         .map(|t| threshold::parse(t).map_err(|e| format!("--threshold: {e}")))
-        .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(t) => t,
-        Err(e) => return bad(e),
-    };
-    let read = |dir: &Path| read::read_dir(dir);
-    let (baseline, run) = match (read(o.baseline), read(o.run)) {
-        (Ok(b), Ok(r)) => (b, r),
-        (Err(e), _) | (_, Err(e)) => return bad(e),
-    };
+        .collect::<Result<Vec<_>, _>>()?;
+    let bursts = read::read_dir(dir)?;
+    for t in &thresholds {
+        if let Some(k) = &t.scope {
+            if !bursts.values().any(|b| b.kinds.iter().any(|(n, _)| n == k)) {
+                return Err(format!(
+                    "--threshold `{}` names request kind `{}`, which no burst of the baseline has",
+                    t.text,
+                    shown_name(k)
+                ));
+            }
+        }
+    }
+    Ok(Baseline {
+        dir: dir.to_path_buf(),
+        bursts,
+        thresholds,
+    })
+}
+
+/// `tminus compare`: reads, compares, renders, returns the exit code.
+pub fn cmd_compare(o: &CompareOptions<'_>) -> i32 {
+    let judged = load_baseline(o.baseline, o.thresholds)
+        .and_then(|b| judge_run(&b, o.run, None, &o.outputs));
+    match judged {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::INVALID
+        }
+    }
+}
+
+/// Compares the bursts in `run_dir` with the baseline's (only those of
+/// `only`, `suite/load` ids, when given: the bursts a run just made),
+/// prints the table and the verdict, writes the outputs; the exit code, or
+/// bad input as an error (nothing judged, nothing written).
+pub fn judge_run(
+    baseline: &Baseline,
+    run_dir: &Path,
+    only: Option<&[String]>,
+    outputs: &Outputs,
+) -> Result<i32, String> {
+    let mut run = read::read_dir(run_dir)?;
+    let mut base: BTreeMap<String, &BurstData> = baseline
+        .bursts
+        .iter()
+        .map(|(k, v)| (k.clone(), v))
+        .collect();
+    if let Some(ids) = only {
+        run.retain(|k, _| ids.contains(k));
+        base.retain(|k, _| ids.contains(k));
+    }
     let mut inputs: Vec<PathBuf> = Vec::new();
-    for b in baseline.values().chain(run.values()) {
+    for b in base.values().copied().chain(run.values()) {
         inputs.push(b.summary_file.clone());
         inputs.push(read::kinds_hlog_path(&b.summary_file));
     }
-    let outputs: Vec<(&str, &Path)> = [("--markdown", o.markdown), ("--html", o.html)]
-        .into_iter()
-        .filter_map(|(f, p)| Some((f, p?)))
-        .chain(
-            o.step_summary
-                .as_deref()
-                .map(|p| ("$GITHUB_STEP_SUMMARY", p)),
-        )
-        .collect();
-    if let Err(e) = outputs_apart(&outputs, &inputs) {
-        return bad(e);
-    }
-    let comparison = match compare(o.baseline, o.run, &baseline, &run, thresholds) {
-        Ok(c) => c,
-        Err(e) => return bad(e),
-    };
+    outputs_apart(&outputs.named(), &inputs)?;
+    let comparison = compare(
+        &baseline.dir,
+        run_dir,
+        &base,
+        &run.iter().map(|(k, v)| (k.clone(), v)).collect(),
+        baseline.thresholds.clone(),
+    )?;
     let outcome = outcome(&comparison);
     print!("{}", render::console(&comparison));
     eprintln!("{}", outcome.message);
     let mut code = outcome.code;
     let markdown = render::markdown(&comparison, &outcome);
     let mut written = Vec::new();
-    if let Some(p) = o.markdown {
+    if let Some(p) = &outputs.markdown {
         written.push((p, crate::files::write_atomic(p, markdown.as_bytes())));
     }
-    if let Some(p) = o.html {
+    if let Some(p) = &outputs.html {
         let page = render::html(&comparison, &outcome);
         written.push((p, crate::files::write_atomic(p, page.as_bytes())));
     }
-    if let Some(p) = &o.step_summary {
-        written.push((p.as_path(), append(p, &markdown)));
+    if let Some(p) = &outputs.step_summary {
+        written.push((p, append(p, &markdown)));
     }
     for (p, r) in written {
         if let Err(e) = r {
@@ -166,7 +225,7 @@ pub fn cmd_compare(o: &CompareOptions<'_>) -> i32 {
             code = code.max(exit::RUN_BROKEN);
         }
     }
-    code
+    Ok(code)
 }
 
 fn append(path: &Path, text: &str) -> std::io::Result<()> {
@@ -207,17 +266,25 @@ fn outputs_apart(outputs: &[(&str, &Path)], inputs: &[PathBuf]) -> Result<(), St
 pub fn compare(
     baseline_dir: &Path,
     run_dir: &Path,
-    baseline: &BTreeMap<String, BurstData>,
-    run: &BTreeMap<String, BurstData>,
+    baseline: &BTreeMap<String, &BurstData>,
+    run: &BTreeMap<String, &BurstData>,
     thresholds: Vec<Threshold>,
 ) -> Result<Comparison, String> {
-    let only = |a: &BTreeMap<String, BurstData>, b: &BTreeMap<String, BurstData>| -> Vec<String> {
-        a.keys()
-            .filter(|k| !b.contains_key(*k))
-            .map(|k| format!("`{}`", shown_name(k)))
-            .collect()
-    };
+    let only =
+        |a: &BTreeMap<String, &BurstData>, b: &BTreeMap<String, &BurstData>| -> Vec<String> {
+            a.keys()
+                .filter(|k| !b.contains_key(*k))
+                .map(|k| format!("`{}`", shown_name(k)))
+                .collect()
+        };
     let (only_base, only_run) = (only(baseline, run), only(run, baseline));
+    if baseline.is_empty() {
+        return Err(format!(
+            "no burst to compare in {} and {}",
+            baseline_dir.display(),
+            run_dir.display()
+        ));
+    }
     if !only_base.is_empty() || !only_run.is_empty() {
         let mut parts = Vec::new();
         if !only_base.is_empty() {
@@ -239,23 +306,9 @@ pub fn compare(
             parts.join("; ")
         ));
     }
-    for t in &thresholds {
-        if let Some(k) = &t.scope {
-            let known = baseline
-                .values()
-                .any(|b| b.kinds.iter().any(|(name, _)| name == k));
-            if !known {
-                return Err(format!(
-                    "--threshold `{}` names request kind `{}`, which no burst has",
-                    t.text,
-                    shown_name(k)
-                ));
-            }
-        }
-    }
     let mut bursts = Vec::new();
     for (id, b) in baseline {
-        let r = &run[id];
+        let r = run[id];
         bursts.push(compare_burst(id, b, r, &thresholds)?);
     }
     Ok(Comparison {

@@ -36,18 +36,19 @@ fn value(measure: Measure, v: f64) -> String {
 /// The change and its interval: `×1.02 [×0.99, ×1.05]` for ratios,
 /// `+0.10 pp [-0.40, +0.60]` for rate differences.
 pub fn change_text(row: &Row) -> String {
-    let (est, interval) = change_parts(row);
-    if interval.is_empty() {
-        est
-    } else {
-        format!("{est} {interval}")
+    match &row.change {
+        Change::Unknown(why) => format!("not compared: {why}"),
+        Change::Known(_) => {
+            let (est, interval) = change_parts(row);
+            format!("{est} {interval}")
+        }
     }
 }
 
-/// The change and its interval, apart (the interval empty when unknown).
+/// The change and its interval, apart (`n/a` when unknown).
 fn change_parts(row: &Row) -> (String, String) {
     match &row.change {
-        Change::Unknown(why) => (format!("not compared: {why}"), String::new()),
+        Change::Unknown(_) => ("n/a".into(), "n/a".into()),
         Change::Known(e) => match row.measure {
             Measure::Percentile(_) | Measure::Throughput => (
                 format!("×{:.3}", e.value),
@@ -61,16 +62,21 @@ fn change_parts(row: &Row) -> (String, String) {
     }
 }
 
-/// The verdict column: each threshold on the row and what it gave.
+/// The verdict column: each threshold on the row and what it gave, then
+/// why the change could not be measured, if it could not.
 fn verdicts(row: &Row) -> String {
-    if row.verdicts.is_empty() {
-        return "-".into();
-    }
-    row.verdicts
+    let mut parts: Vec<String> = row
+        .verdicts
         .iter()
         .map(|(t, v)| format!("{} ({t})", verdict_word(v)))
-        .collect::<Vec<_>>()
-        .join("; ")
+        .collect();
+    if parts.is_empty() {
+        parts.push("-".into());
+    }
+    if let Change::Unknown(why) = &row.change {
+        parts.push(format!("not compared: {why}"));
+    }
+    parts.join("; ")
 }
 
 fn verdict_word(v: &Verdict) -> &'static str {
