@@ -501,7 +501,22 @@ fn baseline_for(
     if !plan.suites.iter().any(|s| s.load.is_some()) {
         return Err("no selected suite has a `load:` section: there is no burst to compare".into());
     }
-    crate::compare::load_baseline(dir, thresholds)
+    let baseline = crate::compare::load_baseline(dir, thresholds)?;
+    let missing: Vec<String> = plan
+        .suites
+        .iter()
+        .filter_map(|s| Some(format!("{}/{}", s.name, s.load.as_ref()?.id)))
+        .filter(|id| !baseline.bursts.contains_key(id))
+        .map(|id| format!("`{id}`"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "{} holds no burst {} to compare this run's with",
+            dir.display(),
+            missing.join(", ")
+        ));
+    }
+    Ok(baseline)
 }
 
 /// The run's exit code with its bursts judged against the baseline: a

@@ -16,16 +16,7 @@ use common::*;
 fn burst_into(dir: &Path, url: &str, extra: &[&str]) -> std::process::Output {
     std::fs::create_dir_all(dir).unwrap();
     let suite = repo().join("tests/suites/compare-burst.yaml");
-    let mut args = vec![
-        "run",
-        suite.to_str().unwrap(),
-        "--target",
-        url,
-        "--report-dir",
-        dir.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    tminus(dir, &args, &[], Duration::from_secs(90))
+    run_with_json(dir, &suite, url, extra, &[]).1
 }
 
 /// `--baseline DIR` with [`THRESHOLDS`] as `--baseline-threshold`.
@@ -94,11 +85,16 @@ fn an_unchanged_rerun_passes_and_a_slower_target_fails_on_p95() {
         );
     }
     // A baseline that is not there is bad input before anything is sent.
-    let out = burst_into(
-        &work.path().join("never"),
+    let suite = repo().join("tests/suites/compare-burst.yaml");
+    let args = [
+        "run",
+        suite.to_str().unwrap(),
+        "--target",
         "http://127.0.0.1:9",
-        &["--baseline", "/nonexistent/dir"],
-    );
+        "--baseline",
+        "/nonexistent/dir",
+    ];
+    let out = tminus(work.path(), &args, &[], Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("--baseline: cannot read /nonexistent/dir"),

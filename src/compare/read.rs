@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::families::load::exec::KINDS_HLOG_SUFFIX;
+/// A name read from a file, for a message: at most 64 characters, control
+/// characters shown as U+FFFD (the merge's rule).
+pub use crate::families::load::merge::bounded as shown_name;
 use crate::families::load::stats::{self, KindStats};
 use crate::families::load::summary::FORMAT_VERSION;
 
@@ -315,18 +318,4 @@ fn name(field: &str, text: &str) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// A name read from a file, for a message: at most 64 characters, control
-/// characters shown as U+FFFD so a file never drives the terminal.
-pub fn shown_name(s: &str) -> String {
-    let mut out: String = s
-        .chars()
-        .take(64)
-        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
-        .collect();
-    if s.chars().count() > 64 {
-        out.push('…');
-    }
-    out
 }

@@ -232,9 +232,9 @@ pub fn html(c: &Comparison, o: &Outcome) -> String {
         }
         h.push_str("</section>");
     }
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "<p class=\"meta\">Thresholds: {}</p></body></html>\n",
+        "<p class=\"meta\">Thresholds: {}</p></body></html>",
         esc(&c
             .thresholds
             .iter()

@@ -82,6 +82,10 @@ impl Empirical {
         self.cumulative.last().copied().unwrap_or(0)
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The value of rank `r` (1-based, clamped into 1..=len); 0 when empty.
     fn at_rank(&self, r: u64) -> u64 {
         let r = r.clamp(1, self.len().max(1));
@@ -157,7 +161,9 @@ pub fn percent(q: f64) -> String {
 /// run / baseline of a rate (`count` over `seconds`), each count Poisson.
 pub fn rate_ratio(base: (u64, f64), run: (u64, f64)) -> Change {
     let ((bc, bs), (rc, rs)) = (base, run);
-    if bc == 0 || rc == 0 || !(bs > 0.0) || !(rs > 0.0) {
+    // Durations that are not positive numbers (NaN included) compare nothing.
+    let positive = |s: f64| s.is_finite() && s > 0.0;
+    if bc == 0 || rc == 0 || !positive(bs) || !positive(rs) {
         return Change::Unknown("no request was answered in one of the bursts".into());
     }
     let ratio = (rc as f64 / rs) / (bc as f64 / bs);
