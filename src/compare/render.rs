@@ -134,15 +134,20 @@ pub fn console(c: &Comparison) -> String {
     out
 }
 
+/// The verdict in words, by exit code.
+fn headline(code: i32) -> &'static str {
+    match code {
+        0 => "no regression",
+        1 => "regression",
+        _ => "inconclusive",
+    }
+}
+
 /// The comparison in Markdown: verdict, method, one table per group.
 pub fn markdown(c: &Comparison, o: &Outcome) -> String {
     let mut md = format!(
         "## tminus compare: {}\n\n{}\n\nBaseline {} against run {}. {}.\n",
-        match o.code {
-            0 => "no regression",
-            1 => "regression",
-            _ => "inconclusive",
-        },
+        headline(o.code),
         text(&o.message),
         code(&c.baseline_dir.display().to_string()),
         code(&c.run_dir.display().to_string()),
@@ -179,6 +184,7 @@ pub fn markdown(c: &Comparison, o: &Outcome) -> String {
 /// A page of its own: the verdict, the tables and a plot per group.
 pub fn html(c: &Comparison, o: &Outcome) -> String {
     let esc = |s: &str| escape(s);
+    let word = headline(o.code);
     let class = match o.code {
         0 => "pass",
         1 => "fail",
@@ -186,8 +192,8 @@ pub fn html(c: &Comparison, o: &Outcome) -> String {
     };
     let mut h = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>tminus compare: {}</title><style>{CSS}</style></head><body><h1>tminus compare <span class=\"v {class}\">{}</span></h1><p>{}</p><p class=\"meta\">Baseline <code>{}</code> against run <code>{}</code>. {}.</p>",
-        class,
-        class,
+        word,
+        word,
         esc(&o.message),
         esc(&c.baseline_dir.display().to_string()),
         esc(&c.run_dir.display().to_string()),
