@@ -127,6 +127,7 @@ fn an_unchanged_rerun_passes_and_a_slower_target_fails_on_p95() {
         "all requests",
         "request kind `list`",
         "p95",
+        "raw p99",
         "throughput",
         "error rate",
     ] {

@@ -1,7 +1,7 @@
 //! `tminus compare BASELINE_DIR RUN_DIR` (issue 27, release baselines): the
 //! bursts of a run judged against those of a baseline run (the last
 //! release's report folder), per burst and per request kind: corrected
-//! p50/p95/p99 and throughput as ratios, error and 429 rates as
+//! and raw p50/p95/p99 and throughput as ratios, error and 429 rates as
 //! differences, each with a 95 % interval (`stats.rs`), judged by the
 //! thresholds (`threshold.rs`) on the whole interval. Figures are read back
 //! from the folders (`read.rs`), rendered for the console, Markdown and HTML
@@ -386,27 +386,36 @@ fn group(
         .iter()
         .filter(|t| t.scope.as_ref() == kind)
         .collect();
-    let mut percentiles: Vec<f64> = SHOWN_PERCENTILES.to_vec();
-    for t in &applies {
-        if let Measure::Percentile(q) = t.measure {
-            if !percentiles.iter().any(|p| (p - q).abs() < 1e-12) {
-                percentiles.push(q);
+    let mut rows: Vec<Row> = Vec::new();
+    // Corrected first (what the thresholds of a burst judge), then raw.
+    for raw in [false, true] {
+        let variant = |q: f64| {
+            if raw {
+                Measure::RawPercentile(q)
+            } else {
+                Measure::Percentile(q)
+            }
+        };
+        let mut percentiles: Vec<f64> = SHOWN_PERCENTILES.to_vec();
+        for t in &applies {
+            if let Measure::Percentile(q) | Measure::RawPercentile(q) = t.measure {
+                if t.measure == variant(q) && !percentiles.iter().any(|p| (p - q).abs() < 1e-12) {
+                    percentiles.push(q);
+                }
             }
         }
-    }
-    percentiles.sort_by(f64::total_cmp);
-    let (be, re) = (Empirical::new(&bk.corrected), Empirical::new(&rk.corrected));
-    let ms = |e: &Empirical, q: f64| e.quantile(q) as f64 / 1000.0;
-    let mut rows: Vec<Row> = percentiles
-        .into_iter()
-        .map(|q| Row {
-            measure: Measure::Percentile(q),
+        percentiles.sort_by(f64::total_cmp);
+        let hist = |k: &KindStats| Empirical::new(if raw { &k.raw } else { &k.corrected });
+        let (be, re) = (hist(bk), hist(rk));
+        let ms = |e: &Empirical, q: f64| e.quantile(q) as f64 / 1000.0;
+        rows.extend(percentiles.into_iter().map(|q| Row {
+            measure: variant(q),
             baseline: ms(&be, q),
             run: ms(&re, q),
             change: stats::percentile_ratio(&be, &re, q),
             verdicts: Vec::new(),
-        })
-        .collect();
+        }));
+    }
     let per_s = |k: &KindStats, d: &BurstData| k.requests as f64 / d.elapsed_s.max(1e-9);
     let share = |n: u64, k: &KindStats| n as f64 / k.requests.max(1) as f64;
     rows.push(Row {

@@ -27,7 +27,7 @@ pub fn method() -> String {
 /// A measured value as the table shows it.
 fn value(measure: Measure, v: f64) -> String {
     match measure {
-        Measure::Percentile(_) => format!("{v:.3} ms"),
+        Measure::Percentile(_) | Measure::RawPercentile(_) => format!("{v:.3} ms"),
         Measure::Throughput => format!("{v:.2}/s"),
         Measure::ErrorRate | Measure::Rate429 => format!("{:.2}%", v * 100.0),
     }
@@ -50,7 +50,7 @@ fn change_parts(row: &Row) -> (String, String) {
     match &row.change {
         Change::Unknown(_) => ("n/a".into(), "n/a".into()),
         Change::Known(e) => match row.measure {
-            Measure::Percentile(_) | Measure::Throughput => (
+            Measure::Percentile(_) | Measure::RawPercentile(_) | Measure::Throughput => (
                 format!("×{:.3}", e.value),
                 format!("[×{:.3}, ×{:.3}]", e.low, e.high),
             ),

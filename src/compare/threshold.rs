@@ -1,6 +1,7 @@
 //! The thresholds `tminus compare` judges a run against its baseline with:
 //! `[KIND:] MEASURE < LIMIT%`, where MEASURE is `p<Q>_regression` (the
-//! corrected percentile's rise, run / baseline − 1), `throughput_drop`
+//! corrected percentile's rise, run / baseline − 1; `raw_p<Q>_regression`
+//! the raw one's), `throughput_drop`
 //! (1 − run / baseline), `error_rate_increase` or `rate_429_increase` (run −
 //! baseline, in percentage points). Without `KIND:` a threshold judges all
 //! requests of each burst, with it the request kind of that name, as the
@@ -24,6 +25,8 @@ pub const DEFAULTS: &[&str] = &[
 pub enum Measure {
     /// A percentile of the corrected latency, as a quantile (0.95).
     Percentile(f64),
+    /// A percentile of the raw latency (send to last byte).
+    RawPercentile(f64),
     Throughput,
     ErrorRate,
     Rate429,
@@ -34,6 +37,7 @@ impl Measure {
     pub fn threshold_name(self) -> String {
         match self {
             Measure::Percentile(q) => format!("p{}_regression", percent(q)),
+            Measure::RawPercentile(q) => format!("raw_p{}_regression", percent(q)),
             Measure::Throughput => "throughput_drop".into(),
             Measure::ErrorRate => "error_rate_increase".into(),
             Measure::Rate429 => "rate_429_increase".into(),
@@ -44,6 +48,7 @@ impl Measure {
     pub fn label(self) -> String {
         match self {
             Measure::Percentile(q) => format!("p{}", percent(q)),
+            Measure::RawPercentile(q) => format!("raw p{}", percent(q)),
             Measure::Throughput => "throughput".into(),
             Measure::ErrorRate => "error rate".into(),
             Measure::Rate429 => "429 rate".into(),
@@ -73,7 +78,7 @@ pub enum Verdict {
 }
 
 const MEASURES: &str =
-    "p50_regression, p95_regression, p99_regression (any pQ), throughput_drop, error_rate_increase or rate_429_increase";
+    "p50_regression, p95_regression, p99_regression (any pQ; raw_pQ_regression for the raw latency), throughput_drop, error_rate_increase or rate_429_increase";
 
 /// Parses `[KIND:] MEASURE < LIMIT%`.
 pub fn parse(text: &str) -> Result<Threshold, String> {
@@ -104,6 +109,10 @@ pub fn parse(text: &str) -> Result<Threshold, String> {
         "error_rate_increase" => Measure::ErrorRate,
         "rate_429_increase" => Measure::Rate429,
         p => {
+            let (raw, p) = match p.strip_prefix("raw_") {
+                Some(p) => (true, p),
+                None => (false, p),
+            };
             let q = p
                 .strip_prefix('p')
                 .and_then(|p| p.strip_suffix("_regression"))
@@ -117,7 +126,12 @@ pub fn parse(text: &str) -> Result<Threshold, String> {
                 ));
             }
             // Rounded to 1e-6 so that `p99.9` is the quantile 0.999.
-            Measure::Percentile((q * 1e4).round() / 1e6)
+            let q = (q * 1e4).round() / 1e6;
+            if raw {
+                Measure::RawPercentile(q)
+            } else {
+                Measure::Percentile(q)
+            }
         }
     };
     let limit = value
@@ -169,7 +183,7 @@ impl Threshold {
     /// drop (1 − ratio) or the increase (the difference).
     fn excess(&self, e: Estimate) -> (f64, f64) {
         match self.measure {
-            Measure::Percentile(_) => (e.low - 1.0, e.high - 1.0),
+            Measure::Percentile(_) | Measure::RawPercentile(_) => (e.low - 1.0, e.high - 1.0),
             Measure::Throughput => (1.0 - e.high, 1.0 - e.low),
             Measure::ErrorRate | Measure::Rate429 => (e.low, e.high),
         }
@@ -200,6 +214,9 @@ mod tests {
             parse("throughput_drop < 5%").unwrap().measure,
             Measure::Throughput
         );
+        let t = parse("raw_p99_regression < 20%").unwrap();
+        assert_eq!(t.measure, Measure::RawPercentile(0.99));
+        assert_eq!(t.measure.label(), "raw p99");
         let t = parse("list: rate_429_increase < 0.5%").unwrap();
         assert_eq!((t.measure, t.limit), (Measure::Rate429, 0.005));
         for d in DEFAULTS {
