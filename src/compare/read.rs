@@ -19,6 +19,7 @@ use crate::families::load::exec::KINDS_HLOG_SUFFIX;
 /// A name read from a file, for a message: at most 64 characters, control
 /// characters shown as U+FFFD (the merge's rule).
 pub use crate::families::load::merge::bounded as shown_name;
+use crate::families::load::merge::MAX_SHARD_REQUESTS;
 use crate::families::load::stats::{self, KindStats};
 use crate::families::load::summary::FORMAT_VERSION;
 
@@ -299,8 +300,15 @@ fn read_kind_histograms(path: &Path, kinds: usize) -> Result<Vec<Option<RawAndCo
         .collect())
 }
 
-/// A request kind's counts add up: failures and 429s are requests.
+/// A request kind's counts add up: failures and 429s are requests, and
+/// no count is beyond what a burst can send (so sums cannot overflow).
 fn counts_ok(k: &KindFile) -> Result<(), String> {
+    if k.requests > MAX_SHARD_REQUESTS {
+        return Err(format!(
+            "`requests` is {}: a burst counts at most {MAX_SHARD_REQUESTS} requests",
+            k.requests
+        ));
+    }
     if k.failed.saturating_add(k.responses_429) > k.requests {
         return Err(format!(
             "{} failed and {} answered 429 of {} requests",
@@ -318,4 +326,136 @@ fn name(field: &str, text: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::families::load::shard::write_kind_totals;
+    use serde_json::json;
+    use std::time::{Duration, SystemTime};
+
+    /// A burst of two kinds written as a run writes it: its per-kind totals
+    /// and a summary with `summary` merged over the real fields.
+    fn write_burst(dir: &Path, patch: serde_json::Value) -> PathBuf {
+        let mut kinds = vec![KindStats::new(), KindStats::new()];
+        for (i, k) in kinds.iter_mut().enumerate() {
+            for v in 0..10u64 {
+                k.raw.record(1_000 + v).unwrap();
+                k.corrected.record(2_000 + v).unwrap();
+            }
+            k.requests = 10;
+            k.failed = i as u64;
+        }
+        let json = dir.join("load-s-b.json");
+        write_kind_totals(
+            &kinds_hlog_path(&json),
+            &kinds,
+            SystemTime::now(),
+            Duration::from_secs(1),
+            "t",
+        )
+        .unwrap();
+        let mut v = json!({
+            "version": 1, "suite": "s", "load": "b", "cancelled": false, "elapsed_s": 1.0,
+            "overall": {"requests": 20, "failed": 1, "responses_429": 0},
+            "kinds": {
+                "list": {"requests": 10, "failed": 0, "responses_429": 0},
+                "count": {"requests": 10, "failed": 1, "responses_429": 0}
+            },
+            "files": {"kind_tags": {"list": "k0", "count": "k1"}}
+        });
+        merge(&mut v, patch);
+        std::fs::write(&json, serde_json::to_vec(&v).unwrap()).unwrap();
+        json
+    }
+
+    fn merge(v: &mut serde_json::Value, patch: serde_json::Value) {
+        match (v, patch) {
+            (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+                // A null in the patch removes the field.
+                for (k, p) in b {
+                    if p.is_null() {
+                        a.remove(&k);
+                    } else {
+                        merge(a.entry(k).or_insert(serde_json::Value::Null), p);
+                    }
+                }
+            }
+            (v, p) => *v = p,
+        }
+    }
+
+    #[test]
+    fn a_burst_reads_back_in_mix_order_with_its_histograms() {
+        let dir = tempfile::tempdir().unwrap();
+        write_burst(dir.path(), json!({}));
+        let bursts = read_dir(dir.path()).unwrap();
+        let b = &bursts["s/b"];
+        let names: Vec<&str> = b.kinds.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["list", "count"]);
+        assert_eq!(b.overall.requests, 20);
+        assert_eq!(b.overall.corrected.len(), 20);
+        assert_eq!(b.kinds[1].1.failed, 1);
+    }
+
+    #[test]
+    fn summaries_that_do_not_hold_together_are_refused_by_field() {
+        for (patch, says) in [
+            (json!({"version": 2}), "version 2"),
+            (json!({"suite": ""}), "`suite`"),
+            (json!({"elapsed_s": -1.0}), "`elapsed_s`"),
+            (
+                json!({"files": {"kind_tags": {"list": "k0", "count": "k0"}}}),
+                "name one kind each",
+            ),
+            (
+                json!({"files": {"kind_tags": null}}),
+                "no per-kind histograms",
+            ),
+            (
+                json!({"kinds": {"list": {"requests": 11}}}),
+                "holds 10 values but",
+            ),
+            (json!({"kinds": {"list": {"failed": 11}}}), "11 failed"),
+            (json!({"overall": {"requests": 21}}), "does not add up"),
+            (
+                json!({"kinds": {"list": {"requests": u64::MAX}}}),
+                "at most",
+            ),
+            (json!({"kinds": "none"}), "is not a tminus burst summary"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            write_burst(dir.path(), patch.clone());
+            let e = read_dir(dir.path())
+                .err()
+                .unwrap_or_else(|| panic!("{patch} was read"));
+            assert!(e.contains(says), "{patch}: {e}");
+        }
+    }
+
+    #[test]
+    fn folders_without_bursts_and_links_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_dir(dir.path()).err().unwrap();
+        assert!(e.contains("no burst summary"), "{e}");
+        std::fs::write(dir.path().join("load-x.shard-1-of-2.shard.json"), "{}").unwrap();
+        assert!(read_dir(dir.path())
+            .err()
+            .unwrap()
+            .contains("it holds shards"));
+        assert!(read_dir(&dir.path().join("none"))
+            .err()
+            .unwrap()
+            .contains("cannot read"));
+        #[cfg(unix)]
+        {
+            let real = tempfile::tempdir().unwrap();
+            let json = write_burst(real.path(), json!({}));
+            let linked = tempfile::tempdir().unwrap();
+            std::os::unix::fs::symlink(&json, linked.path().join("load-s-b.json")).unwrap();
+            let e = read_dir(linked.path()).err().unwrap();
+            assert!(e.contains("not a regular file"), "{e}");
+        }
+    }
 }
