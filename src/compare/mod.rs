@@ -12,6 +12,9 @@
 //! input (a folder missing, a burst or request kind in only one folder, a
 //! file that is not what tminus wrote, a bad threshold); 3 inconclusive (a
 //! verdict the noise could explain, too few answers, a cancelled burst).
+//!
+//! `tminus run --baseline DIR` reads the baseline with [`load_baseline`]
+//! before anything is sent and judges the bursts it ran with [`judge_run`].
 
 pub mod read;
 pub mod render;
