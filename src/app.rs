@@ -28,6 +28,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Sign(a) => cmd_sign(a),
         // command: load
         Command::Merge(a) => cmd_merge(a),
+        Command::Compare(a) => cmd_compare(&a),
         // command: ecosystem
         Command::Serve(a) => crate::serve::cmd_serve(a),
         Command::Completions(a) => cmd_completions(a.shell),
@@ -236,6 +237,16 @@ fn cmd_run(a: RunArgs) -> i32 {
     if plan.check_count() == 0 {
         return usage_error("no check selected (see --only and --tag)");
     }
+    // The baseline is read and checked before anything is sent.
+    let baseline = match a
+        .baseline
+        .as_deref()
+        .map(|d| baseline_for(&plan, d, &a.baseline_threshold))
+    {
+        None => None,
+        Some(Ok(b)) => Some(b),
+        Some(Err(e)) => return usage_error(&format!("--baseline: {e}")),
+    };
     // command: certification
     // The key is read (and registered as a secret) before anything is sent.
     let sign_key = match crate::certify::load_key(a.sign_key.as_deref(), &plan.redactor) {
@@ -273,6 +284,21 @@ fn cmd_run(a: RunArgs) -> i32 {
     let mut named = vec![("--junit", &junit), ("--json", &json), ("--html", &html)];
     if let Some(md) = &a.summary_md {
         named.push(("--summary-md", md));
+    }
+    // The bursts this run makes, `suite/load` as their summaries name them:
+    // only these are compared (the folder may hold older ones).
+    let burst_ids: Vec<String> = plan
+        .suites
+        .iter()
+        .filter_map(|s| Some(format!("{}/{}", s.name, s.load.as_ref()?.id)))
+        .collect();
+    let compare_files = baseline.as_ref().map(|_| {
+        let dir = &a.reports.report_dir;
+        (dir.join("compare.md"), dir.join("compare.html"))
+    });
+    if let Some((md, html)) = &compare_files {
+        named.push(("--baseline's compare.md", md));
+        named.push(("--baseline's compare.html", html));
     }
     // command: certification
     if let Some(b) = &a.bundle {
@@ -446,11 +472,74 @@ fn cmd_run(a: RunArgs) -> i32 {
         },
         cancel_rx,
     ));
+    let code = match (baseline, compare_files) {
+        (Some(b), Some((markdown, html))) => {
+            let outputs = crate::compare::Outputs {
+                markdown: Some(markdown),
+                html: Some(html),
+                step_summary: step_summary.clone(),
+            };
+            against_baseline(code, &b, &a.reports.report_dir, &burst_ids, &outputs)
+        }
+        _ => code,
+    };
     // A failed or cancelled run is bundled as what it is (the manifest
     // says so); a JSON report this run did not write is never packed.
     match bundle {
         Some(b) => b.pack(code, &redactor),
         None => code,
+    }
+}
+
+/// `run --baseline DIR`: the baseline read and its thresholds parsed, for
+/// a plan with a burst (its bursts are the ones compared).
+fn baseline_for(
+    plan: &Plan,
+    dir: &Path,
+    thresholds: &[String],
+) -> Result<crate::compare::Baseline, String> {
+    if !plan.suites.iter().any(|s| s.load.is_some()) {
+        return Err("no selected suite has a `load:` section: there is no burst to compare".into());
+    }
+    let baseline = crate::compare::load_baseline(dir, thresholds)?;
+    let missing: Vec<String> = plan
+        .suites
+        .iter()
+        .filter_map(|s| Some(format!("{}/{}", s.name, s.load.as_ref()?.id)))
+        .filter(|id| !baseline.bursts.contains_key(id))
+        .map(|id| format!("`{id}`"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "{} holds no burst {} to compare this run's with",
+            dir.display(),
+            missing.join(", ")
+        ));
+    }
+    Ok(baseline)
+}
+
+/// The run's exit code with its bursts judged against the baseline: a
+/// broken run stays broken (3), a regression fails it (1), an
+/// inconclusive comparison, or one that cannot be made, is 3.
+fn against_baseline(
+    code: i32,
+    baseline: &crate::compare::Baseline,
+    report_dir: &Path,
+    bursts: &[String],
+    outputs: &crate::compare::Outputs,
+) -> i32 {
+    let compared = match crate::compare::judge_run(baseline, report_dir, Some(bursts), outputs) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: --baseline: the run's bursts cannot be compared: {e}");
+            exit::RUN_BROKEN
+        }
+    };
+    if code == exit::RUN_BROKEN || compared == exit::RUN_BROKEN {
+        exit::RUN_BROKEN
+    } else {
+        code.max(compared)
     }
 }
 
@@ -1298,6 +1387,22 @@ fn cmd_merge(a: crate::cli::MergeArgs) -> i32 {
         }
     }
     code
+}
+
+/// `tminus compare`: the run's `GITHUB_STEP_SUMMARY` rule applies to it too.
+fn cmd_compare(a: &crate::cli::CompareArgs) -> i32 {
+    crate::compare::cmd_compare(&crate::compare::CompareOptions {
+        baseline: &a.baseline,
+        run: &a.run,
+        thresholds: &a.thresholds,
+        outputs: crate::compare::Outputs {
+            markdown: a.markdown.clone(),
+            html: a.html.clone(),
+            step_summary: SummaryConfig::default()
+                .github(|k| std::env::var(k).ok())
+                .append,
+        },
+    })
 }
 
 // command: webhook

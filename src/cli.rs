@@ -36,6 +36,8 @@ pub enum Command {
     // command: load
     /// Merge the outputs of `run --shard I/N` into one judged burst: exact histograms, thresholds, the usual reports and exit codes
     Merge(MergeArgs),
+    /// Compare the bursts of two report folders (a baseline and a run): corrected and raw p50/p95/p99, throughput, error and 429 rates with 95 % intervals; exit 1 on a regression beyond doubt, 3 when the noise could explain it
+    Compare(CompareArgs),
     /// Serve the canary gate: Flagger webhooks and an Argo Rollouts web metric run the suites of a folder against the canary (token: TMINUS_SERVE_TOKEN)
     Serve(ServeArgs),
     // command: ecosystem
@@ -178,6 +180,12 @@ pub struct RunArgs {
     /// With --shard: start the burst at this UTC instant (RFC 3339, e.g. 2026-12-01T12:00:00Z), the same on every shard; within 24 h ahead
     #[arg(long, value_name = "RFC3339", requires = "shard")]
     pub start_at: Option<String>,
+    /// After the run's bursts, compare them with this baseline report folder as `tminus compare` does (tables on stdout, REPORT_DIR/compare.md and compare.html); a regression beyond doubt fails the run, an inconclusive one makes it exit 3
+    #[arg(long, value_name = "DIR", conflicts_with = "shard")]
+    pub baseline: Option<PathBuf>,
+    /// With --baseline: a threshold as `tminus compare --threshold` takes it, e.g. "p95_regression < 10%" (repeatable; default: compare's)
+    #[arg(long, value_name = "[KIND:] MEASURE < N%", requires = "baseline")]
+    pub baseline_threshold: Vec<String>,
     // command: certification
     /// After the run, pack the reports and the suites as run into this tar.gz with a manifest (see `tminus bundle`, docs/certification.md)
     #[arg(long, value_name = "FILE.tar.gz")]
@@ -414,6 +422,26 @@ pub struct MergeArgs {
     /// Colour on stderr: `auto`, `always` or `never`
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+}
+
+/// `tminus compare BASELINE_DIR RUN_DIR`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The baseline's --report-dir (e.g. the last release's, kept as a CI artifact)
+    #[arg(value_name = "BASELINE_DIR")]
+    pub baseline: PathBuf,
+    /// The --report-dir of the run to judge against it
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
+    /// `[KIND:] MEASURE < N%` (repeatable): p50_regression, p95_regression, p99_regression (any pQ; raw_pQ_regression for the raw latency), throughput_drop, error_rate_increase, rate_429_increase (default: p95_regression < 10%, p99_regression < 20%, error_rate_increase < 1%)
+    #[arg(long = "threshold", value_name = "[KIND:] MEASURE < N%")]
+    pub thresholds: Vec<String>,
+    /// Write the comparison as Markdown (it is also appended to $GITHUB_STEP_SUMMARY when that is set)
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write the comparison as an HTML page, with the baseline's and the run's percentile curves in one plot
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 // command: webhook

@@ -12,7 +12,9 @@
 //! stands beside: the default target and every test's fixture, it uses no
 //! family. `contract` (an OpenAPI document and the judge of responses
 //! against it) sits between the roles and `outcome`: `plan` loads it and
-//! `run` hooks it into the probe's client.
+//! `run` hooks it into the probe's client. `compare` (two report folders'
+//! bursts judged against each other) sits under the face, over the
+//! reporters whose escapers and plots it uses.
 
 pub mod context;
 pub mod contract;
@@ -45,6 +47,7 @@ pub mod app;
 pub mod bundle;
 pub mod certify;
 pub mod cli;
+pub mod compare;
 pub mod cost;
 pub mod events;
 pub mod exit;

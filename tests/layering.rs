@@ -37,6 +37,9 @@ const fn layer(name: &'static str, modules: &'static [&'static str]) -> Layer {
 /// The layers, top to bottom (docs/architecture.md shows this table).
 const LAYERS: &[Layer] = &[
     layer("face", &["main", "cli", "app", "init", "certify", "serve"]),
+    // `tminus compare` (issue 27): reads the bursts' figure files through
+    // the load family, renders with the reporters' escapers and plots.
+    layer("comparison", &["compare"]),
     Layer {
         // The embedded reference integration: used by the face only, and it
         // never uses a family (it is what the families are proven against).

@@ -55,6 +55,25 @@ impl Point {
 /// The checklist point a check kind certifies, by its family prefix. The
 /// client family is split: a client's idempotency keys and treating a replay
 /// as success are idempotency; its retries, backoff and jitter are point 2.
+/// Text as HTML shows it: markup characters escaped, control characters
+/// from a target's text (or a file's) shown as escapes, never kept.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 pub fn checklist_point(kind: &str) -> Point {
     match kind {
         "client.idempotency_keys" | "client.replay_is_success" => Point::Idempotency,
@@ -150,22 +169,7 @@ impl Html {
     }
 
     fn esc(&self, s: &str) -> String {
-        let s = self.redactor.redact(s);
-        let mut out = String::with_capacity(s.len());
-        for c in s.chars() {
-            match c {
-                '<' => out.push_str("&lt;"),
-                '>' => out.push_str("&gt;"),
-                '&' => out.push_str("&amp;"),
-                '"' => out.push_str("&quot;"),
-                '\'' => out.push_str("&#39;"),
-                // Control characters from a target's text are shown, not kept.
-                '\n' | '\t' => out.push(c),
-                c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
-                c => out.push(c),
-            }
-        }
-        out
+        escape(&self.redactor.redact(s))
     }
 
     fn render(&self) -> String {
@@ -471,7 +475,7 @@ impl Html {
     }
 }
 
-const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}\
+pub const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}\
 .warning{background:#fdecea;border:2px solid #c62828;padding:.6em 1em;color:#8e0000}\
 table{border-collapse:collapse;width:100%;margin-bottom:1.5em}td,th{border-bottom:1px solid #ddd;padding:.4em;vertical-align:top;text-align:left}\
 .v{padding:.1em .5em;border-radius:3px;color:#fff;font-weight:600;font-size:.85em}.pass{background:#1a7f37}.fail{background:#cf222e}\

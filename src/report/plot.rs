@@ -154,12 +154,28 @@ fn percentile_decades(requests: u64) -> i32 {
 }
 
 fn distribution(buf: &mut String, d: &Distribution) -> DrawResult {
-    let decades = percentile_decades(d.requests);
+    percentile_chart(
+        buf,
+        d.requests,
+        &[(&d.raw, RAW, "raw"), (&d.corrected, CORRECTED, "corrected")],
+    )
+}
+
+/// A labelled percentile series: its points, colour and legend label.
+type PercentileSeries<'a> = (&'a [PercentilePoint], RGBColor, &'static str);
+
+/// Latency by percentile of `series` in one chart, the axis reaching the
+/// decade `requests` measure.
+fn percentile_chart(
+    buf: &mut String,
+    requests: u64,
+    series: &[PercentileSeries<'_>],
+) -> DrawResult {
+    let decades = percentile_decades(requests);
     let x_max = 10f64.powi(decades);
-    let y_max = d
-        .raw
+    let y_max = series
         .iter()
-        .chain(&d.corrected)
+        .flat_map(|(points, _, _)| points.iter())
         .map(|p| p.ms)
         .fold(0.0, f64::max);
     let root = SVGBackend::with_string(buf, (WIDTH, DISTRIBUTION_HEIGHT)).into_drawing_area();
@@ -178,15 +194,46 @@ fn distribution(buf: &mut String, d: &Distribution) -> DrawResult {
         .y_desc("latency (ms)")
         .x_label_formatter(&|x| percentile_label(*x))
         .draw()?;
-    for (series, color, label) in [(&d.raw, RAW, "raw"), (&d.corrected, CORRECTED, "corrected")] {
-        let points = series
+    for (points, color, label) in series {
+        let points = points
             .iter()
             .map(|&PercentilePoint { quantile, ms }| (percentile_x(quantile, x_max), ms));
-        line(&mut chart, points, label, color)?;
+        line(&mut chart, points, label, *color)?;
     }
     legend(&mut chart)?;
     root.present()?;
     Ok(())
+}
+
+/// `tminus compare`'s picture of one request kind (or all requests): the
+/// baseline's and the run's corrected latency by percentile in one chart,
+/// as a `<figure>` with `title` and `caption` (escaped with `esc`).
+pub fn comparison_figure(
+    esc: &dyn Fn(&str) -> String,
+    title: &str,
+    caption: &str,
+    baseline: &Distribution,
+    run: &Distribution,
+) -> String {
+    let mut h = String::new();
+    figure(
+        &mut h,
+        esc,
+        title,
+        caption,
+        baseline.requests > 0 && run.requests > 0,
+        |buf| {
+            percentile_chart(
+                buf,
+                baseline.requests.max(run.requests),
+                &[
+                    (&baseline.corrected, RAW, "baseline (corrected)"),
+                    (&run.corrected, CORRECTED, "run (corrected)"),
+                ],
+            )
+        },
+    );
+    h
 }
 
 fn timeline(buf: &mut String, intervals: &[IntervalPoint]) -> DrawResult {

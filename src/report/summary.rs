@@ -240,7 +240,7 @@ impl MarkdownSummary {
 
 /// Text that Markdown shows as written: one line, and no character that
 /// would start markup, a link or HTML (a target's message may hold any).
-fn text(s: &str) -> String {
+pub fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -261,7 +261,7 @@ fn text(s: &str) -> String {
 
 /// A code span; backticks and pipes (a table cell's end even inside code)
 /// cannot occur inside one, so they are replaced.
-fn code(s: &str) -> String {
+pub fn code(s: &str) -> String {
     let inner: String = s
         .chars()
         .map(|c| match c {

@@ -531,6 +531,13 @@ pub fn write_figures(
             hgrm: files.hgrm.clone(),
             raw_hgrm: files.raw_hgrm.clone(),
             hlog: files.hlog.clone(),
+            kinds_hlog: Some(files.kinds_hlog.clone()),
+            kind_tags: plan
+                .mix
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (m.name.clone(), format!("k{i}")))
+                .collect(),
         },
         effects: match f.effects {
             Effects::Read { before, after } => Some(EffectsSummary {
@@ -545,7 +552,18 @@ pub fn write_figures(
         .map(|t| redactor.redact(&t) + "\n")
         .unwrap_or_default();
     let mut write_err = None;
+    // The totals are written as one interval ending now (a merge's burst
+    // ran elsewhere; only the histograms matter to their readers).
+    let ended = SystemTime::now();
+    let started = ended.checked_sub(f.elapsed).unwrap_or(ended);
     for r in [
+        super::shard::write_kind_totals(
+            &files.kinds_hlog,
+            &f.kinds,
+            started,
+            f.elapsed,
+            &format!("tminus load {suite}/{}: per request kind totals", plan.id),
+        ),
         stats::write_hgrm(&files.hgrm, &f.overall.corrected),
         stats::write_hgrm(&files.raw_hgrm, &f.overall.raw),
         crate::files::write_atomic(&files.json, summary_text.as_bytes()),
@@ -822,11 +840,16 @@ fn transport_gate<'a>(
     None
 }
 
+/// What the per-kind totals' file adds to the burst's stem.
+pub const KINDS_HLOG_SUFFIX: &str = ".kinds.hlog";
+
 /// The figure files of a burst in its report folder.
 pub struct Files {
     pub hgrm: PathBuf,
     pub raw_hgrm: PathBuf,
     pub hlog: PathBuf,
+    /// Each request kind's totals, lossless (`shard::write_kind_totals`).
+    pub kinds_hlog: PathBuf,
     pub json: PathBuf,
 }
 
@@ -836,6 +859,7 @@ impl Files {
             hgrm: dir.join(format!("{stem}.hgrm")),
             raw_hgrm: dir.join(format!("{stem}.raw.hgrm")),
             hlog: dir.join(format!("{stem}.hlog")),
+            kinds_hlog: dir.join(format!("{stem}{KINDS_HLOG_SUFFIX}")),
             json: dir.join(format!("{stem}.json")),
         }
     }

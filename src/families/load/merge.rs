@@ -154,7 +154,7 @@ fn read_manifest(path: &Path, budget: u64) -> Result<ShardFiles, String> {
 }
 
 /// At most 64 characters of a text from a file, for a message.
-fn bounded(s: &str) -> String {
+pub fn bounded(s: &str) -> String {
     // Control characters shown as U+FFFD: a file's text never drives the
     // terminal, and no escaped form of it is printed.
     let mut out: String = s

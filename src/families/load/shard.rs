@@ -332,16 +332,31 @@ pub fn kind_tags(i: usize) -> [String; 3] {
 
 /// Writes the per-kind totals as one interval each (lossless, V2 deflate).
 fn write_kind_histograms(path: &Path, b: &Burst, plan: &LoadPlan) -> std::io::Result<()> {
-    let mut h = stats::HlogFile::create(
-        path,
-        b.started,
-        &format!("tminus load shard {}: per request kind totals", plan.id),
-    )?;
     let len = b.ended.duration_since(b.started).unwrap_or_default();
-    for (i, k) in b.figures.kinds.iter().enumerate() {
+    write_kind_totals(
+        path,
+        &b.figures.kinds,
+        b.started,
+        len,
+        &format!("tminus load shard {}: per request kind totals", plan.id),
+    )
+}
+
+/// Writes each request kind's totals as one interval from `started`, `len`
+/// long, tagged by [`kind_tags`] (kind `i` in mix order): the lossless
+/// per-kind histograms `tminus merge` adds up and `tminus compare` resamples.
+pub fn write_kind_totals(
+    path: &Path,
+    kinds: &[KindStats],
+    started: SystemTime,
+    len: Duration,
+    comment: &str,
+) -> std::io::Result<()> {
+    let mut h = stats::HlogFile::create(path, started, comment)?;
+    for (i, k) in kinds.iter().enumerate() {
         let [raw, cor, late] = kind_tags(i);
         h.write_tagged(
-            b.started,
+            started,
             len,
             &[
                 (raw.as_str(), &k.raw),

@@ -152,6 +152,13 @@ pub struct FilesSummary {
     pub hgrm: PathBuf,
     pub raw_hgrm: PathBuf,
     pub hlog: PathBuf,
+    /// Each request kind's totals, lossless: what `tminus compare` reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kinds_hlog: Option<PathBuf>,
+    /// The tag prefix of each request kind in `kinds_hlog` (`k0`: tags
+    /// `k0.raw`, `k0.corrected`, `k0.lateness`), by name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub kind_tags: BTreeMap<String, String>,
 }
 
 #[derive(Serialize)]
