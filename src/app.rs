@@ -521,7 +521,7 @@ fn baseline_for(
 
 /// The run's exit code with its bursts judged against the baseline: a
 /// broken run stays broken (3), a regression fails it (1), an
-/// inconclusive comparison, or one that cannot be made, is 3.
+/// inconclusive comparison is 4, one that cannot be made 3.
 fn against_baseline(
     code: i32,
     baseline: &crate::compare::Baseline,
@@ -536,11 +536,7 @@ fn against_baseline(
             exit::RUN_BROKEN
         }
     };
-    if code == exit::RUN_BROKEN || compared == exit::RUN_BROKEN {
-        exit::RUN_BROKEN
-    } else {
-        code.max(compared)
-    }
+    exit::worst(code, compared)
 }
 
 /// The warning every report of an `--insecure` run carries.

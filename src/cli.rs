@@ -180,7 +180,7 @@ pub struct RunArgs {
     /// With --shard: start the burst at this UTC instant (RFC 3339, e.g. 2026-12-01T12:00:00Z), the same on every shard; within 24 h ahead
     #[arg(long, value_name = "RFC3339", requires = "shard")]
     pub start_at: Option<String>,
-    /// After the run's bursts, compare them with this baseline report folder as `tminus compare` does (tables on stdout, REPORT_DIR/compare.md and compare.html); a regression beyond doubt fails the run, an inconclusive one makes it exit 3
+    /// After the run's bursts, compare them with this baseline report folder as `tminus compare` does (tables on stdout, REPORT_DIR/compare.md and compare.html); a regression beyond doubt fails the run, an inconclusive one makes it exit 4
     #[arg(long, value_name = "DIR", conflicts_with = "shard")]
     pub baseline: Option<PathBuf>,
     /// With --baseline: a threshold as `tminus compare --threshold` takes it, e.g. "p95_regression < 10%" (repeatable; default: compare's)

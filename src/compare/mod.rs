@@ -10,8 +10,8 @@
 //! Exit codes: 0 every threshold held; 1 a threshold broke beyond doubt
 //! (a certain regression fails even when another is inconclusive); 2 bad
 //! input (a folder missing, a burst or request kind in only one folder, a
-//! file that is not what tminus wrote, a bad threshold); 3 inconclusive (a
-//! verdict the noise could explain, too few answers, a cancelled burst).
+//! file that is not what tminus wrote, a bad threshold); 3 a cancelled burst (not measured); 4 inconclusive
+//! (a verdict the noise could explain, too few answers).
 //!
 //! `tminus run --baseline DIR` reads the baseline with [`load_baseline`]
 //! before anything is sent and judges the bursts it ran with [`judge_run`].
@@ -225,7 +225,7 @@ pub fn judge_run(
     for (p, r) in written {
         if let Err(e) = r {
             eprintln!("error: cannot write {}: {e}", p.display());
-            code = code.max(exit::RUN_BROKEN);
+            code = exit::worst(code, exit::RUN_BROKEN);
         }
     }
     Ok(code)
@@ -465,9 +465,25 @@ fn group(
     }
 }
 
-/// Exit code and verdict line: a certain regression fails (1); else any
-/// inconclusive verdict is an error (3, "inconclusive: ..."); else 0.
+/// Exit code and verdict line: a cancelled burst was not measured (3, as a
+/// run with an unjudged check); a certain regression fails (1); else any
+/// inconclusive verdict is exit 4 ("inconclusive: ..."); else 0.
 pub fn outcome(c: &Comparison) -> Outcome {
+    let unmeasured: Vec<String> = c
+        .bursts
+        .iter()
+        .filter_map(|b| {
+            b.unjudgeable
+                .as_ref()
+                .map(|w| format!("{}: {w}", shown_name(&b.id)))
+        })
+        .collect();
+    if !unmeasured.is_empty() {
+        return Outcome {
+            code: exit::RUN_BROKEN,
+            message: format!("not compared: {}", unmeasured.join("; ")),
+        };
+    }
     let mut failed = Vec::new();
     let mut inconclusive = Vec::new();
     let mut held = 0usize;
@@ -503,7 +519,7 @@ pub fn outcome(c: &Comparison) -> Outcome {
     }
     if !inconclusive.is_empty() {
         return Outcome {
-            code: exit::RUN_BROKEN,
+            code: exit::INCONCLUSIVE,
             message: format!(
                 "inconclusive: the noise of the two runs could explain {}: {}; more requests per burst narrow the intervals",
                 if inconclusive.len() == 1 { "one verdict".to_owned() } else { format!("{} verdicts", inconclusive.len()) },
@@ -513,7 +529,7 @@ pub fn outcome(c: &Comparison) -> Outcome {
     }
     if held == 0 {
         return Outcome {
-            code: exit::RUN_BROKEN,
+            code: exit::INCONCLUSIVE,
             message: "inconclusive: no threshold applied to any burst (see --threshold)".into(),
         };
     }
@@ -610,7 +626,7 @@ mod tests {
         let (_, o) = run(&base, &base, &["list: p95_regression < 10%"]).unwrap();
         assert_eq!(o.code, exit::OK, "{}", o.message);
         let (_, o) = run(&base, &base, &["tiny: p99_regression < 10%"]).unwrap();
-        assert_eq!(o.code, exit::RUN_BROKEN);
+        assert_eq!(o.code, exit::INCONCLUSIVE);
         assert!(o.message.starts_with("inconclusive: "), "{}", o.message);
     }
 
