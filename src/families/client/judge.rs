@@ -10,7 +10,7 @@ use super::process::{ClientRunResult, Ended};
 use super::spec::defaults;
 use super::timing::{
     backoff_rule, herd_growth, jitter_judgement, least_judged, retry_after_rule, Spread, Wait,
-    WaitRule,
+    WaitRule, LEAST_CONTROL,
 };
 use crate::families::client::plan::{KeyFormat, Policy503};
 use crate::outcome::Outcome;
@@ -309,21 +309,23 @@ pub fn exponential(
     let r = &runs[0];
     // Each client's gaps, from each scripted answer without Retry-After to
     // the attempt after it.
-    let gaps: Vec<Vec<f64>> = r
-        .results
-        .iter()
-        .map(|res| {
-            r.of(res.client)
-                .windows(2)
-                .filter(|w| {
-                    w[0].is_scripted()
-                        && !w[0].answer.is_success()
-                        && w[0].answer.retry_after().is_none()
-                })
-                .map(|w| gap(w[0], w[1]))
-                .collect()
-        })
-        .collect();
+    let gaps_of = |results: &[ClientRunResult]| -> Vec<Vec<f64>> {
+        results
+            .iter()
+            .map(|res| {
+                r.of(res.client)
+                    .windows(2)
+                    .filter(|w| {
+                        w[0].is_scripted()
+                            && !w[0].answer.is_success()
+                            && w[0].answer.retry_after().is_none()
+                    })
+                    .map(|w| gap(w[0], w[1]))
+                    .collect()
+            })
+            .collect()
+    };
+    let gaps = gaps_of(&r.results);
     let k = r.results.len();
     let full = gaps.iter().filter(|g| g.len() >= min_gaps).count();
     let needed = least_judged(k);
@@ -336,7 +338,12 @@ pub fn exponential(
             .min_by_key(|(i, _)| gaps[*i].len())
             .expect("a herd has clients");
         let a = r.of(res.client);
-        let why = if !r.attempts.iter().any(|x| x.is_scripted()) {
+        // The herd's own attempts: the control group is scripted on its route.
+        let herd_scripted = r
+            .results
+            .iter()
+            .any(|res| r.of(res.client).iter().any(|x| x.is_scripted()));
+        let why = if !herd_scripted {
             not_served("429 without Retry-After", &a)
         } else {
             format!(
@@ -385,8 +392,39 @@ pub fn exponential(
         "{full} of {k} clients judged on {min_gaps} gaps; the herd's gap per attempt (mean without the lowest and highest quarter), ms: [{shown}]; the later half waits {:.3} s, {ratio:.1} x the earlier half's {:.3} s",
         g.late, g.early
     );
+    // The control group's growth (a constant backoff, run alongside): what
+    // the machine's scheduling alone adds to later gaps.
+    let control_gaps = gaps_of(&r.control);
+    let noise = (control_gaps.iter().filter(|g| g.len() >= min_gaps).count() >= LEAST_CONTROL)
+        .then(|| herd_growth(&control_gaps, min_gaps))
+        .flatten();
+    let noise_increase = noise.as_ref().map(|n| (n.late - n.early).max(0.0));
     let grows = if backoff_rule(&g, growth, secs(min_increase)) {
-        Assertion::pass(PROPS[0], summary)
+        match noise_increase {
+            Some(ni) if g.late - g.early >= secs(min_increase) + 2.0 * ni => Assertion::pass(
+                PROPS[0],
+                format!(
+                    "{summary}; the machine's own growth, {:.0} ms ({} copies of tminus's reference client with a constant backoff alongside), is well below it",
+                    ni * 1000.0,
+                    r.control.len()
+                ),
+            ),
+            Some(ni) => Assertion::inconclusive(
+                PROPS[0],
+                format!(
+                    "inconclusive: the machine's scheduling could explain the growth: {summary}; copies of tminus's reference client with a constant backoff, run alongside, grew by {:.0} ms (the herd must grow by {} plus twice that): rerun on a less loaded machine",
+                    ni * 1000.0,
+                    crate::fmt_duration(min_increase)
+                ),
+            ),
+            None => Assertion::inconclusive(
+                PROPS[0],
+                format!(
+                    "inconclusive: {summary}; the machine's own growth was not measured (fewer than {LEAST_CONTROL} of the {} control clients made {min_gaps} retries), so growth cannot be told from its noise",
+                    r.control.len()
+                ),
+            ),
+        }
     } else {
         // A sample client's timeline shows what "flat" looked like.
         let sample = (0..k).find(|i| gaps[*i].len() >= min_gaps).unwrap_or(0);
@@ -404,11 +442,19 @@ pub fn exponential(
             format!("{ratio:.2} x, {:.0} ms longer", (g.late - g.early) * 1000.0),
         )
     };
-    Outcome::judged(vec![grows, capped]).with_properties(vec![
+    let mut props = vec![
         prop("gap_per_attempt_ms", shown.clone()),
         prop("growth", PropValue::rounded(ratio, 2)),
         prop("clients_judged", full),
-    ])
+        prop("control_clients", r.control.len()),
+    ];
+    if let Some(ni) = noise_increase {
+        props.push(prop(
+            "noise_increase_ms",
+            PropValue::rounded(ni * 1000.0, 1),
+        ));
+    }
+    Outcome::judged(vec![grows, capped]).with_properties(props)
 }
 
 /// Each client's first retry after the scripted answer with Retry-After,
@@ -1287,10 +1333,13 @@ mod tests {
     }
 
     /// A herd: client c waits `gaps[c]` after its 429s, then gets a 201.
-    fn herd_record(gaps: &[Vec<f64>]) -> Vec<RunRecord> {
+    /// A backoff herd: client c waits `gaps[c]` after each 429; the
+    /// control group (numbered after the herd) waits `control[i]`.
+    fn herd_record(gaps: &[Vec<f64>], control: &[Vec<f64>]) -> Vec<RunRecord> {
         let mut attempts = Vec::new();
         let mut results = Vec::new();
-        for (c, g) in gaps.iter().enumerate() {
+        let mut ctl = Vec::new();
+        for (c, g) in gaps.iter().chain(control).enumerate() {
             let mut one = record(&[(0.0, status(429, None), None, step(0))], 0);
             let mut at = 0.0;
             for (i, w) in g.iter().enumerate() {
@@ -1311,13 +1360,17 @@ mod tests {
             }
             let mut res = record(&[], 0).remove(0).results.remove(0);
             res.client = c;
-            results.push(res);
+            if c < gaps.len() {
+                results.push(res);
+            } else {
+                ctl.push(res);
+            }
         }
         vec![RunRecord {
             label: "herd".into(),
             results,
             attempts,
-            control: Vec::new(),
+            control: ctl,
             cpu: None,
         }]
     }
@@ -1409,15 +1462,40 @@ mod tests {
 
     #[test]
     fn a_herd_that_backs_off_passes_and_a_flat_one_fails() {
-        let judge = |gaps: &[Vec<f64>]| {
+        // A quiet machine: the constant-backoff control stays flat.
+        let quiet: Vec<Vec<f64>> = (0..LEAST_CONTROL).map(|_| vec![0.01; 5]).collect();
+        let judge_with = |gaps: &[Vec<f64>], control: &[Vec<f64>]| {
             exponential(
-                &herd_record(gaps),
+                &herd_record(gaps, control),
                 1.5,
                 Duration::from_millis(20),
                 Duration::from_secs(60),
                 4,
             )
         };
+        let judge = |gaps: &[Vec<f64>]| judge_with(gaps, &quiet);
+        // A loaded machine stretches a flat herd's later gaps (10 ms
+        // nominal, up to 120 ms late): the control shows the same growth,
+        // so it is inconclusive, never a pass (a defect harness run saw the
+        // fixed-backoff client pass before the control existed).
+        let stretched = |base: f64| vec![base, base + 0.01, base + 0.06, base + 0.1, base + 0.12];
+        let loaded: Vec<Vec<f64>> = (0..5).map(|_| stretched(0.01)).collect();
+        let o = judge_with(
+            &loaded,
+            &(0..LEAST_CONTROL)
+                .map(|_| stretched(0.01))
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(verdicts(&o)[0], ("gaps_grow", Verdict::Error), "{o:?}");
+        assert!(o.inconclusive, "{o:?}");
+        assert!(
+            o.assertions[0].message.contains("could explain the growth"),
+            "{o:?}"
+        );
+        // No control measured: the growth cannot be told from noise.
+        let o = judge_with(&loaded, &[]);
+        assert_eq!(verdicts(&o)[0], ("gaps_grow", Verdict::Error), "{o:?}");
+        assert!(o.assertions[0].message.contains("not measured"), "{o:?}");
         let growing: Vec<Vec<f64>> = (0..5)
             .map(|c| vec![0.01, 0.02, 0.04 + c as f64 * 0.001, 0.08, 0.16])
             .collect();

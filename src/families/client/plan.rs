@@ -195,23 +195,16 @@ fn form(f: RetryAfterFormSpec) -> RetryAfterForm {
     }
 }
 
-/// The control group's command: this tminus's reference client, retrying
-/// exactly Retry-After (no jitter), the base URL in `TMINUS_UPSTREAM_URL`.
-fn control_command(timeout: Duration) -> CommandPlan {
+/// The control group's command: this tminus's reference client with
+/// `args` (a known timing: no jitter, or a constant backoff), the base URL
+/// in `TMINUS_UPSTREAM_URL`.
+fn control_command(timeout: Duration, args: &[&str]) -> CommandPlan {
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "tminus".into());
-    let argv = [
-        exe.as_str(),
-        "reference",
-        "client",
-        "--defect",
-        "client-no-jitter",
-        "--max-attempts",
-        "3",
-        "--path",
-        CONTROL_PATH,
-    ];
+    let mut argv = vec![exe.as_str(), "reference", "client"];
+    argv.extend_from_slice(args);
+    argv.extend_from_slice(&["--path", CONTROL_PATH]);
     CommandPlan {
         argv: argv.iter().map(|a| Template::literal(*a)).collect(),
         env: Vec::new(),
@@ -219,6 +212,27 @@ fn control_command(timeout: Duration) -> CommandPlan {
         timeout,
         url_env: "TMINUS_UPSTREAM_URL".into(),
     }
+}
+
+/// Adds `control` to the first run's herd: its own route (the last, at
+/// [`CONTROL_PATH`]) answering `steps` then 201, the clients numbered after
+/// the herd's, all held until every one has asked.
+fn with_control(p: &mut ClientPlan, control: ControlGroup, steps: Vec<Step>) {
+    let script = &mut p.runs[0].script;
+    script.routes.push(RouteScript {
+        method: Some("POST".into()),
+        path: Some(CONTROL_PATH.into()),
+        steps,
+        then: Step::reply(Reply::status(201)),
+        rate_limit: None,
+        inject: None,
+    });
+    if let Some(h) = script.herd.as_mut() {
+        let k = h.clients;
+        h.control_from = Some(k);
+        h.clients = k + control.clients;
+    }
+    p.control = Some(control);
 }
 
 fn dur(d: &Option<crate::model::scalar::DurationValue>, default: Duration) -> Duration {
@@ -521,7 +535,29 @@ impl PlanCtx<'_> {
         };
         // Every client has started before the first 429 goes out, so the
         // startup of the slower ones is not measured as the first gaps.
-        self.herd_plan(cmd, script, k, judge)
+        let mut p = self.herd_plan(cmd, script, k, judge);
+        // The control group: copies of the reference client with a constant
+        // backoff, told 429 as often on their own route. A loaded machine
+        // stretches later gaps of every process alike; the growth the
+        // control shows is that noise, and a herd's growth must exceed it.
+        let c = defaults::BACKOFF_CONTROL_CLIENTS as usize;
+        let attempts = (n + 2).to_string();
+        let control = ControlGroup {
+            command: control_command(
+                p.command.timeout,
+                &[
+                    "--defect",
+                    "client-fixed-backoff",
+                    "--base-delay",
+                    "10ms",
+                    "--max-attempts",
+                    &attempts,
+                ],
+            ),
+            clients: c,
+        };
+        with_control(&mut p, control, vec![Step::reply(Reply::status(429)); n]);
+        p
     }
 
     /// `k` copies of the client against one upstream whose first answers
@@ -594,27 +630,21 @@ impl PlanCtx<'_> {
         }
         let c = c.clamp(LEAST_CONTROL, 100);
         let control = ControlGroup {
-            command: control_command(cmd.timeout),
+            command: control_command(
+                cmd.timeout,
+                &["--defect", "client-no-jitter", "--max-attempts", "3"],
+            ),
             clients: c,
         };
         let mut p = self.herd_plan(cmd, script, k, Judge::Jitter { min_spread });
         // The control group: its own route, last, the same Retry-After.
-        let herd = &mut p.runs[0].script;
-        herd.routes.push(RouteScript {
-            method: Some("POST".into()),
-            path: Some(CONTROL_PATH.into()),
-            steps: vec![Step::reply(
+        with_control(
+            &mut p,
+            control,
+            vec![Step::reply(
                 Reply::status(429).retry_after(ra, RetryAfterForm::Seconds),
             )],
-            then: Step::reply(Reply::status(201)),
-            rate_limit: None,
-            inject: None,
-        });
-        if let Some(h) = herd.herd.as_mut() {
-            h.control_from = Some(k);
-            h.clients = k + c;
-        }
-        p.control = Some(control);
+        );
         p.stop_after_attempts = Some(2);
         p
     }

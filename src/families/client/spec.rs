@@ -413,6 +413,9 @@ pub mod defaults {
     /// `client.jitter`'s control group: reference clients without jitter run
     /// alongside the herd, whose spread is the machine's own noise.
     pub const CONTROL_CLIENTS: u32 = 16;
+    /// Copies of the reference client with a constant backoff run beside
+    /// a `client.exponential_backoff` herd: the machine's own gap growth.
+    pub const BACKOFF_CONTROL_CLIENTS: u32 = 8;
     pub const MAX_ATTEMPTS: u32 = 10;
     /// Retry-After on every answer of `client.bounded`: the pacing it judges.
     pub const BOUNDED_RETRY_AFTER: Duration = Duration::from_secs(1);
@@ -533,7 +536,7 @@ pub const KINDS: &[Kind] = &[
             must(
                 "gaps_grow",
                 "catalogue RETRY-003 (BOTIX contract; AWS Builders' Library capped exponential backoff)",
-                "over a herd of `clients`, the later half of the attempts waits at least `growth` × and `min_increase` longer than the earlier half (per attempt, the herd's mean gap without its lowest and highest quarter)",
+                "over a herd of `clients`, the later half of the attempts waits at least `growth` × and `min_increase` longer than the earlier half (per attempt, the herd's mean gap without its lowest and highest quarter), and longer by `min_increase` plus twice the growth a control group with a constant backoff shows alongside; within that noise inconclusive",
             ),
             should(
                 "gap_capped",
