@@ -189,7 +189,7 @@ pub fn judge(t: &Threshold, plan: &LoadPlan, f: &Figures, rule: Option<&PoolRule
         conclusive = !inside;
         if inside {
             inconclusive = format!(
-                "; inconclusive: {:.2}% {what} is inside the chance band {:.2}%–{:.2}% for {n} requests, so another run may give the other verdict; send more requests to decide",
+                "; {:.2}% {what} is inside the chance band {:.2}%–{:.2}% for {n} requests, so another run may give the other verdict; send more requests to decide",
                 share * 100.0,
                 lo * 100.0,
                 hi * 100.0,
@@ -226,6 +226,16 @@ pub fn judge(t: &Threshold, plan: &LoadPlan, f: &Figures, rule: Option<&PoolRule
     if band.is_some() {
         props.push(prop("conclusive", conclusive));
     }
+    // Inside the chance band the count could go either way on the next
+    // run: neither a pass nor a fail (exit 4), whatever this run counted.
+    if !conclusive {
+        let verdict = if holds { "holds" } else { "breached" };
+        return Outcome::inconclusive(format!(
+            "inconclusive: {} measured {shown}{which} over {} requests ({scope}) ({verdict} on this run's count){inconclusive}",
+            t.text, k.requests
+        ))
+        .with_properties(props);
+    }
     let charged = match pool_rule {
         Some(r) if r.saturated => format!(
             "; every one of max_users {} was busy while slots waited, and the target's own latency rose from {:.1} ms to {:.1} ms on the full pool (saturation), so the wait is charged to it",
@@ -239,13 +249,13 @@ pub fn judge(t: &Threshold, plan: &LoadPlan, f: &Figures, rule: Option<&PoolRule
     };
     let o = if holds {
         Outcome::pass(format!(
-            "{}: {shown}{which} over {} requests ({scope}){inconclusive}{charged}",
+            "{}: {shown}{which} over {} requests ({scope}){charged}",
             t.text, k.requests
         ))
     } else {
         Outcome::fail(
             format!(
-                "threshold breached: {} measured {shown}{which} over {} requests ({scope}){inconclusive}{charged}",
+                "threshold breached: {} measured {shown}{which} over {} requests ({scope}){charged}",
                 t.text, k.requests
             ),
             format!("{} {}", t.op.as_str(), limit),
