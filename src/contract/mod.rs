@@ -73,16 +73,17 @@ impl Contract {
     /// Loads the document at `path` (and the files it refers to).
     pub fn load(path: &Path) -> Result<Contract, String> {
         let doc = load::load_file(path)?;
-        Self::build(path.display().to_string(), &doc)
+        Self::from_document(path.display().to_string(), &doc)
     }
 
     /// Loads a document held in memory (it may only refer to itself).
     pub fn from_text(text: &str, name: &str) -> Result<Contract, String> {
         let doc = load::load_text(text, name)?;
-        Self::build(name.to_owned(), &doc)
+        Self::from_document(name.to_owned(), &doc)
     }
 
-    fn build(source: String, doc: &Document) -> Result<Contract, String> {
+    /// Builds the operation table of a document already loaded.
+    pub fn from_document(source: String, doc: &Document) -> Result<Contract, String> {
         let operations = operation::operations(doc).map_err(|e| format!("{source}: {e}"))?;
         Ok(Contract {
             source,

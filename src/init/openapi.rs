@@ -57,9 +57,9 @@ pub fn from_openapi(
     suite_dir: &Path,
     profile: Profile,
 ) -> Result<Scaffold, String> {
-    // The operation table must build, or the suite's `contract:` would not load.
-    contract::Contract::load(doc_path)?;
     let doc = contract::load_document(doc_path)?;
+    // The operation table must build, or the suite's `contract:` would not load.
+    contract::Contract::from_document(doc_path.display().to_string(), &doc)?;
     let schemas = Schemas::new(&doc)?;
     let ops = operations(&doc)?;
     let root = doc.root_value();
@@ -72,11 +72,11 @@ pub fn from_openapi(
     let mut skipped = Vec::new();
     for op in ops.iter().filter(|o| o.method != "get") {
         match mutating(&doc, &schemas, op, profile) {
-            Ok(Written::Checks(text)) => {
+            Ok(Drafted::Checks(text)) => {
                 w.checks += 3;
                 w.text.push_str(&text);
             }
-            Ok(Written::Commented(why, text)) => {
+            Ok(Drafted::Commented(why, text)) => {
                 w.comment_block(&format!("{} ({}): {why}", op.label(), op.id), &text);
                 skipped.push(op.label());
             }
@@ -322,7 +322,7 @@ fn request(
     })
 }
 
-enum Written {
+enum Drafted {
     Checks(String),
     /// Written but commented out: the reason, and the text.
     Commented(String, String),
@@ -334,7 +334,7 @@ fn mutating(
     schemas: &Schemas<'_>,
     op: &Op<'_>,
     profile: Profile,
-) -> Result<Written, String> {
+) -> Result<Drafted, String> {
     let declared = op.header_param(|n| n.to_ascii_lowercase().contains("idempotency"));
     if declared.is_none() && matches!(op.method, "put" | "delete") {
         return Err(
@@ -346,6 +346,11 @@ fn mutating(
     // Undeclared, the draft's header is assumed, and the checks are
     // written commented out: the document does not say the API takes it.
     let key_header = declared.unwrap_or("Idempotency-Key");
+    let key_line = if key_header.eq_ignore_ascii_case("Idempotency-Key") {
+        String::new()
+    } else {
+        format!("    key_header: {}\n", quoted(key_header))
+    };
     let req = request(doc, schemas, op, Some(key_header))?;
     let slug = op.slug();
     let mut t = String::new();
@@ -382,23 +387,24 @@ fn mutating(
             let _ = writeln!(t, "      value: $.count");
         }
     }
-    if !key_header.eq_ignore_ascii_case("Idempotency-Key") {
-        let _ = writeln!(t, "    key_header: {}", quoted(key_header));
-    }
+    t.push_str(&key_line);
     let marker = op
         .success_headers(doc)
         .into_iter()
         .find(|h| h.to_ascii_lowercase().contains("replay"));
+    // The lines every check of the operation repeats (empty: the default).
+    let marker_line = marker.as_ref().map_or(String::new(), |m| {
+        format!(
+            "    marker: {{ header: {}, values: [\"1\", \"true\"], policy: required }}\n",
+            quoted(m)
+        )
+    });
     if let Some(m) = &marker {
         let _ = writeln!(
             t,
             "    # the document declares {m} on its success: a replay must carry it"
         );
-        let _ = writeln!(
-            t,
-            "    marker: {{ header: {}, values: [\"1\", \"true\"], policy: required }}",
-            quoted(m)
-        );
+        t.push_str(&marker_line);
     } else if profile == Profile::Botix {
         let _ = writeln!(
             t,
@@ -421,9 +427,7 @@ fn mutating(
     );
     let _ = writeln!(t, "    request: *{slug}");
     let _ = writeln!(t, "    effects: *{slug}-effects");
-    if !key_header.eq_ignore_ascii_case("Idempotency-Key") {
-        let _ = writeln!(t, "    key_header: {}", quoted(key_header));
-    }
+    t.push_str(&key_line);
     if reject.is_empty() {
         let _ = writeln!(
             t,
@@ -444,16 +448,8 @@ fn mutating(
     );
     let _ = writeln!(t, "    request: *{slug}");
     let _ = writeln!(t, "    effects: *{slug}-effects");
-    if !key_header.eq_ignore_ascii_case("Idempotency-Key") {
-        let _ = writeln!(t, "    key_header: {}", quoted(key_header));
-    }
-    if let Some(m) = &marker {
-        let _ = writeln!(
-            t,
-            "    marker: {{ header: {}, values: [\"1\", \"true\"], policy: required }}",
-            quoted(m)
-        );
-    }
+    t.push_str(&key_line);
+    t.push_str(&marker_line);
     let _ = writeln!(
         t,
         "    rounds: 3   # 10 parallel requests a round: 30 against your quota"
@@ -472,9 +468,9 @@ fn mutating(
         );
     }
     if why.is_empty() {
-        Ok(Written::Checks(t))
+        Ok(Drafted::Checks(t))
     } else {
-        Ok(Written::Commented(why.join("; "), t))
+        Ok(Drafted::Commented(why.join("; "), t))
     }
 }
 
