@@ -117,6 +117,7 @@ async fn every_reference_response_conforms_to_its_openapi_document() {
     use Method as M;
     p.send(M::GET, "/healthz", &[], None, 200).await;
     p.send(M::GET, "/openapi.json", &[], None, 200).await;
+    p.send(M::GET, "/metrics", &[], None, 200).await;
     p.send(M::GET, "/__tminus/effects", &[], None, 200).await;
     p.send(M::GET, "/__tminus/effects/messages.create", &[], None, 200)
         .await;

@@ -31,6 +31,14 @@ pub fn apply(
     }
     plan.suites.retain(|s| s.load.is_some());
     let s = &mut plan.suites[0];
+    // Every shard would read the same signals and `tminus merge` has no
+    // shard's reading to judge: refused, not silently dropped.
+    if s.load.as_ref().is_some_and(|l| l.observe.is_some()) {
+        return Err(format!(
+            "--shard: the burst of {} has `observe:`, which a sharded burst does not read yet (every shard would read the same signals, and `tminus merge` judges none): run it unsharded, or without `observe:`",
+            s.file.display()
+        ));
+    }
     s.checks.clear();
     if let Some(load) = s.load.take() {
         s.load = Some(shard::slice(

@@ -20,9 +20,16 @@ use super::defect::Defect;
 use super::state::AppState;
 
 pub(crate) async fn delay(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let metrics = state.metrics();
+    let _in_flight = metrics.arrived();
     // Held until the response is built: the slot is the request's whole service.
     let _worker = match state.workers() {
-        Some(w) => w.acquire().await.ok(),
+        Some(w) => {
+            let waiting = metrics.waiting();
+            let permit = w.acquire().await.ok();
+            drop(waiting);
+            permit
+        }
         None => None,
     };
     // The `stall` defect (load family).
@@ -39,9 +46,13 @@ pub(crate) async fn delay(State(state): State<AppState>, req: Request, next: Nex
                 }
             }
             // A pause is on: wait for its end (fair lock: behind the writer).
-            Err(_) => drop(pause.read().await),
+            Err(_) => {
+                let _waiting = metrics.waiting();
+                drop(pause.read().await)
+            }
         }
     }
+    let _serving = metrics.serving();
     let latency = state.config().latency;
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;

@@ -23,6 +23,7 @@
 //! | POST | `/oauth/token` | client credentials | 200 `{access_token, token_type, expires_in}` (see `oauth.rs`) |
 //! | GET | `/__tminus/oauth` | none | the token endpoint's counters |
 //! | GET | `/healthz` | none | 200 `{"status":"ok"}` |
+//! | GET | `/metrics` | none | 200 Prometheus text: in-flight requests, queue depth, pool use (see `metrics.rs`) |
 //! | GET | `/openapi.json` | none | 200 this API's OpenAPI 3.1 document ([`OPENAPI_JSON`]) |
 //!
 //! Every response, errors included, carries `Trace-Id` and `X-Request-Id`
@@ -49,6 +50,7 @@ mod effects;
 mod errors;
 mod latency;
 mod messages;
+mod metrics;
 pub mod oauth;
 mod pagination;
 mod scenarios;
@@ -219,6 +221,7 @@ pub fn router(config: ReferenceConfig) -> Router {
                 )
             }),
         )
+        .route("/metrics", get(metrics::serve))
         .route("/__tminus/effects", get(effects::all))
         .route("/__tminus/effects/{name}", get(effects::one))
         .route("/integrator/webhooks", post(webhook::receive))

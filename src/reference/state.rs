@@ -37,6 +37,8 @@ struct Inner {
     pause: tokio::sync::RwLock<()>,
     /// `max_concurrency`: one permit per request being served.
     workers: Option<tokio::sync::Semaphore>,
+    /// What `/metrics` exposes (`metrics.rs`).
+    metrics: super::metrics::Metrics,
 }
 
 /// Everything one API key (tenant) owns. Vectors are kept in ascending `seq` order:
@@ -93,6 +95,7 @@ impl AppState {
                 requests_seen: AtomicU64::new(0),
                 pause: tokio::sync::RwLock::new(()),
                 workers: config_workers,
+                metrics: Default::default(),
             }),
         }
     }
@@ -114,6 +117,11 @@ impl AppState {
     /// `max_concurrency`'s permits (tokio's semaphore is fair: FIFO).
     pub(crate) fn workers(&self) -> Option<&tokio::sync::Semaphore> {
         self.inner.workers.as_ref()
+    }
+
+    /// The gauges and counters of `/metrics`.
+    pub(crate) fn metrics(&self) -> &super::metrics::Metrics {
+        &self.inner.metrics
     }
 
     pub(crate) fn effects(&self) -> &Effects {

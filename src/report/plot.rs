@@ -56,6 +56,38 @@ pub fn section(figures: &[BurstFigures], esc: &dyn Fn(&str) -> String) -> String
             f.intervals.iter().any(|i| i.requests > 0),
             |buf| timeline(buf, &f.intervals),
         );
+        // The target's own signals, beside the latency they explain.
+        if let Some((obs, limits)) = &f.observed {
+            for series in &obs.series {
+                let caption = format!(
+                    "{}: `{}` from {}, seconds since the burst began; the shaded band is the burst{}",
+                    series.name,
+                    series.query,
+                    obs.source,
+                    if limits.iter().any(|(n, _)| n == &series.name) {
+                        ", dashed lines the thresholds' limits"
+                    } else {
+                        ""
+                    }
+                );
+                let mine: Vec<f64> = limits
+                    .iter()
+                    .filter(|(n, _)| n == &series.name)
+                    .map(|(_, l)| *l)
+                    .collect();
+                figure(
+                    &mut h,
+                    esc,
+                    &format!("{name}: the target's {} over time", series.name),
+                    &caption,
+                    true,
+                    |buf| match &series.error {
+                        Some(e) => Err(e.clone().into()),
+                        None => observed(buf, &series.points, obs.end_s, &mine),
+                    },
+                );
+            }
+        }
         // With one request kind, its distribution is the burst's.
         let shown: &[Distribution] = if f.distributions.len() == 2 {
             &f.distributions[..1]
@@ -290,6 +322,63 @@ fn timeline(buf: &mut String, intervals: &[IntervalPoint]) -> DrawResult {
     for (label, color, value) in series {
         let points = intervals.iter().map(|i| (at(i), value(i)));
         line(&mut chart, points, label, color)?;
+    }
+    legend(&mut chart)?;
+    root.present()?;
+    Ok(())
+}
+
+const OBSERVED_HEIGHT: u32 = 260;
+const BURST_BAND: RGBColor = RGBColor(0xee, 0xee, 0xee);
+
+/// One observed series over time: the burst as a shaded band, the samples
+/// as a line, each threshold's limit as a dashed line.
+fn observed(
+    buf: &mut String,
+    points: &[crate::families::load::observe::Point],
+    end_s: f64,
+    limits: &[f64],
+) -> DrawResult {
+    let finite: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.value.is_finite())
+        .map(|p| (p.at_s, p.value))
+        .collect();
+    if finite.is_empty() {
+        return Err("no sample was read".into());
+    }
+    let x0 = finite.iter().map(|p| p.0).fold(0.0, f64::min);
+    let x1 = finite.iter().map(|p| p.0).fold(end_s.max(1.0), f64::max);
+    let y_max = finite
+        .iter()
+        .map(|p| p.1)
+        .chain(limits.iter().copied())
+        .fold(0.0, f64::max);
+    let root = SVGBackend::with_string(buf, (WIDTH, OBSERVED_HEIGHT)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = frame(&root, "observed on the target", x0..x1, y_max)?;
+    chart
+        .configure_mesh()
+        .max_light_lines(1)
+        .x_desc("seconds since the burst began")
+        .x_label_formatter(&|s| format!("{s:.0} s"))
+        .draw()?;
+    let top = nice_max(y_max);
+    chart.draw_series(std::iter::once(Rectangle::new(
+        [(0.0, 0.0), (end_s, top)],
+        BURST_BAND.filled(),
+    )))?;
+    line(&mut chart, finite, "observed", THROUGHPUT)?;
+    for &l in limits {
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(x0, l), (x1, l)],
+                6,
+                4,
+                CORRECTED.stroke_width(1),
+            ))?
+            .label("limit")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], CORRECTED));
     }
     legend(&mut chart)?;
     root.present()?;

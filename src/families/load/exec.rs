@@ -35,7 +35,10 @@ use stats::KindStats;
 /// How many results a load reports: its thresholds, the delivery check and
 /// the side-effect check when `effects:` is set.
 pub fn result_count(p: &LoadPlan) -> usize {
-    p.thresholds.len() + 1 + usize::from(p.effects.is_some())
+    p.thresholds.len()
+        + 1
+        + usize::from(p.effects.is_some())
+        + p.observe.as_ref().map_or(0, |o| o.thresholds.len())
 }
 
 /// What a burst needs from the runner.
@@ -116,7 +119,22 @@ impl<'a> Results<'a> {
             outcome.clone(),
         );
         if plan.effects.is_some() {
-            self.push("effects", "load.effects", effects_description(), outcome);
+            self.push(
+                "effects",
+                "load.effects",
+                effects_description(),
+                outcome.clone(),
+            );
+        }
+        if let Some(o) = &plan.observe {
+            for t in &o.thresholds {
+                self.push(
+                    &super::observe::slug(t),
+                    "load.observe",
+                    observe_description(t),
+                    outcome.clone(),
+                );
+            }
         }
         self.out
     }
@@ -140,6 +158,10 @@ fn effects_description() -> String {
     "LOAD-005: after the burst, the side-effect count equals the number of distinct idempotency keys".into()
 }
 
+fn observe_description(t: &super::observe::threshold::ObserveThreshold) -> String {
+    format!("the target's own signal during the burst: {}", t.text)
+}
+
 /// What a burst measured, in one process or merged from shards: everything
 /// the files and the judgement need.
 pub struct Figures {
@@ -160,6 +182,8 @@ pub struct Figures {
     pub intervals: Vec<IntervalPoint>,
     /// The open-arrival pool (None: `iterations`, or a merge of shards).
     pub pool: Option<PoolFigures>,
+    /// The target's own signals (`observe:`), when read.
+    pub observed: Option<super::observe::Observed>,
 }
 
 impl Figures {
@@ -181,6 +205,7 @@ impl Figures {
             intervals: Vec::new(),
             effects: Effects::NotAsked,
             pool: None,
+            observed: None,
         }
     }
 
@@ -379,6 +404,12 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
     if let Some(at) = plan.shard.as_ref().and_then(|s| s.start_at) {
         super::shard::wait_until(at, cancel.clone()).await?;
     }
+    // The target's own signals: the source must answer before any load is
+    // sent; with `metrics:` this waits the `before` window.
+    let watch = match &plan.observe {
+        Some(o) => Some(super::observe::watch::Watch::begin(o, target).await?),
+        None => None,
+    };
     let hlog_path = dir.join(format!("{stem}.hlog"));
     let base = SystemTime::now();
     let hlog = stats::HlogFile::create(
@@ -443,6 +474,16 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
             counts: shared.merged_pool(),
         }
     });
+    if let Some(w) = watch {
+        let cancel = if cancelled {
+            let (tx, rx) = tokio::sync::watch::channel(true);
+            drop(tx);
+            rx
+        } else {
+            cancel.clone()
+        };
+        figures.observed = Some(w.finish(base, ended, cancel).await);
+    }
     figures.distinct_keys = shared.distinct_keys_ok.load(Ordering::Relaxed);
     figures.duplicates = shared.duplicates.load(Ordering::Relaxed);
     let mut after_read = None;
@@ -547,6 +588,7 @@ pub fn write_figures(
             }),
             _ => None,
         },
+        observed: f.observed.as_ref().map(Into::into),
     };
     let summary_text = serde_json::to_string_pretty(&summary)
         .map(|t| redactor.redact(&t) + "\n")
@@ -606,6 +648,15 @@ pub fn judge_figures(
             )
             .collect(),
         intervals: f.intervals.clone(),
+        observed: f.observed.clone().map(|o| {
+            let limits = plan
+                .observe
+                .iter()
+                .flat_map(|p| &p.thresholds)
+                .map(|t| (t.series.clone(), t.limit))
+                .collect();
+            (o, limits)
+        }),
     };
     let res = Results::new(plan).with_figures(figures);
     if f.cancelled {
@@ -722,46 +773,46 @@ pub fn judge_figures(
             after: a,
         } => {
             let (b, a) = (*b, *a);
-            let delta = match common::counter_moved(b, a, None, "of the burst's `effects`") {
-                Ok(d) => d,
-                Err(why) => {
-                    res.push(
-                        "effects",
-                        "load.effects",
-                        effects_description(),
-                        Outcome::error(why),
-                    );
-                    return res.out;
-                }
-            };
-            let props = vec![
-                prop("effects_delta", delta),
-                prop("distinct_keys", distinct),
-                prop("duplicate_retries", duplicates),
-            ];
-            Some(
-                if delta == distinct as i64 {
-                    Outcome::pass(format!(
-                        "side effects went from {b} to {a} (+{delta}) for {distinct} distinct keys ({duplicates} duplicate retries)"
-                    ))
-                } else {
-                    Outcome::fail(
-                        format!(
-                            "side effects went from {b} to {a} (+{delta}) but {distinct} distinct keys succeeded ({duplicates} duplicate retries): {}",
-                            if delta > distinct as i64 { "retries executed twice" } else { "effects were lost" }
-                        ),
-                        format!("+{distinct}"),
-                        format!("+{delta}"),
-                    )
-                }
-                .with_properties(props),
-            )
+            match common::counter_moved(b, a, None, "of the burst's `effects`") {
+                Err(why) => Some(Outcome::error(why)),
+                Ok(delta) => Some(effects_outcome(b, a, delta, distinct, duplicates)),
+            }
         }
     };
     if let Some(o) = effects {
         res.push("effects", "load.effects", effects_description(), o);
     }
+    if let Some(op) = &plan.observe {
+        let judged = super::observe::judge(op, f.observed.as_ref());
+        for ((slug, _, o), t) in judged.into_iter().zip(&op.thresholds) {
+            res.push(&slug, "load.observe", observe_description(t), o);
+        }
+    }
     res.out
+}
+
+/// LOAD-005 on a counter that moved by `delta` from `b` to `a`.
+fn effects_outcome(b: i64, a: i64, delta: i64, distinct: u64, duplicates: u64) -> Outcome {
+    let props = vec![
+        prop("effects_delta", delta),
+        prop("distinct_keys", distinct),
+        prop("duplicate_retries", duplicates),
+    ];
+    if delta == distinct as i64 {
+        Outcome::pass(format!(
+            "side effects went from {b} to {a} (+{delta}) for {distinct} distinct keys ({duplicates} duplicate retries)"
+        ))
+    } else {
+        Outcome::fail(
+            format!(
+                "side effects went from {b} to {a} (+{delta}) but {distinct} distinct keys succeeded ({duplicates} duplicate retries): {}",
+                if delta > distinct as i64 { "retries executed twice" } else { "effects were lost" }
+            ),
+            format!("+{distinct}"),
+            format!("+{delta}"),
+        )
+    }
+    .with_properties(props)
 }
 
 /// The implicit gate of every burst (issue 24 item 15): when more than this

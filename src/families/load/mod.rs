@@ -6,6 +6,7 @@ pub mod exec;
 pub mod judge;
 pub mod logging;
 pub mod merge;
+pub mod observe;
 pub mod open;
 pub mod plan;
 pub mod pool;

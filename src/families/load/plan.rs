@@ -40,6 +40,8 @@ pub struct LoadPlan {
     /// `run --shard I/N`: this process runs a slice of the burst (see
     /// `shard.rs`); None: the whole burst.
     pub shard: Option<super::shard::ShardRun>,
+    /// The target's own signals read around the burst (`observe/`).
+    pub observe: Option<super::observe::ObservePlan>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -718,6 +720,10 @@ impl PlanCtx<'_> {
             thresholds,
             min_delivered,
             shard: None,
+            observe: s
+                .observe
+                .as_ref()
+                .and_then(|o| self.observe_plan(&o.value, o.referenced)),
         }
     }
 
@@ -739,6 +745,7 @@ impl PlanCtx<'_> {
             thresholds: Vec::new(),
             min_delivered: DEFAULT_MIN_DELIVERED,
             shard: None,
+            observe: None,
         }
     }
 }

@@ -513,6 +513,7 @@ mod tests {
             thresholds: Vec::new(),
             min_delivered: 0.9,
             shard: None,
+            observe: None,
         }
     }
 

@@ -42,6 +42,7 @@ pub mod defaults {
     pub const RATE_PER_USER: f64 = 30.0;
 }
 
+use super::observe::defaults as od;
 use defaults as d;
 
 /// The documentation of `load:` (title, intro, details).
@@ -153,6 +154,57 @@ pub const LOAD: Kind = Kind {
             D::Share(d::MIN_DELIVERED),
             "share of the scheduled requests that must really be sent",
         ),
+    param(
+        "observe",
+        D::Absent,
+        "the target's own signals around the burst: `{prometheus | metrics, series, thresholds}` (below)",
+    ),
+    param(
+        "observe.prometheus",
+        D::Text("this or `observe.metrics`"),
+        "a Prometheus HTTP API's base URL (`http://127.0.0.1:9090`): series are PromQL, read back with range queries after the burst",
+    ),
+    param(
+        "observe.metrics",
+        D::Text("this or `observe.prometheus`"),
+        "or a `/metrics` page (a target path or a URL), read every `interval`: series are selectors, `name{label=\"v\"}`, summed",
+    ),
+    param(
+        "observe.series",
+        D::Required,
+        "`{NAME: QUERY}`: what each threshold's series reads",
+    ),
+    param(
+        "observe.thresholds",
+        D::List(&[]),
+        "`AGG(NAME) OP NUMBER`: AGG is max, min, avg, last (during the burst), before, after, increase",
+    ),
+    param(
+        "observe.interval",
+        D::Duration(od::INTERVAL),
+        "how often `/metrics` is read, the range queries' step; give Prometheus' scrape interval",
+    ),
+    param(
+        "observe.before",
+        D::Duration(od::BEFORE),
+        "the window read before the burst (with `metrics:`, the burst waits for it)",
+    ),
+    param(
+        "observe.after",
+        D::Duration(od::AFTER),
+        "the window read after the burst (a queue should drain)",
+    ),
+    param("observe.timeout", D::Duration(od::TIMEOUT), "time limit of one read"),
+    param(
+        "observe.job",
+        D::Absent,
+        "Prometheus: the scrape job whose `up` shows when an aggregated query's target was scraped",
+    ),
+    param(
+        "observe.headers",
+        D::Absent,
+        "sent with every read, to that host only (a managed Prometheus' `Authorization`)",
+    ),
     ],
 };
 
@@ -218,6 +270,9 @@ pub struct LoadSpec {
     pub min_delivered: Option<Spanned<Scalar>>,
     #[serde(default)]
     pub tags: Vec<String>,
+    /// The target's own signals around the burst (`observe/`).
+    #[serde(default)]
+    pub observe: Option<Spanned<super::observe::spec::ObserveSpec>>,
 }
 
 fn allow_remote() -> bool {
@@ -333,9 +388,17 @@ mod tests {
     #[test]
     fn table_defaults_are_the_planned_ones() {
         let mut plan = plan_suite(
-            "suite: s\ntarget: { base_url: \"http://127.0.0.1:1\" }\nload:\n  users: 2\n  hold: 1s\n  max_rate: 10/s\n  requests:\n    - { name: a, request: { path: /a } }\n",
+            "suite: s\ntarget: { base_url: \"http://127.0.0.1:1\" }\nload:\n  users: 2\n  hold: 1s\n  max_rate: 10/s\n  requests:\n    - { name: a, request: { path: /a } }\n  observe: { metrics: /metrics, series: { q: q } }\n",
         );
         let l = plan.suites.remove(0).load.expect("a load plan");
+        let o = l.observe.as_ref().expect("an observe plan");
+        let unobserved = plan_suite(
+            "suite: s\ntarget: { base_url: \"http://127.0.0.1:1\" }\nload:\n  users: 2\n  hold: 1s\n  max_rate: 10/s\n  requests:\n    - { name: a, request: { path: /a } }\n",
+        )
+        .suites
+        .remove(0)
+        .load
+        .expect("a load plan");
         let Profile::Stages(stages) = &l.profile else {
             panic!("{:?}", l.profile)
         };
@@ -364,6 +427,20 @@ mod tests {
             ("effects", l.effects.as_ref().map(|_| "set".into())),
             ("thresholds", list(l.thresholds.iter().map(|t| &t.text))),
             ("min_delivered", share(l.min_delivered)),
+            ("observe.interval", dur(o.interval)),
+            ("observe.before", dur(o.before)),
+            ("observe.after", dur(o.after)),
+            ("observe.timeout", dur(o.timeout)),
+            (
+                "observe.thresholds",
+                list(o.thresholds.iter().map(|t| &t.text)),
+            ),
+            ("observe.job", o.job.clone()),
+            (
+                "observe.headers",
+                (!o.headers.is_empty()).then(|| "set".into()),
+            ),
+            ("observe", unobserved.observe.as_ref().map(|_| "set".into())),
         ];
         let table: &[Kind] = std::slice::from_ref(&LOAD);
         assert_planned(table, "load", &planned);

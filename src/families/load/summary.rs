@@ -43,6 +43,60 @@ pub struct LoadSummary {
     /// Present when `effects:` was read before and after the burst.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub effects: Option<EffectsSummary>,
+    /// The target's own signals (`observe:`), when read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed: Option<ObservedSummary>,
+}
+
+/// What `observe:` read: each series' points, seconds since the burst
+/// began (negative before it).
+#[derive(Serialize)]
+pub struct ObservedSummary {
+    pub source: String,
+    pub burst_s: f64,
+    pub series: BTreeMap<String, ObservedSeriesSummary>,
+}
+
+#[derive(Serialize)]
+pub struct ObservedSeriesSummary {
+    pub query: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub labels: String,
+    pub fresh_samples_during: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// `[seconds since the burst began, value]`.
+    pub points: Vec<[f64; 2]>,
+}
+
+impl From<&super::observe::Observed> for ObservedSummary {
+    fn from(o: &super::observe::Observed) -> Self {
+        ObservedSummary {
+            source: o.source.clone(),
+            burst_s: (o.end_s * 1000.0).round() / 1000.0,
+            series: o
+                .series
+                .iter()
+                .map(|s| {
+                    (
+                        s.name.clone(),
+                        ObservedSeriesSummary {
+                            query: s.query.clone(),
+                            labels: s.labels.clone(),
+                            fresh_samples_during: s.fresh_during,
+                            error: s.error.clone(),
+                            points: s
+                                .points
+                                .iter()
+                                .filter(|p| p.value.is_finite())
+                                .map(|p| [(p.at_s * 1000.0).round() / 1000.0, p.value])
+                                .collect(),
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
 }
 
 /// The load profile as planned: stages (users reached over whole seconds)
@@ -255,6 +309,9 @@ pub struct BurstFigures {
     /// All requests first, then each kind of the mix in the suite's order.
     pub distributions: Vec<Distribution>,
     pub intervals: Vec<IntervalPoint>,
+    /// The target's own signals (`observe:`) and each series' limits from
+    /// the thresholds, drawn beside the latency plot.
+    pub observed: Option<(super::observe::Observed, Vec<(String, f64)>)>,
 }
 
 /// A percentile distribution, raw and corrected, as HdrHistogram's
