@@ -60,7 +60,7 @@ impl Origin {
 /// The rustls configuration of tminus's own HTTP/1.1 connections, built
 /// once from the installed options (loading the platform's roots is not
 /// free, and a race opens many connections at once).
-fn http1_config() -> Result<Arc<rustls::ClientConfig>, String> {
+pub fn http1_config() -> Result<Arc<rustls::ClientConfig>, String> {
     static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {

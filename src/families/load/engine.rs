@@ -12,8 +12,9 @@
 //! slot and yields the rest, so it sends within a few µs of the slot when it
 //! is not busy; the generator's own lateness is measured apart. Latency is
 //! measured to the last body byte, not goose's time to first byte. Requests
-//! go through `GooseUser::client` (the probe's reqwest client) so no goose
-//! metric or per-failure log line is produced.
+//! go on each user's own HTTP/1.1 connection (`lean.rs`), or through
+//! `GooseUser::client` (the probe's reqwest client) where a proxy applies,
+//! so no goose metric or per-failure log line is produced.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,7 +31,7 @@ use super::stats::{HlogFile, KindStats, Result_, Shard};
 use super::summary::IntervalPoint;
 use crate::context::Scope;
 use crate::families::load::plan::{LoadPlan, Profile};
-use crate::http::{Observer, RecordedRequest, RecordedResponse, Rendered, Target};
+use crate::http::{Observer, Rendered, Target};
 
 /// The transport error of a request in flight when the burst was stopped
 /// (max_duration, Ctrl-C, SIGTERM): cut, never answered.
@@ -121,7 +122,13 @@ pub struct Shared {
     /// of waiting out its timeout while goose waits for the users.
     pub cut: tokio::sync::watch::Sender<bool>,
     /// The suite's contract sample (None: the suite has no `contract:`).
-    sample: Option<sample::Sample>,
+    pub(super) sample: Option<sample::Sample>,
+    /// Per request kind: its rendering, when it never changes (no
+    /// `${uuid}`, no OAuth2 token): cloned instead of rendered per request.
+    prerendered: Vec<Option<Arc<Rendered>>>,
+    /// Per request kind: how the users' own connections send it (None:
+    /// through reqwest).
+    pub(super) lean: Vec<Option<super::lean::LeanKind>>,
 }
 
 /// `scheme://host[:port]/` of an absolute URL.
@@ -150,19 +157,46 @@ fn load_client() -> Result<reqwest::Client, reqwest::Error> {
     crate::http::client_builder().build()
 }
 
-/// What a user remembers between requests: its pace and its last keyed request.
-#[derive(Clone)]
+/// What a user remembers between requests: its pace, its last keyed
+/// request and its own connection.
 pub(super) struct UserState {
     start: Option<Instant>,
     k: u32,
     rng: u64,
     /// The last request with a fresh key (kind, request, key, succeeded once).
-    last_keyed: Option<(usize, Rendered, bool)>,
+    last_keyed: Option<(usize, Arc<Rendered>, bool)>,
     /// When this user's previous request finished.
     prev_done: Option<Instant>,
+    /// This user's HTTP/1.1 connection (`lean.rs`), opened at its first
+    /// request and again after the target closed it; taken out of the
+    /// state for a send ([`UserState::take_conn`]) and put back.
+    conn: Option<super::lean::UserConn>,
+}
+
+/// goose clones its users' session data (`GooseUserData: Clone`); a clone
+/// opens a connection of its own.
+impl Clone for UserState {
+    fn clone(&self) -> Self {
+        UserState {
+            start: self.start,
+            k: self.k,
+            rng: self.rng,
+            last_keyed: self.last_keyed.clone(),
+            prev_done: self.prev_done,
+            conn: None,
+        }
+    }
 }
 
 impl UserState {
+    /// The connection, out of the state for one send.
+    pub(super) fn take_conn(&mut self) -> Option<super::lean::UserConn> {
+        self.conn.take()
+    }
+    pub(super) fn put_conn(&mut self, c: Option<super::lean::UserConn>) {
+        self.conn = c;
+    }
+
     fn next_rand(&mut self) -> u64 {
         // xorshift64*: cheap, Send, enough to pick a kind.
         let mut x = self.rng;
@@ -210,6 +244,21 @@ impl Shared {
                 origin_of(&r.url).unwrap_or_default()
             })
             .collect();
+        // Rendered twice: a kind whose two renderings differ has parts made
+        // per request (`${uuid}`). A token of the suite's is renewed while
+        // the burst runs, so such a target renders per request too.
+        let fixed_ok = target.auth.is_none();
+        let (prerendered, lean) = plan
+            .mix
+            .iter()
+            .map(|m| {
+                let a = target.render(&m.request, &Scope::new());
+                let b = target.render(&m.request, &Scope::new());
+                let lean = super::lean::LeanKind::new(&a, &b, fixed_ok);
+                let same = a.url == b.url && a.headers == b.headers && a.body == b.body;
+                ((fixed_ok && same).then(|| Arc::new(a)), lean)
+            })
+            .unzip();
         let budget = match plan.profile {
             Profile::Stages(_) | Profile::Rates(_) => Some(plan.scheduled_requests() as u64),
             Profile::Iterations { .. } => None,
@@ -237,6 +286,8 @@ impl Shared {
             duplicates: AtomicU64::new(0),
             cumulative_weights,
             sample: None,
+            prerendered,
+            lean,
         }
     }
 
@@ -316,7 +367,8 @@ pub(super) async fn init_user(shared: &Shared, user: &mut GooseUser) -> bool {
     if user.get_session_data::<UserState>().is_some() {
         return true;
     }
-    // An open pool's users share one client (one connection pool): a user
+    // The reqwest client (for kinds `lean.rs` does not send): an open
+    // pool's users share one client (one connection pool): a user
     // opened mid-burst then costs nothing to set up, and idle ones hold no
     // connection of their own.
     let client = match &shared.pool {
@@ -345,6 +397,7 @@ pub(super) async fn init_user(shared: &Shared, user: &mut GooseUser) -> bool {
         rng: seed | 1,
         last_keyed: None,
         prev_done: None,
+        conn: None,
     });
     true
 }
@@ -352,7 +405,8 @@ pub(super) async fn init_user(shared: &Shared, user: &mut GooseUser) -> bool {
 /// What a user sends next.
 pub(super) struct Pick {
     pub kind: usize,
-    pub rendered: Rendered,
+    /// Shared with the kind's fixed rendering when nothing was added.
+    pub rendered: Arc<Rendered>,
     pub keyed: bool,
 }
 
@@ -375,9 +429,13 @@ impl Shared {
         }
         let kind = self.pick(st.next_rand());
         let m = &plan.mix[kind];
-        let mut r = self.target.render(&m.request, &Scope::new());
+        let mut r = match &self.prerendered[kind] {
+            Some(r) => r.clone(),
+            None => Arc::new(self.target.render(&m.request, &Scope::new())),
+        };
         if m.idempotency {
-            r.set_header(&plan.idempotency_header, uuid::Uuid::new_v4().to_string());
+            Arc::make_mut(&mut r)
+                .set_header(&plan.idempotency_header, uuid::Uuid::new_v4().to_string());
             st.last_keyed = Some((kind, r.clone(), false));
         }
         Pick {
@@ -385,109 +443,6 @@ impl Shared {
             rendered: r,
             keyed: m.idempotency,
         }
-    }
-
-    /// `rendered` with a fresh OAuth2 token when it carries one of the
-    /// suite's that is due (the keeper was late, or a duplicate resends an
-    /// old request): the user waits for the fetch before its send, so an
-    /// expired token is never the target's 401. `None`: send it as it is
-    /// (no token of ours, still fresh, or no new one to be had: the keeper
-    /// reports that).
-    async fn renewed_token(&self, rendered: &Rendered) -> Option<Rendered> {
-        let auth = self.target.auth.as_ref()?;
-        let header = rendered.header("authorization")?;
-        if !auth.is_stale_bearer(header) {
-            return None;
-        }
-        let token = auth.token().await.ok()?;
-        let mut r = rendered.clone();
-        r.set_header("Authorization", format!("Bearer {token}"));
-        Some(r)
-    }
-
-    /// Sends `p` to its last body byte: (sent, done, result). A request that
-    /// is not where the guard allowed its kind to go is not sent.
-    pub(super) async fn send(
-        &self,
-        client: &reqwest::Client,
-        p: &Pick,
-    ) -> (Instant, Instant, Result_) {
-        let rendered = &p.rendered;
-        let origin = &self.origins[p.kind];
-        if !on_origin(&rendered.url, origin) {
-            let now = Instant::now();
-            return (now, now, Result_::Transport("destination"));
-        }
-        let renewed = self.renewed_token(rendered).await;
-        let rendered = renewed.as_ref().unwrap_or(rendered);
-        let mut b = client.request(rendered.method.clone(), &rendered.url);
-        for (k, v) in &rendered.headers {
-            b = b.header(k.as_str(), v.as_str());
-        }
-        if !rendered.body.is_empty() {
-            b = b.body(rendered.body.clone());
-        }
-        let mut cut = self.cut.subscribe();
-        let sent = Instant::now();
-        let exchange = tokio::time::timeout(rendered.timeout, async {
-            let mut resp = b.send().await?;
-            let status = resp.status().as_u16();
-            let sample = self.sample.as_ref().filter(|s| s.wants(p.kind, status));
-            let mut kept = sample.map(|_| (sample::headers_of(resp.headers()), Vec::new()));
-            // To the last byte (goose's own clock would stop at the first),
-            // dropping each chunk (but the contract sample's): a huge body
-            // costs no memory.
-            while let Some(chunk) = resp.chunk().await? {
-                if let Some((_, body)) = &mut kept {
-                    if body.len() + chunk.len() > sample::MAX_BODY {
-                        kept = None;
-                    } else {
-                        body.extend_from_slice(&chunk);
-                    }
-                }
-            }
-            Ok::<_, reqwest::Error>((status, kept))
-        });
-        // The cut wins over an exchange still in flight: dropping it closes
-        // the connection, so the burst ends within a tick of its deadline.
-        let res = tokio::select! {
-            biased;
-            _ = cut.wait_for(|c| *c) => None,
-            r = exchange => Some(r),
-        };
-        let done = Instant::now();
-        let result = match res {
-            None => Result_::Transport(CUT),
-            Some(Err(_)) => Result_::Transport("timeout"),
-            // A failed handshake reads as `connect` to reqwest: name it, so
-            // the burst's error says TLS, not "is the target up".
-            Some(Ok(Err(e))) if crate::http::tls::explain(&e).is_some() => Result_::Transport(TLS),
-            Some(Ok(Err(e))) => Result_::Transport(if e.is_connect() {
-                "connect"
-            } else if e.is_timeout() {
-                "timeout"
-            } else if e.is_body() || e.is_decode() {
-                "body"
-            } else {
-                "transport"
-            }),
-            Some(Ok(Ok((status, kept)))) => {
-                if let (Some(s), Some((headers, body))) = (&self.sample, kept) {
-                    // Judged after `done`: the sample's cost is not latency.
-                    let response = RecordedResponse {
-                        status,
-                        headers,
-                        body,
-                    };
-                    s.judge(&RecordedRequest::capture(rendered), &response);
-                }
-                Result_::Status {
-                    status,
-                    success: self.plan.mix[p.kind].success.matches(status),
-                }
-            }
-        };
-        (sent, done, result)
     }
 
     /// Counts a keyed request's first success (LOAD-005's distinct keys).
@@ -561,11 +516,13 @@ async fn one_request(shared: &Shared, user: &mut GooseUser) {
         tokio::time::sleep(shared.interval.min(Duration::from_millis(100))).await;
         return;
     }
+    let mut conn = st.take_conn();
     let client = user.client.clone();
-    let (sent, done, result) = shared.send(&client, &pick).await;
+    let (sent, done, result) = shared.send(&client, &mut conn, &pick).await;
     let Some(st) = user.get_session_data_mut::<UserState>() else {
         return;
     };
+    st.put_conn(conn);
     st.prev_done = Some(done);
     shared.after_keyed(st, &pick, &result);
     let m = measure(scheduled, sent, done, prev_done);

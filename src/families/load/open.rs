@@ -56,13 +56,14 @@ pub(super) async fn open_request(shared: &Shared, pool: &Pool, user: &mut GooseU
         return;
     };
     let pick = shared.pick_request(st);
+    let mut conn = st.take_conn();
     // Killswitch while waiting: the slot is dropped (never sent).
     if !wait_until(due).await {
         return;
     }
     let client = user.client.clone();
     let in_flight = pool.sending();
-    let (sent, done, result) = shared.send(&client, &pick).await;
+    let (sent, done, result) = shared.send(&client, &mut conn, &pick).await;
     pool.answered();
     let m = measure_slot(due, claimed, sent, done, pool.full_at());
     let facts = SlotFacts {
@@ -72,6 +73,7 @@ pub(super) async fn open_request(shared: &Shared, pool: &Pool, user: &mut GooseU
         light: in_flight <= pool.users,
     };
     if let Some(st) = user.get_session_data_mut::<UserState>() {
+        st.put_conn(conn);
         shared.after_keyed(st, &pick, &result);
     }
     shared
