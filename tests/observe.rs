@@ -99,7 +99,7 @@ const METRICS: &str = r#"
       missing: tminus_no_such_metric
     thresholds:
       - max(queue) < 5
-      - increase(served) > 200
+      - increase(served) > 100
       - after(queue) < 1
       - max(missing) < 1
 "#;
