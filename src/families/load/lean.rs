@@ -66,6 +66,10 @@ impl LeanKind {
         if crate::http::proxy::installed().is_some_and(|p| p.for_url(&url).is_some()) {
             return None;
         }
+        // Credentials in the URL are reqwest's to turn into Basic auth.
+        if !url.username().is_empty() || url.password().is_some() {
+            return None;
+        }
         let origin = Origin::of(&url).ok()?;
         let host = url.host_str()?;
         let authority = match url.port() {
@@ -97,12 +101,15 @@ pub fn head(r: &Rendered, authority: &HeaderValue) -> Option<Head> {
         None => url.path().to_owned(),
     };
     let uri: Uri = path.parse().ok()?;
-    let mut headers = HeaderMap::with_capacity(r.headers.len() + 2);
-    headers.insert(HOST, authority.clone());
+    let mut headers = HeaderMap::with_capacity(r.headers.len() + 3);
     for (k, v) in &r.headers {
         let name = HeaderName::from_bytes(k.as_bytes()).ok()?;
         let value = HeaderValue::from_str(v).ok()?;
         headers.append(name, value);
+    }
+    // A suite's own Host (a virtual host) wins, as with reqwest.
+    if !headers.contains_key(HOST) {
+        headers.insert(HOST, authority.clone());
     }
     // What reqwest sent by default, so the target sees the same request.
     if !headers.contains_key(http::header::ACCEPT) {
@@ -244,4 +251,59 @@ pub fn request(
     *req.uri_mut() = h.uri;
     *req.headers_mut() = h.headers;
     Some(req)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rendered(url: &str, headers: &[(&str, &str)]) -> Rendered {
+        Rendered {
+            method: Method::GET,
+            url: url.into(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            body: Vec::new(),
+            timeout: Duration::from_secs(1),
+            credential: None,
+        }
+    }
+
+    #[test]
+    fn a_fixed_head_carries_what_reqwest_would_send() {
+        let r = rendered(
+            "http://127.0.0.1:8080/a/b?limit=5",
+            &[("Authorization", "Bearer k")],
+        );
+        let k = LeanKind::new(&r, &r, true).expect("lean");
+        let h = k.fixed.as_ref().expect("fixed");
+        assert_eq!(h.uri, "/a/b?limit=5");
+        assert_eq!(h.headers[HOST], "127.0.0.1:8080");
+        assert_eq!(h.headers["authorization"], "Bearer k");
+        assert_eq!(h.headers["accept"], "*/*");
+        // The key is added to the fixed head; nothing else changes.
+        let req = request(&k, &r, Some(("Idempotency-Key", "abc")), true).unwrap();
+        assert_eq!(req.headers()["idempotency-key"], "abc");
+        assert_eq!(req.headers().len(), h.headers.len() + 1);
+    }
+
+    #[test]
+    fn what_lean_does_not_carry_stays_with_reqwest_or_per_request() {
+        // A suite's own Host wins (one Host header only).
+        let r = rendered("http://127.0.0.1:8080/", &[("Host", "api.example")]);
+        let k = LeanKind::new(&r, &r, true).unwrap();
+        let h = k.fixed.unwrap();
+        assert_eq!(h.headers.get_all(HOST).iter().count(), 1);
+        assert_eq!(h.headers[HOST], "api.example");
+        // Credentials in the URL: reqwest's Basic auth.
+        let r = rendered("http://u:p@127.0.0.1:8080/", &[]);
+        assert!(LeanKind::new(&r, &r, true).is_none());
+        // Two renderings that differ: converted per request, not fixed.
+        let a = rendered("http://127.0.0.1:8080/x", &[("X-Id", "1")]);
+        let b = rendered("http://127.0.0.1:8080/x", &[("X-Id", "2")]);
+        assert!(LeanKind::new(&a, &b, true).unwrap().fixed.is_none());
+        assert!(LeanKind::new(&a, &a, false).unwrap().fixed.is_none());
+    }
 }
