@@ -255,8 +255,8 @@ impl Shared {
                 let a = target.render(&m.request, &Scope::new());
                 let b = target.render(&m.request, &Scope::new());
                 let lean = super::lean::LeanKind::new(&a, &b, fixed_ok);
-                let same = a.url == b.url && a.headers == b.headers && a.body == b.body;
-                ((fixed_ok && same).then(|| Arc::new(a)), lean)
+                let fixed = fixed_ok && super::lean::same_rendering(&a, &b);
+                (fixed.then(|| Arc::new(a)), lean)
             })
             .unzip();
         let budget = match plan.profile {

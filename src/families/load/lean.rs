@@ -77,20 +77,21 @@ impl LeanKind {
             None => host.to_owned(),
         };
         let authority = HeaderValue::from_str(&authority).ok()?;
-        let same = r.url == again.url && r.headers == again.headers && r.body == again.body;
-        let fixed = if fixed_ok && same {
-            Some(head(r, &authority)?)
-        } else {
-            None
-        };
         // A kind that cannot even be converted once goes through reqwest.
-        head(r, &authority)?;
+        let once = head(r, &authority)?;
+        let fixed = (fixed_ok && same_rendering(r, again)).then_some(once);
         Some(LeanKind {
             origin,
             authority,
             fixed,
         })
     }
+}
+
+/// Two renderings of one kind that send the same bytes: the kind has no
+/// part made per request (`${uuid}`).
+pub fn same_rendering(a: &Rendered, b: &Rendered) -> bool {
+    a.method == b.method && a.url == b.url && a.headers == b.headers && a.body == b.body
 }
 
 /// `r` as a request head (None: a header or the URL HTTP cannot carry).
