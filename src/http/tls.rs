@@ -307,16 +307,26 @@ impl Tls {
     /// [`Tls::rustls_config`] that verifies the server's certificate even
     /// under `--insecure` (what `transport.certificate` judges with).
     pub fn verifying_config(&self) -> Result<rustls::ClientConfig, String> {
+        self.config_with(self.platform_verifier(None)?)
+    }
+
+    /// The platform's verifier with these roots, for `server_name` or the
+    /// dialled host; recording into `observed` instead of enforcing, when given.
+    fn platform_verifier(
+        &self,
+        observed: Option<Arc<std::sync::Mutex<Observed>>>,
+    ) -> Result<Verifier, String> {
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
         let platform = rustls_platform_verifier::Verifier::new_with_extra_roots(
             self.root_ders.iter().cloned(),
             provider.clone(),
         )
         .map_err(|e| format!("TLS: the platform's roots cannot be loaded: {e}"))?;
-        self.config_with(Verifier {
+        Ok(Verifier {
             inner: Some(Arc::new(platform)),
             name: self.server_name.clone(),
             provider,
+            observed,
         })
     }
 
@@ -499,16 +509,46 @@ pub fn is_certificate_error(e: &(dyn std::error::Error + 'static)) -> bool {
 
 /// tminus's certificate verifier around the platform's: with `inner`, the
 /// chain is verified for `name` (`target.tls.server_name`) or the dialled
-/// host; without, any certificate is accepted: to read the chain of a
-/// server whose certificate was already refused (`transport.certificate`
-/// still says when it expires and what key it has; nothing is sent on such
-/// a connection), or under `--insecure`. Handshake signatures are always
-/// verified.
+/// host; without, any certificate is accepted: under `--insecure`. Handshake
+/// signatures are verified, unless `observed` is set: then neither the
+/// chain nor the signature is enforced, both verdicts are recorded there,
+/// and the connection is one that sends nothing (see [`Tls::observing_config`]).
 #[derive(Debug)]
 struct Verifier {
     inner: Option<Arc<rustls_platform_verifier::Verifier>>,
     name: Option<ServerName<'static>>,
     provider: Arc<rustls::crypto::CryptoProvider>,
+    observed: Option<Arc<std::sync::Mutex<Observed>>>,
+}
+
+/// What an observing handshake saw of the server's proof of identity:
+/// whether its chain verifies for the host (`None` when not asked), and
+/// whether its handshake signature verifies (a key too weak for the
+/// platform's algorithms, RSA under 2048 bits, fails here).
+#[derive(Debug, Default)]
+pub struct Observed {
+    pub chain: Option<Result<(), rustls::Error>>,
+    pub signature: Option<Result<(), rustls::Error>>,
+}
+
+impl Verifier {
+    fn signature(
+        &self,
+        verdict: Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error>,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        match &self.observed {
+            None => verdict,
+            Some(seen) => {
+                if let Ok(mut seen) = seen.lock() {
+                    // The first failure is the one to report.
+                    if !matches!(seen.signature, Some(Err(_))) {
+                        seen.signature = Some(verdict.map(|_| ()));
+                    }
+                }
+                Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+            }
+        }
+    }
 }
 
 impl rustls::client::danger::ServerCertVerifier for Verifier {
@@ -520,7 +560,7 @@ impl rustls::client::danger::ServerCertVerifier for Verifier {
         ocsp_response: &[u8],
         now: rustls::pki_types::UnixTime,
     ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        match &self.inner {
+        let verdict = match &self.inner {
             None => Ok(rustls::client::danger::ServerCertVerified::assertion()),
             Some(v) => v.verify_server_cert(
                 end_entity,
@@ -529,6 +569,15 @@ impl rustls::client::danger::ServerCertVerifier for Verifier {
                 ocsp_response,
                 now,
             ),
+        };
+        match &self.observed {
+            None => verdict,
+            Some(seen) => {
+                if let (Ok(mut seen), true) = (seen.lock(), self.inner.is_some()) {
+                    seen.chain = Some(verdict.map(|_| ()));
+                }
+                Ok(rustls::client::danger::ServerCertVerified::assertion())
+            }
         }
     }
     fn verify_tls12_signature(
@@ -537,12 +586,12 @@ impl rustls::client::danger::ServerCertVerifier for Verifier {
         cert: &CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
+        self.signature(rustls::crypto::verify_tls12_signature(
             message,
             cert,
             dss,
             &self.provider.signature_verification_algorithms,
-        )
+        ))
     }
     fn verify_tls13_signature(
         &self,
@@ -550,12 +599,12 @@ impl rustls::client::danger::ServerCertVerifier for Verifier {
         cert: &CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
+        self.signature(rustls::crypto::verify_tls13_signature(
             message,
             cert,
             dss,
             &self.provider.signature_verification_algorithms,
-        )
+        ))
     }
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
         self.provider
@@ -565,14 +614,30 @@ impl rustls::client::danger::ServerCertVerifier for Verifier {
 }
 
 impl Tls {
-    /// A configuration that completes the handshake whatever the server's
-    /// certificate, to read it (see [`Verifier`]); with the client
-    /// certificate, so a server demanding one still shows its chain.
+    /// A configuration that accepts any certificate (`--insecure`); the
+    /// handshake signature is still verified.
     pub fn chain_reading_config(&self) -> Result<rustls::ClientConfig, String> {
         self.config_with(Verifier {
             inner: None,
             name: None,
             provider: Arc::new(rustls::crypto::aws_lc_rs::default_provider()),
+            observed: None,
         })
+    }
+
+    /// A configuration that completes the handshake whatever the server's
+    /// certificate and handshake signature, and records in `seen` whether
+    /// each would have been accepted (the chain verified as
+    /// [`Tls::verifying_config`] verifies it). Only for connections that
+    /// send nothing: `transport.certificate` reads and judges the chain of a
+    /// server whose certificate a client would refuse (expired, for another
+    /// name, a 1024-bit RSA key), and `transport.protocol` asks the version
+    /// whatever the certificate. With the client certificate, so a server
+    /// demanding one still shows its chain.
+    pub fn observing_config(
+        &self,
+        seen: Arc<std::sync::Mutex<Observed>>,
+    ) -> Result<rustls::ClientConfig, String> {
+        self.config_with(self.platform_verifier(Some(seen))?)
     }
 }

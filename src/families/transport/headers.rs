@@ -202,48 +202,92 @@ async fn ask(
     Ok(out)
 }
 
-/// Fetch §3.2.5 and the seed's "narrow CORS list": a hostile Origin is not
-/// granted, never with credentials; an allowed one is.
+/// The origins no deployment should grant, each with why it is asked: the
+/// configured hostile one; `null` (what a sandboxed iframe, a `data:` URL
+/// or a redirect chain sends: a server that lists `null` grants every
+/// attacker who can make one); and, from the allowed origin (else the
+/// target's own host), one that extends it with a suffix and one that
+/// prefixes it: what a server grants when it matches origins with
+/// `startsWith`, `endsWith` or an unanchored regular expression.
+pub fn hostile_origins(
+    hostile: &str,
+    allowed: Option<&str>,
+    target: &str,
+) -> Vec<(String, &'static str)> {
+    let mut out = vec![
+        (hostile.to_owned(), "the hostile origin"),
+        ("null".to_owned(), "the opaque origin `null`"),
+    ];
+    let base = allowed.unwrap_or(target);
+    if let Ok(u) = reqwest::Url::parse(base) {
+        if let Some(host) = u.domain() {
+            let port = u.port().map(|p| format!(":{p}")).unwrap_or_default();
+            let scheme = u.scheme();
+            out.push((
+                format!("{scheme}://{host}.evil.test{port}"),
+                "an origin extending the allowed host with a suffix",
+            ));
+            out.push((
+                format!("{scheme}://evil{host}{port}"),
+                "an origin ending with the allowed host",
+            ));
+        }
+    }
+    out.retain(|(o, _)| allowed.is_none_or(|a| !a.eq_ignore_ascii_case(o)));
+    out
+}
+
+/// Fetch §3.2.5 and the seed's "narrow CORS list": no hostile Origin (the
+/// configured one, `null`, look-alikes of the allowed one: see
+/// [`hostile_origins`]) is granted, never with credentials; an allowed one
+/// is. Each origin asked is a row of evidence.
 pub async fn cors(p: &CorsPlan, ctx: &CheckContext) -> Outcome {
     let mut evidence = Vec::new();
-    let hostile = match ask(p, ctx, &p.hostile_origin, &mut evidence).await {
-        Ok(h) => h,
-        Err(o) => return o.with_evidence(evidence),
-    };
+    let origins = hostile_origins(
+        &p.hostile_origin,
+        p.allowed_origin.as_deref(),
+        &ctx.target.base_url,
+    );
     let mut reflected = Vec::new();
     let mut wildcard = Vec::new();
     let mut granted = Vec::new();
-    for (label, ex) in &hostile {
-        let g = grant_of(ex);
-        let exact = g
-            .allow_origin
-            .as_deref()
-            .is_some_and(|a| a.eq_ignore_ascii_case(&p.hostile_origin) || a == "null");
-        let star = g.allow_origin.as_deref() == Some("*");
-        if exact && g.credentials {
-            reflected.push(format!("{label}: {}", g.shown()));
-        }
-        if star && g.credentials {
-            wildcard.push(format!("{label}: {}", g.shown()));
-        }
-        if g.grants(&p.hostile_origin) {
-            granted.push(format!("{label}: {}", g.shown()));
+    let mut asked = 0;
+    for (origin, why) in &origins {
+        let answers = match ask(p, ctx, origin, &mut evidence).await {
+            Ok(h) => h,
+            Err(o) => return o.with_evidence(evidence),
+        };
+        for (label, ex) in &answers {
+            asked += 1;
+            let g = grant_of(ex);
+            let exact = g
+                .allow_origin
+                .as_deref()
+                .is_some_and(|a| a.eq_ignore_ascii_case(origin) || a == "null");
+            let star = g.allow_origin.as_deref() == Some("*");
+            if exact && g.credentials {
+                reflected.push(format!("{label} ({why}): {}", g.shown()));
+            }
+            if star && g.credentials {
+                wildcard.push(format!("{label}: {}", g.shown()));
+            }
+            if g.grants(origin) {
+                granted.push(format!("{label} ({why}): {}", g.shown()));
+            }
         }
     }
-    let asked = hostile.len();
+    let shown: Vec<&str> = origins.iter().map(|(o, _)| o.as_str()).collect();
+    let shown = shown.join(", ");
     let mut a = vec![
         Assertion::check(
             "no_credentialed_reflection",
             reflected.is_empty(),
-            format!(
-                "{asked} answer(s) to Origin {} grant it no credentials",
-                p.hostile_origin
-            ),
+            format!("{asked} answer(s) to Origin {shown} grant none of them credentials"),
             format!(
                 "any site can read a signed-in user's answers: {}",
                 reflected.join("; ")
             ),
-            "the hostile Origin not granted with credentials",
+            "no hostile Origin granted with credentials",
             reflected.join("; "),
         ),
         Assertion::check(
@@ -257,12 +301,9 @@ pub async fn cors(p: &CorsPlan, ctx: &CheckContext) -> Outcome {
         Assertion::check(
             "narrow",
             granted.is_empty(),
-            format!(
-                "Origin {} is not granted ({asked} answer(s))",
-                p.hostile_origin
-            ),
+            format!("none of Origin {shown} is granted ({asked} answer(s))"),
             format!("the CORS list is not narrow: {}", granted.join("; ")),
-            "the hostile Origin not granted",
+            "no hostile Origin granted",
             granted.join("; "),
         ),
     ];
@@ -293,7 +334,31 @@ pub async fn cors(p: &CorsPlan, ctx: &CheckContext) -> Outcome {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_sts;
+    use super::{hostile_origins, parse_sts};
+
+    #[test]
+    fn look_alikes_of_the_allowed_origin_and_null_are_asked() {
+        let o = hostile_origins(
+            "https://evil.example",
+            Some("https://app.example:8443"),
+            "https://api.example",
+        );
+        let names: Vec<&str> = o.iter().map(|(o, _)| o.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "https://evil.example",
+                "null",
+                "https://app.example.evil.test:8443",
+                "https://evilapp.example:8443"
+            ]
+        );
+        // Without an allowed origin, the target's host; an IP has no look-alike.
+        let o = hostile_origins("https://evil.example", None, "https://api.example/v1");
+        assert!(o.iter().any(|(o, _)| o == "https://api.example.evil.test"));
+        let o = hostile_origins("https://evil.example", None, "https://127.0.0.1:8443");
+        assert_eq!(o.len(), 2);
+    }
 
     #[test]
     fn sts_values_parse_by_the_rfc_grammar() {

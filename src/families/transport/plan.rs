@@ -122,8 +122,21 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &TransportSpec) -> TransportPlan {
                     format!("path `{}` must start with / and hold no spaces", s.path),
                 );
             }
-            if let Some(u) = &s.http_url {
-                let ok = reqwest::Url::parse(u)
+            // `${env.X}` and `${secret.X}` resolve here, as in base_url and
+            // the proxy; an empty result (`${env.X:-}`) means "not given".
+            let http_url = s.http_url.as_ref().and_then(|u| {
+                let Some(text) = ctx.template_at(u, at).as_literal() else {
+                    ctx.error(
+                        at,
+                        format!("http_url `{u}` takes ${{env.X}} and ${{secret.X}}, not values made per request"),
+                    );
+                    return None;
+                };
+                let text = text.trim().to_owned();
+                if text.is_empty() {
+                    return None;
+                }
+                let ok = reqwest::Url::parse(&text)
                     .is_ok_and(|u| u.scheme() == "http" && u.host_str().is_some());
                 if !ok {
                     ctx.error(
@@ -131,10 +144,11 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &TransportSpec) -> TransportPlan {
                         format!("http_url `{u}` is not an http:// URL with a host"),
                     );
                 }
-            }
+                Some(text)
+            });
             TransportPlan::HttpsRedirect(HttpsRedirectPlan {
                 path: s.path.clone(),
-                http_url: s.http_url.clone(),
+                http_url,
                 refused_status: s.refused_status.clone(),
             })
         }
@@ -155,9 +169,12 @@ impl TransportPlan {
         use crate::context::budget::Requests;
         match self {
             TransportPlan::Certificate(_) | TransportPlan::Protocol(_) => Requests::own(0),
-            TransportPlan::Hsts(_) | TransportPlan::HttpsRedirect(_) => Requests::own(1),
-            // The hostile origin and the allowed one, each plain and preflighted.
-            TransportPlan::Cors(_) => Requests::own(4),
+            TransportPlan::Hsts(_) => Requests::own(1),
+            // The path asked, and the root when they differ.
+            TransportPlan::HttpsRedirect(_) => Requests::own(2),
+            // Four hostile origins (the configured one, null, two look-alikes) and
+            // the allowed one, each plain and preflighted.
+            TransportPlan::Cors(_) => Requests::own(10),
             TransportPlan::MtlsRequired(_) => Requests::own(2),
         }
     }

@@ -19,13 +19,13 @@ use super::plan::HttpsRedirectPlan;
 use crate::context::CheckContext;
 use crate::http::stream::{connect_tcp, Origin};
 use crate::model::scalar::StatusSet;
-use crate::outcome::{Assertion, Outcome};
+use crate::outcome::{Assertion, Outcome, Verdict};
 
 /// The most of the plain-http answer read: its head is all that is judged.
 const MAX_HEAD: usize = 16 * 1024;
 
 /// What plain http got.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Plain {
     /// No TCP connection (nothing listens, or a firewall rejects).
     NotListening(String),
@@ -39,25 +39,48 @@ enum Plain {
     },
 }
 
-/// The plain-http URL to ask: `http_url`, else the target's host over
-/// http, on port 80 when the target is on 443, else on its own port (a
-/// server that sniffs the first byte answers both on one port).
-fn plain_url(p: &HttpsRedirectPlan, target: &reqwest::Url) -> Result<reqwest::Url, String> {
-    if let Some(u) = &p.http_url {
-        return reqwest::Url::parse(u).map_err(|e| format!("http_url `{u}`: {e}"));
-    }
-    let mut u = target.clone();
-    let port = target.port_or_known_default();
-    u.set_scheme("http")
-        .map_err(|_| format!("`{target}` cannot be made http"))?;
-    u.set_port(match port {
-        Some(443) | None => None,
-        other => other,
+/// The plain-http URLs to ask: the API's `path` on `http_url`'s origin
+/// (after `http_url`'s own path, when it has one), else on the target's
+/// host over http (port 80 when the target is on 443, else its own port:
+/// a server that sniffs the first byte answers both on one port); then the
+/// origin's root when it is not the same URL. A server that redirects its
+/// root and serves its API in clear (nginx's `location = / { return 301 }`)
+/// is caught by the first.
+fn plain_urls(p: &HttpsRedirectPlan, target: &reqwest::Url) -> Result<Vec<reqwest::Url>, String> {
+    let mut api = match &p.http_url {
+        Some(u) => {
+            let mut given = reqwest::Url::parse(u).map_err(|e| format!("http_url `{u}`: {e}"))?;
+            if p.path != "/" {
+                let joined = format!("{}{}", given.path().trim_end_matches('/'), p.path);
+                given.set_path(&joined);
+                given.set_query(None);
+            }
+            given
+        }
+        None => {
+            let mut u = target.clone();
+            let port = target.port_or_known_default();
+            u.set_scheme("http")
+                .map_err(|_| format!("`{target}` cannot be made http"))?;
+            u.set_port(match port {
+                Some(443) | None => None,
+                other => other,
+            })
+            .map_err(|_| format!("`{target}` takes no port"))?;
+            u.set_path(&p.path);
+            u.set_query(None);
+            u
+        }
+    };
+    api.set_fragment(None);
+    let mut root = api.clone();
+    root.set_path("/");
+    root.set_query(None);
+    Ok(if root == api {
+        vec![api]
+    } else {
+        vec![api, root]
     })
-    .map_err(|_| format!("`{target}` takes no port"))?;
-    u.set_path(&p.path);
-    u.set_query(None);
-    Ok(u)
 }
 
 async fn ask(url: &reqwest::Url, timeout: Duration) -> Result<Plain, String> {
@@ -157,15 +180,49 @@ pub async fn https_redirect(p: &HttpsRedirectPlan, ctx: &CheckContext) -> Outcom
         Ok(u) => u,
         Err(e) => return Outcome::error(format!("the target is not a URL: {e}")),
     };
-    let url = match plain_url(p, &target) {
+    let urls = match plain_urls(p, &target) {
         Ok(u) => u,
         Err(e) => return Outcome::error(e),
     };
-    let plain = match ask(&url, ctx.target.timeout).await {
-        Ok(a) => a,
-        Err(e) => return Outcome::error(e),
+    let mut asked = Vec::new();
+    for url in urls {
+        match ask(&url, ctx.target.timeout).await {
+            Ok(a) => asked.push((url, a)),
+            Err(e) => return Outcome::error(e),
+        }
+    }
+    Outcome::judged(judge_all(&asked, &p.refused_status))
+}
+
+/// The verdicts over every URL asked: `not_served` fails when any of them
+/// is served in clear; `redirect` is judged on the first (the API's path).
+fn judge_all(asked: &[(reqwest::Url, Plain)], refused: &StatusSet) -> Vec<Assertion> {
+    let judged: Vec<Vec<Assertion>> = asked
+        .iter()
+        .map(|(url, plain)| judge(plain, url, refused))
+        .collect();
+    let Some(first) = judged.first() else {
+        return Vec::new();
     };
-    Outcome::judged(judge(&plain, &url, &p.refused_status))
+    let mut out = first.clone();
+    for other in &judged[1..] {
+        let (Some(mine), Some(theirs)) = (
+            out.iter_mut().find(|a| a.property == "not_served"),
+            other.iter().find(|a| a.property == "not_served"),
+        ) else {
+            continue;
+        };
+        match (
+            mine.verdict == Verdict::Fail,
+            theirs.verdict == Verdict::Fail,
+        ) {
+            (false, true) => *mine = theirs.clone(),
+            (true, _) | (false, false) => {
+                mine.message = format!("{}; {}", mine.message, theirs.message);
+            }
+        }
+    }
+    out
 }
 
 fn judge(plain: &Plain, url: &reqwest::Url, refused: &StatusSet) -> Vec<Assertion> {
@@ -191,6 +248,9 @@ fn judge(plain: &Plain, url: &reqwest::Url, refused: &StatusSet) -> Vec<Assertio
             let to_https = location
                 .as_deref()
                 .is_some_and(|l| l.to_ascii_lowercase().starts_with("https://"));
+            let to_plain = location
+                .as_deref()
+                .is_some_and(|l| l.to_ascii_lowercase().starts_with("http://"));
             let redirect = (300..400).contains(status) && to_https;
             if redirect || refused.matches(*status) {
                 a.push(Assertion::pass(
@@ -202,6 +262,16 @@ fn judge(plain: &Plain, url: &reqwest::Url, refused: &StatusSet) -> Vec<Assertio
                             .map(|l| format!(" to {l}"))
                             .unwrap_or_default()
                     ),
+                ));
+            } else if (300..400).contains(status) && to_plain {
+                a.push(Assertion::fail(
+                    "not_served",
+                    format!(
+                        "{asked} was answered `{line}` to {}: a redirect that stays on plain http, so the client's next request (credentials and all) goes in clear too",
+                        location.as_deref().unwrap_or("")
+                    ),
+                    "a redirect to https:// or a refusal",
+                    format!("{status} to http://"),
                 ));
             } else {
                 a.push(Assertion::fail(
@@ -264,23 +334,68 @@ mod tests {
     }
 
     #[test]
-    fn the_plain_url_is_port_80_for_443_and_the_same_port_otherwise() {
-        let t = |u: &str| {
-            plain_url(&plan(None), &u.parse().unwrap())
+    fn the_plain_urls_are_the_path_and_the_root_on_port_80_for_443_or_the_same_port() {
+        let t = |http_url: Option<&str>, u: &str| {
+            plain_urls(&plan(http_url), &u.parse().unwrap())
                 .unwrap()
-                .to_string()
+                .iter()
+                .map(|u| u.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
         };
-        assert_eq!(t("https://api.example/v1"), "http://api.example/health");
         assert_eq!(
-            t("https://api.example:8443/v1?x=1"),
-            "http://api.example:8443/health"
+            t(None, "https://api.example/v1"),
+            "http://api.example/health http://api.example/"
         );
-        let given = plain_url(
-            &plan(Some("http://api.example:8080/")),
-            &"https://api.example".parse().unwrap(),
-        )
-        .unwrap();
-        assert_eq!(given.as_str(), "http://api.example:8080/");
+        assert_eq!(
+            t(None, "https://api.example:8443/v1?x=1"),
+            "http://api.example:8443/health http://api.example:8443/"
+        );
+        // http_url's origin takes the path: it is no longer dropped.
+        assert_eq!(
+            t(Some("http://api.example:8080/"), "https://api.example"),
+            "http://api.example:8080/health http://api.example:8080/"
+        );
+        assert_eq!(
+            t(Some("http://api.example:8080/base/"), "https://api.example"),
+            "http://api.example:8080/base/health http://api.example:8080/"
+        );
+        let mut root = plan(Some("http://api.example:8080/x"));
+        root.path = "/".into();
+        assert_eq!(
+            plain_urls(&root, &"https://api.example".parse().unwrap())
+                .unwrap()
+                .iter()
+                .map(|u| u.to_string())
+                .collect::<Vec<_>>(),
+            ["http://api.example:8080/x", "http://api.example:8080/"]
+        );
+    }
+
+    #[test]
+    fn a_redirected_root_does_not_hide_an_api_served_in_clear() {
+        let api: reqwest::Url = "http://h/api/items".parse().unwrap();
+        let root: reqwest::Url = "http://h/".parse().unwrap();
+        let asked = [
+            (api, parse_head(b"HTTP/1.1 200 OK\r\n\r\n", "h:80")),
+            (
+                root,
+                parse_head(
+                    b"HTTP/1.1 301 Moved\r\nLocation: https://h/\r\n\r\n",
+                    "h:80",
+                ),
+            ),
+        ];
+        let v = judge_all(&asked, &plan(None).refused_status);
+        let served = v.iter().find(|a| a.property == "not_served").unwrap();
+        assert_eq!(served.verdict, Verdict::Fail, "{served:?}");
+        assert!(served.message.contains("/api/items"), "{}", served.message);
+        // The other order: the served one still wins.
+        let rev = [asked[1].clone(), asked[0].clone()];
+        let v = judge_all(&rev, &plan(None).refused_status);
+        assert!(v
+            .iter()
+            .any(|a| a.property == "not_served" && a.verdict == Verdict::Fail));
     }
 
     #[test]
@@ -321,11 +436,13 @@ mod tests {
             v.contains("not_served=Pass") && v.contains("redirect=Fail"),
             "{v}"
         );
-        let v = verdicts(&parse_head(
-            b"HTTP/1.1 301 Moved\r\nLocation: http://h/\r\n\r\n",
-            addr,
-        ));
+        let to_plain = parse_head(b"HTTP/1.1 301 Moved\r\nLocation: http://h/\r\n\r\n", addr);
+        let v = verdicts(&to_plain);
         assert!(v.contains("not_served=Fail"), "{v}");
+        let said = judge(&to_plain, &url, &plan(None).refused_status);
+        assert!(said
+            .iter()
+            .any(|a| a.message.contains("stays on plain http")));
         let v = verdicts(&parse_head(b"HTTP/1.1 200 OK\r\n\r\n{}", addr));
         assert!(
             v.contains("not_served=Fail") && v.contains("redirect=Fail"),

@@ -199,11 +199,11 @@ pub const KINDS: &[Kind] = &[
             HTTPS,
             must("modern", "RFC 9325 §3.1.1 (TLS 1.2 MUST be supported); BOTIX (TLS 1.2/1.3 only)", "the version negotiated with a modern client is TLS 1.2 or 1.3"),
             should("tls13", "RFC 9325 §3.1.1 (TLS 1.3 SHOULD be supported)", "TLS 1.3 is negotiated"),
-            must("no_tls10", "RFC 8996 §2 (TLS 1.0 MUST NOT be negotiated)", "a TLS 1.0 ClientHello is refused (an alert or a closed connection, not a ServerHello for 1.0)"),
-            must("no_tls11", "RFC 8996 §3 (TLS 1.1 MUST NOT be negotiated)", "a TLS 1.1 ClientHello is refused"),
+            must("no_tls10", "RFC 8996 §2 (TLS 1.0 MUST NOT be negotiated)", "a TLS 1.0 ClientHello is refused: a protocol_version alert or a ServerHello for a higher version (handshake_failure or a close decides nothing: asked again, else an error)"),
+            must("no_tls11", "RFC 8996 §3 (TLS 1.1 MUST NOT be negotiated)", "a TLS 1.1 ClientHello is refused (as no_tls10)"),
         ],
         name: "transport.protocol",
-        summary: "TLS 1.2 or 1.3 is negotiated, and hand-built TLS 1.0 and 1.1 ClientHellos are refused (RFC 8996)",
+        summary: "TLS 1.2 or 1.3 is negotiated, and TLS 1.0 and 1.1 ClientHellos offering every suite of their version are refused (RFC 8996)",
         params: &[param(
             "legacy_probe",
             D::Bool(d::LEGACY_PROBE),
@@ -227,13 +227,13 @@ pub const KINDS: &[Kind] = &[
     },
     Kind {
         properties: &[
-            must("no_credentialed_reflection", "Fetch Standard §3.2.5 (CORS protocol and credentials); OWASP WSTG-CLNT-07", "a hostile Origin is never granted together with Access-Control-Allow-Credentials: true (any site could read a user's answers)"),
+            must("no_credentialed_reflection", "Fetch Standard §3.2.5 (CORS protocol and credentials); OWASP WSTG-CLNT-07", "no hostile Origin (hostile_origin, `null`, look-alikes of the allowed origin) is granted together with Access-Control-Allow-Credentials: true (any site could read a user's answers)"),
             must("no_wildcard_with_credentials", "Fetch Standard §3.2.5 (`*` is not valid with credentials)", "Access-Control-Allow-Origin: * is never sent with Access-Control-Allow-Credentials: true"),
-            should("narrow", "BOTIX launch mistake 3 (a narrow CORS list); Fetch Standard §3.2.5", "the hostile Origin is not granted at all: not reflected, no `*`").botix_must(),
+            should("narrow", "BOTIX launch mistake 3 (a narrow CORS list); Fetch Standard §3.2.5", "no hostile Origin is granted at all: not reflected, no `*`").botix_must(),
             must("allowed_granted", "Fetch Standard §3.2.5", "with allowed_origin: that origin is granted (else skipped)"),
         ],
         name: "transport.cors",
-        summary: "a hostile Origin is not granted by CORS, never with credentials, on the request and its preflight",
+        summary: "hostile Origins (hostile_origin, `null`, look-alikes of the allowed one) are not granted by CORS, never with credentials, on the request and its preflight",
         params: &[
             REQUEST,
             param("hostile_origin", D::Str(d::HOSTILE_ORIGIN), "the Origin no deployment allows"),
@@ -267,8 +267,8 @@ pub const KINDS: &[Kind] = &[
         name: "transport.https_redirect",
         summary: "plain http is redirected to https or refused, never served (RFC 6797 §7.2); sent without the suite's credentials",
         params: &[
-            param("path", D::Str("/"), "the path asked for over plain http"),
-            param("http_url", D::Absent, "the plain-http URL to try (default: the target's host over http, port 80 when the target is on 443, else its port)"),
+            param("path", D::Str("/"), "the path asked for over plain http (the root is asked too)"),
+            param("http_url", D::Absent, "the plain-http origin to try, `path` joined after its own path; takes ${env.X} (default: the target's host over http, port 80 when the target is on 443, else its port)"),
             param("refused_status", D::Statuses(d::PLAIN_REFUSED_STATUS), "plain-http answers that count as refusing it"),
         ],
     },

@@ -18,7 +18,7 @@ use crate::families::transport::exec::https_origin;
 use crate::families::transport::plan::{CertificatePlan, MtlsPlan, ProtocolPlan};
 use crate::http::stream::{self, OpenError, Origin, TlsStream};
 use crate::http::tls::{self, Tls};
-use crate::http::tls_legacy::{self, Answer};
+use crate::http::tls_legacy::{self, Answer, Offer, Verdict};
 use crate::outcome::{Assertion, Evidence, Outcome};
 
 /// The bound of every connection and read here.
@@ -77,54 +77,41 @@ fn now_unix() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
+/// An observing handshake with `origin` (see [`Tls::observing_config`]):
+/// the stream and what it saw of the chain and the signature.
+async fn observe(origin: &Origin, tls: &Tls) -> Result<(TlsStream, tls::Observed), Outcome> {
+    let seen = Arc::new(std::sync::Mutex::new(tls::Observed::default()));
+    let config = tls.observing_config(seen.clone()).map_err(Outcome::error)?;
+    let stream = connect(origin, config)
+        .await
+        .map_err(|e| unreachable(origin, e))?;
+    let seen = std::mem::take(&mut *seen.lock().map_err(|_| Outcome::error("TLS: poisoned"))?);
+    Ok((stream, seen))
+}
+
+/// The one line a refused chain or signature reads as.
+fn refusal(e: &rustls::Error) -> String {
+    tls::explain(e).unwrap_or_else(|| format!("TLS: {e}"))
+}
+
 /// RFC 5280 and the CA/B Forum's key sizes: the chain is trusted for the
 /// host, the leaf is valid for `min_days` more days, its key is strong.
+/// One handshake that enforces nothing reads the chain; trust is judged
+/// from what that handshake saw (the chain verified for the host as every
+/// client verifies it, and the server's signature verified with the
+/// algorithms modern clients accept), so an expired or weak certificate
+/// is judged, not an error.
 pub async fn certificate(p: &CertificatePlan, ctx: &CheckContext) -> Outcome {
     const REST: &[&str] = &["trusted", "not_expiring", "key_strength"];
     let origin = match https_origin(ctx, REST) {
         Ok(o) => o,
         Err(o) => return *o,
     };
-    let tls = installed();
     // Verified even under `--insecure`: trust is what this check judges.
-    let config = match tls.verifying_config() {
-        Ok(c) => c,
-        Err(e) => return Outcome::error(e),
-    };
-    let mut a = vec![Assertion::pass("https", "the target is served over https")];
-    let stream = match connect(&origin, config).await {
-        Ok(s) => {
-            a.push(Assertion::pass(
-                "trusted",
-                format!(
-                    "the chain of {} verifies for `{}`",
-                    origin.addr,
-                    tls.server_name()
-                        .map(|n| n.to_str().into_owned())
-                        .unwrap_or_else(|| origin.host.clone())
-                ),
-            ));
-            s
-        }
-        Err(OpenError::Handshake(io)) if tls::is_certificate_error(&io) => {
-            let why = tls::explain(&io).unwrap_or_else(|| io.to_string());
-            a.push(Assertion::fail(
-                "trusted",
-                format!("{why} ({})", origin.addr),
-                "a chain to a trusted root, naming the host",
-                why.clone(),
-            ));
-            // Read the chain anyway, to judge its dates and key.
-            let reading = match tls.chain_reading_config() {
-                Ok(c) => c,
-                Err(e) => return Outcome::error(e),
-            };
-            match connect(&origin, reading).await {
-                Ok(s) => s,
-                Err(e) => return unreachable(&origin, e),
-            }
-        }
-        Err(e) => return unreachable(&origin, e),
+    let tls = installed();
+    let (stream, seen) = match observe(&origin, &tls).await {
+        Ok(x) => x,
+        Err(o) => return o,
     };
     let chain: Vec<CertificateDer<'static>> = stream
         .get_ref()
@@ -132,6 +119,7 @@ pub async fn certificate(p: &CertificatePlan, ctx: &CheckContext) -> Outcome {
         .peer_certificates()
         .map(|c| c.iter().map(|d| d.clone().into_owned()).collect())
         .unwrap_or_default();
+    drop(stream);
     let Some(leaf_der) = chain.first() else {
         return Outcome::error(format!("{} showed no certificate", origin.addr));
     };
@@ -139,6 +127,44 @@ pub async fn certificate(p: &CertificatePlan, ctx: &CheckContext) -> Outcome {
         Ok(l) => l,
         Err(e) => return Outcome::error(e),
     };
+    let (alg, bits) = leaf.key;
+    let name = tls
+        .server_name()
+        .map(|n| n.to_str().into_owned())
+        .unwrap_or_else(|| origin.host.clone());
+    let mut a = vec![Assertion::pass("https", "the target is served over https")];
+    a.push(match (&seen.chain, &seen.signature) {
+        (Some(Ok(())), Some(Ok(())) | None) => Assertion::pass(
+            "trusted",
+            format!("the chain of {} verifies for `{name}`", origin.addr),
+        ),
+        (Some(Err(e)), _) => {
+            let why = refusal(e);
+            Assertion::fail(
+                "trusted",
+                format!("{why} ({})", origin.addr),
+                "a chain to a trusted root, naming the host",
+                why.clone(),
+            )
+        }
+        (Some(Ok(())), Some(Err(e))) => {
+            let why = format!(
+                "the chain verifies, but the server's handshake signature with its {alg} {bits}-bit key is refused ({e}): clients of today refuse to connect",
+            );
+            Assertion::fail(
+                "trusted",
+                format!("{why} ({})", origin.addr),
+                "a handshake signature clients accept",
+                format!("{alg} {bits}-bit signature refused"),
+            )
+        }
+        (None, _) => {
+            return Outcome::error(format!(
+                "{} completed a handshake without showing its chain for verification",
+                origin.addr
+            ))
+        }
+    });
     let days_left = (leaf.not_after_unix - now_unix()).div_euclid(86_400);
     a.push(Assertion::check(
         "not_expiring",
@@ -155,7 +181,6 @@ pub async fn certificate(p: &CertificatePlan, ctx: &CheckContext) -> Outcome {
         format!("at least {} days", p.min_days),
         format!("{days_left} days"),
     ));
-    let (alg, bits) = leaf.key;
     let strong = match alg {
         "RSA" => bits as u64 >= p.min_rsa_bits,
         "EC" => bits as u64 >= p.min_ec_bits,
@@ -176,18 +201,23 @@ pub async fn certificate(p: &CertificatePlan, ctx: &CheckContext) -> Outcome {
     Outcome::judged(a)
 }
 
-/// What a server answers a ClientHello offering only `version`.
-async fn legacy_answer(origin: &Origin, version: u16) -> Result<Answer, String> {
+/// What a server answers a ClientHello offering only `version`, asked as
+/// `offer` says.
+async fn legacy_answer(origin: &Origin, version: u16, offer: Offer) -> Result<Answer, String> {
     let go = async {
         let mut tcp = crate::http::stream::connect_tcp(origin).await?;
-        let hello = tls_legacy::client_hello(version, &origin.host, rand::random());
+        let hello = tls_legacy::client_hello(version, &origin.host, rand::random(), offer);
         tcp.write_all(&hello)
             .await
             .map_err(|e| format!("cannot send a ClientHello to {}: {e}", origin.addr))?;
         let mut reply = Vec::new();
         let mut buf = [0u8; 4096];
-        // A record header and the first bytes of its body are enough.
-        while reply.len() < 11 && reply.len() < FIRST_FLIGHT_CAP {
+        // The first record whole (a ServerHello or an alert), within the cap.
+        loop {
+            let need = tls_legacy::first_record_len(&reply).unwrap_or(5);
+            if reply.len() >= need.min(FIRST_FLIGHT_CAP) {
+                break;
+            }
             match tcp.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => reply.extend_from_slice(&buf[..n]),
@@ -203,82 +233,187 @@ async fn legacy_answer(origin: &Origin, version: u16) -> Result<Answer, String> 
     })?
 }
 
-/// RFC 9325 and RFC 8996: TLS 1.2+ negotiated, 1.3 offered, 1.0 and 1.1 refused.
+/// Whether the server negotiates a legacy `version`: each [`Offer`] in
+/// turn until one answer decides (see [`tls_legacy::judge`]); a version no
+/// offer decides is not exercised (an error), never a pass.
+async fn legacy_version(origin: &Origin, property: &'static str, version: u16) -> Assertion {
+    let name = tls_legacy::version_name(version);
+    let mut undecided = Vec::new();
+    for offer in Offer::ALL {
+        let answer = match legacy_answer(origin, version, offer).await {
+            Ok(a) => a,
+            Err(e) => {
+                undecided.push(format!("{}: {e}", offer.describe()));
+                continue;
+            }
+        };
+        match tls_legacy::judge(version, &answer) {
+            Verdict::Offered(what) => {
+                return Assertion::fail(
+                    property,
+                    format!(
+                        "{} answered a {name} ClientHello ({}) with {what}: it still negotiates {name} (RFC 8996)",
+                        origin.addr,
+                        offer.describe()
+                    ),
+                    format!("a protocol_version alert to {name}"),
+                    format!("ServerHello {name}"),
+                )
+            }
+            Verdict::Refused(what) => {
+                return Assertion::pass(
+                    property,
+                    format!(
+                        "a {name} ClientHello ({}) got {what}: {name} is refused",
+                        offer.describe()
+                    ),
+                )
+            }
+            Verdict::Undecided(what) => undecided.push(format!("{}: {what}", offer.describe())),
+        }
+    }
+    Assertion::not_exercised(
+        property,
+        format!(
+            "not decided: {} answered {} {name} ClientHellos without saying whether it speaks {name} ({}); only a protocol_version alert proves a refusal. Compare with `openssl s_client -tls1{} -connect {}`",
+            origin.addr,
+            Offer::ALL.len(),
+            undecided.join("; "),
+            if version == tls_legacy::TLS11 { "_1" } else { "" },
+            origin.addr
+        ),
+    )
+}
+
+/// RFC 9325 and RFC 8996: TLS 1.2+ negotiated, 1.3 offered, 1.0 and 1.1
+/// refused. The versions are asked whatever the certificate: trust is
+/// `transport.certificate`'s verdict, and nothing is sent here.
 pub async fn protocol(p: &ProtocolPlan, ctx: &CheckContext) -> Outcome {
     const REST: &[&str] = &["modern", "tls13", "no_tls10", "no_tls11"];
     let origin = match https_origin(ctx, REST) {
         Ok(o) => o,
         Err(o) => return *o,
     };
-    let config = match installed().rustls_config() {
+    let mut a = vec![Assertion::pass("https", "the target is served over https")];
+    let seen = Arc::new(std::sync::Mutex::new(tls::Observed::default()));
+    let mut config = match installed().observing_config(seen) {
         Ok(c) => c,
         Err(e) => return Outcome::error(e),
     };
-    let stream = match connect(&origin, config).await {
-        Ok(s) => s,
+    let negotiated = Arc::new(Negotiated::default());
+    config.key_log = negotiated.clone();
+    let version = match connect(&origin, config).await {
+        Ok(stream) => stream.get_ref().1.protocol_version(),
+        // A handshake that failed after the ServerHello (a TLS 1.2 server
+        // asking for a client certificate refuses after it) still chose a
+        // version.
+        Err(OpenError::Handshake(_)) if negotiated.version().is_some() => negotiated.version(),
+        // The server refused, in the handshake, a client offering TLS 1.2
+        // and 1.3 with RFC 9325's suites: no modern client can connect.
+        Err(OpenError::Handshake(io)) if handshake_refused(&io) => {
+            let why = handshake_alert(&io);
+            a.push(Assertion::fail(
+                "modern",
+                format!(
+                    "{} refused a TLS 1.2/1.3 ClientHello with RFC 9325's cipher suites before choosing a version ({why}): no modern client can connect",
+                    origin.addr
+                ),
+                "TLS 1.2 or 1.3",
+                why.clone(),
+            ));
+            a.push(Assertion::fail(
+                "tls13",
+                format!("{} negotiated no TLS 1.3 ({why})", origin.addr),
+                "TLSv1_3",
+                why,
+            ));
+            None
+        }
         Err(e) => return unreachable(&origin, e),
     };
-    let version = stream.get_ref().1.protocol_version();
-    let shown = version.map_or("no version".into(), |v| format!("{v:?}"));
-    let mut a = vec![
-        Assertion::pass("https", "the target is served over https"),
-        Assertion::check(
+    if let Some(version) = version {
+        let shown = format!("{version:?}");
+        a.push(Assertion::check(
             "modern",
             matches!(
                 version,
-                Some(rustls::ProtocolVersion::TLSv1_2 | rustls::ProtocolVersion::TLSv1_3)
+                rustls::ProtocolVersion::TLSv1_2 | rustls::ProtocolVersion::TLSv1_3
             ),
             format!("{shown} negotiated"),
             format!("{shown} negotiated, not TLS 1.2 or 1.3"),
             "TLS 1.2 or 1.3",
             shown.clone(),
-        ),
-        Assertion::check(
+        ));
+        a.push(Assertion::check(
             "tls13",
-            version == Some(rustls::ProtocolVersion::TLSv1_3),
+            version == rustls::ProtocolVersion::TLSv1_3,
             "TLS 1.3 negotiated",
             format!("{shown} negotiated to a client offering TLS 1.3"),
             "TLSv1_3",
             shown.clone(),
-        ),
-    ];
-    drop(stream);
+        ));
+    }
     for (property, v) in [
         ("no_tls10", tls_legacy::TLS10),
         ("no_tls11", tls_legacy::TLS11),
     ] {
-        let name = tls_legacy::version_name(v);
         if !p.legacy_probe {
             a.push(Assertion::skipped(property, "legacy_probe: false"));
             continue;
         }
-        a.push(match legacy_answer(&origin, v).await {
-            Err(e) => return Outcome::error(e),
-            Ok(Answer::Hello(chosen)) if chosen == v => Assertion::fail(
-                property,
-                format!("{} answered a {name} ClientHello with a ServerHello for {name}: it still negotiates {name} (RFC 8996)", origin.addr),
-                format!("a protocol_version alert to {name}"),
-                format!("ServerHello {name}"),
-            ),
-            Ok(Answer::Hello(chosen)) => Assertion::pass(
-                property,
-                format!("a {name} ClientHello got a ServerHello for {}, not {name}", tls_legacy::version_name(chosen)),
-            ),
-            Ok(Answer::Alert(code)) => Assertion::pass(
-                property,
-                format!("a {name} ClientHello was refused with {}", tls_legacy::alert_name(code)),
-            ),
-            Ok(Answer::Closed) => Assertion::pass(
-                property,
-                format!("a {name} ClientHello was refused (connection closed)"),
-            ),
-            Ok(Answer::NotTls) => Assertion::not_exercised(
-                property,
-                format!("{} answered a {name} ClientHello with bytes that are not TLS", origin.addr),
-            ),
-        });
+        a.push(legacy_version(&origin, property, v).await);
     }
     Outcome::judged(a)
+}
+
+/// The version a handshake chose, known from the first secret rustls
+/// derives after the ServerHello (TLS 1.3 names its handshake secrets,
+/// TLS 1.2 its master secret `CLIENT_RANDOM`): a handshake that fails
+/// later, on a client certificate say, still chose it. Only the labels
+/// are kept, never a secret.
+#[derive(Debug, Default)]
+struct Negotiated(std::sync::Mutex<Option<rustls::ProtocolVersion>>);
+
+impl Negotiated {
+    fn version(&self) -> Option<rustls::ProtocolVersion> {
+        self.0.lock().ok().and_then(|v| *v)
+    }
+}
+
+impl rustls::KeyLog for Negotiated {
+    fn log(&self, label: &str, _client_random: &[u8], _secret: &[u8]) {
+        let v = if label == "CLIENT_RANDOM" {
+            rustls::ProtocolVersion::TLSv1_2
+        } else {
+            rustls::ProtocolVersion::TLSv1_3
+        };
+        if let Ok(mut seen) = self.0.lock() {
+            seen.get_or_insert(v);
+        }
+    }
+    fn will_log(&self, _label: &str) -> bool {
+        true
+    }
+}
+
+/// Whether a handshake failed because the server refused what was offered
+/// (an alert, or rustls finding nothing in common), not the network.
+fn handshake_refused(e: &std::io::Error) -> bool {
+    let Some(t) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) else {
+        return false;
+    };
+    matches!(
+        t,
+        rustls::Error::AlertReceived(_) | rustls::Error::PeerIncompatible(_)
+    )
+}
+
+fn handshake_alert(e: &std::io::Error) -> String {
+    match e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
+        Some(rustls::Error::AlertReceived(a)) => format!("alert {a:?}"),
+        Some(other) => other.to_string(),
+        None => e.to_string(),
+    }
 }
 
 /// The status line of the answer on `stream`, or `None` when the server
