@@ -317,16 +317,26 @@ fn each_certificate_problem_is_one_readable_line() {
         &["not for this host name (name mismatch)"],
     );
 
-    // The CA's own certificate served as the server's.
+    // The CA's own certificate served as the server's: given with
+    // --cacert it is trusted as that exact certificate (as curl does), so
+    // what is wrong is what is wrong with it as a leaf: it names no host.
     let ca_key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(ca.key.serialize_der()));
     let url = serve(vec![ca.der.clone()], ca_key, None);
     let (code, out) = run(dir.path(), &url, &["--cacert", &ca_file]);
-    assert_tls_failure(
-        code,
-        &out,
+    assert_tls_failure(code, &out, &url, &["not for this host name"]);
+    assert!(!out.contains("OtherError"), "{out}");
+    // Not given to trust, it is a CA presented as a server's certificate.
+    let ca_key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(ca.key.serialize_der()));
+    let url = serve(vec![ca.der.clone()], ca_key, None);
+    let other = new_ca("another CA");
+    let other_file = dir.path().join("other-ca.pem");
+    std::fs::write(&other_file, &other.pem).unwrap();
+    let (code, out) = run(
+        dir.path(),
         &url,
-        &["CaUsedAsEndEntity", "issued by that CA"],
+        &["--cacert", other_file.to_str().unwrap()],
     );
+    assert_eq!(code, 3, "{out}");
     assert!(!out.contains("OtherError"), "{out}");
 }
 

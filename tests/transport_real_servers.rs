@@ -659,3 +659,70 @@ fn plain_http_and_cors_grants_on_nginx_are_judged_on_every_url_and_origin_asked(
         }
     }
 }
+
+#[test]
+fn a_self_signed_certificate_made_with_openssl_req_x509_is_trusted_with_cacert() {
+    if !have_servers() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // The staging certificate of every tutorial: CA:TRUE, its own issuer.
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "self.key",
+            "-out",
+            "self.pem",
+            "-days",
+            "30",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ],
+    );
+    let pki = Pki {
+        dir: dir.to_owned(),
+    };
+    // `run` trusts ca.pem: here that is the self-signed certificate itself.
+    std::fs::copy(dir.join("self.pem"), dir.join("ca.pem")).unwrap();
+    let port = free_port();
+    // Also on 127.0.0.2, an address the certificate does not name.
+    let block = tls_block(&pki, port, "self", "ssl_protocols TLSv1.2 TLSv1.3; add_header Strict-Transport-Security \"max-age=31536000; includeSubDomains\" always;")
+        .replace(
+            &format!("listen 127.0.0.1:{port} ssl;"),
+            &format!("listen 127.0.0.1:{port} ssl; listen 127.0.0.2:{port} ssl;"),
+        );
+    let _nginx = nginx(dir, &block, &[port]);
+    let checks = format!(
+        "{CERTIFICATE}  - id: hsts\n    kind: transport.hsts\n    request: {{ path: /a }}\n"
+    );
+    let got = run(
+        dir,
+        &pki,
+        "selfsigned",
+        &format!("https://127.0.0.1:{port}"),
+        &checks,
+    );
+    // The chain is trusted, and the probe's own client (reqwest) is served.
+    expect(&got, "self-signed", "cert.trusted", "pass");
+    expect(&got, "self-signed", "hsts.present", "pass");
+    // The same certificate for another name is still refused.
+    let got = run(
+        dir,
+        &pki,
+        "byname",
+        &format!("https://127.0.0.2:{port}"),
+        CERTIFICATE,
+    );
+    let (v, m) = verdict(&got, "cert.trusted");
+    assert_eq!(v, "fail", "{m}");
+    assert!(m.contains("not for this host name"), "{m}");
+}

@@ -201,9 +201,10 @@ impl TlsOptions {
                 tls.client_auth = Some(Arc::new(ClientAuth { chain, key }));
             }
         }
-        // With a server_name the reqwest clients take this configuration
-        // (`apply`): a failure to build it is said here, not swallowed there.
-        if tls.server_name.is_some() {
+        // With a server_name or a CA the reqwest clients take this
+        // configuration (`apply`): a failure to build it is said here, not
+        // swallowed there.
+        if tls.server_name.is_some() || !tls.root_ders.is_empty() {
             tls.rustls_config()?;
         }
         Ok(tls)
@@ -267,10 +268,12 @@ impl Tls {
 
     /// The builder with these roots, this identity and these versions.
     pub fn apply(&self, mut b: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
-        if self.server_name.is_some() {
-            // reqwest checks the certificate against the URL's host: another
-            // name needs a verifier of tminus's, in a rustls configuration
-            // that then carries everything else too.
+        if self.server_name.is_some() || !self.root_ders.is_empty() {
+            // reqwest checks the certificate against the URL's host, and
+            // refuses a self-signed certificate given to trust as the
+            // server's own (`CaUsedAsEndEntity`): another name, or a pinned
+            // certificate, needs a verifier of tminus's, in a rustls
+            // configuration that then carries everything else too.
             // It built in `TlsOptions::load` already.
             if let Ok(mut config) = self.rustls_config() {
                 config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
@@ -327,6 +330,7 @@ impl Tls {
             name: self.server_name.clone(),
             provider,
             observed,
+            pinned: self.root_ders.clone(),
         })
     }
 
@@ -519,6 +523,53 @@ struct Verifier {
     name: Option<ServerName<'static>>,
     provider: Arc<rustls::crypto::CryptoProvider>,
     observed: Option<Arc<std::sync::Mutex<Observed>>>,
+    /// The certificates given to trust (`--cacert`, `target.tls.ca`): a
+    /// server that presents one of them as its own is trusted as that
+    /// exact certificate, CA:TRUE or not, when it names the host and is in
+    /// date, as OpenSSL-based clients (curl, Python) trust a self-signed
+    /// certificate made with `openssl req -x509`. webpki alone refuses it
+    /// (`CaUsedAsEndEntity`).
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl Verifier {
+    /// A certificate given to trust, presented as the server's own: valid
+    /// for `name` and at `now`, else the error that says why not.
+    fn pinned_verdict(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        name: &ServerName<'_>,
+        now: rustls::pki_types::UnixTime,
+    ) -> Option<Result<(), rustls::Error>> {
+        use rustls::CertificateError;
+        if !self
+            .pinned
+            .iter()
+            .any(|p| p.as_ref() == end_entity.as_ref())
+        {
+            return None;
+        }
+        let invalid = |e| Some(Err(rustls::Error::InvalidCertificate(e)));
+        let Ok(cert) = webpki::EndEntityCert::try_from(end_entity) else {
+            return invalid(CertificateError::BadEncoding);
+        };
+        if cert.verify_is_valid_for_subject_name(name).is_err() {
+            return invalid(CertificateError::NotValidForName);
+        }
+        use x509_parser::prelude::{FromDer, X509Certificate};
+        let Ok((_, parsed)) = X509Certificate::from_der(end_entity.as_ref()) else {
+            return invalid(CertificateError::BadEncoding);
+        };
+        let now = now.as_secs() as i64;
+        let validity = parsed.validity();
+        if now > validity.not_after.timestamp() {
+            return invalid(CertificateError::Expired);
+        }
+        if now < validity.not_before.timestamp() {
+            return invalid(CertificateError::NotValidYet);
+        }
+        Some(Ok(()))
+    }
 }
 
 /// What an observing handshake saw of the server's proof of identity:
@@ -560,15 +611,19 @@ impl rustls::client::danger::ServerCertVerifier for Verifier {
         ocsp_response: &[u8],
         now: rustls::pki_types::UnixTime,
     ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        let name = self.name.as_ref().unwrap_or(dialled);
         let verdict = match &self.inner {
             None => Ok(rustls::client::danger::ServerCertVerified::assertion()),
-            Some(v) => v.verify_server_cert(
-                end_entity,
-                intermediates,
-                self.name.as_ref().unwrap_or(dialled),
-                ocsp_response,
-                now,
-            ),
+            Some(v) => {
+                match v.verify_server_cert(end_entity, intermediates, name, ocsp_response, now) {
+                    Ok(ok) => Ok(ok),
+                    Err(e) => match self.pinned_verdict(end_entity, name, now) {
+                        Some(Ok(())) => Ok(rustls::client::danger::ServerCertVerified::assertion()),
+                        Some(Err(pinned)) => Err(pinned),
+                        None => Err(e),
+                    },
+                }
+            }
         };
         match &self.observed {
             None => verdict,
@@ -622,6 +677,7 @@ impl Tls {
             name: None,
             provider: Arc::new(rustls::crypto::aws_lc_rs::default_provider()),
             observed: None,
+            pinned: Vec::new(),
         })
     }
 
