@@ -115,13 +115,17 @@ impl<'de> Inheritance<'de> {
         key: &str,
         seed: V,
     ) -> Result<V::Value, serde_saphyr::Error> {
-        serde_saphyr::with_deserializer_from_str(self.source, |d| {
-            Pick {
-                path: &["defaults", family, key],
-                seed,
-            }
-            .deserialize(d)
-        })
+        serde_saphyr::with_deserializer_from_str_with_options(
+            self.source,
+            crate::files::yaml_options(),
+            |d| {
+                Pick {
+                    path: &["defaults", family, key],
+                    seed,
+                }
+                .deserialize(d)
+            },
+        )
     }
 }
 

@@ -84,7 +84,9 @@ pub fn read_suite(path: &Path) -> Result<SuiteSource, Diagnostic> {
 /// kinds to [`SuiteSeed`], which deserializes each entry straight into its
 /// kind's struct with every position intact.
 pub fn parse_str(path: &Path, source: &str) -> Result<SuiteFile, Diagnostic> {
-    let kinds: KindsOnly = serde_saphyr::from_str(source).map_err(|e| to_diag(path, source, &e))?;
+    let kinds: KindsOnly =
+        serde_saphyr::from_str_with_options(source, crate::files::yaml_options())
+            .map_err(|e| to_diag(path, source, &e))?;
     let mut names = Vec::with_capacity(kinds.checks.len());
     for c in &kinds.checks {
         match &c.kind {
@@ -104,15 +106,19 @@ pub fn parse_str(path: &Path, source: &str) -> Result<SuiteFile, Diagnostic> {
         check_block(path, source, block)?;
     }
     let inherit = Inheritance::new(source, kinds.defaults.as_ref());
-    serde_saphyr::with_deserializer_from_str(source, |d| {
-        serde::de::DeserializeSeed::deserialize(
-            SuiteSeed {
-                kinds: &names,
-                inherit: &inherit,
-            },
-            d,
-        )
-    })
+    serde_saphyr::with_deserializer_from_str_with_options(
+        source,
+        crate::files::yaml_options(),
+        |d| {
+            serde::de::DeserializeSeed::deserialize(
+                SuiteSeed {
+                    kinds: &names,
+                    inherit: &inherit,
+                },
+                d,
+            )
+        },
+    )
     .map_err(|e| {
         // An error inside an inherited default is shown where it is written.
         let inner = inherit.take_failure();
@@ -303,6 +309,38 @@ mod tests {
         let d = read_suite(&p).unwrap_err();
         assert_eq!((d.line, d.column), (3, 10), "{d}");
         assert!(d.message.contains("UTF-8"), "{d}");
+    }
+
+    /// Issue 37: 500 comment lines in a row, anywhere, are read (the
+    /// parser's comment buffer stopped at 96 while looking ahead for a key).
+    #[test]
+    fn long_comment_blocks_anywhere() {
+        let block = |indent: &str| -> String {
+            (0..500)
+                .map(|i| format!("{indent}# comment {i}: - id: x\n"))
+                .collect()
+        };
+        let src = format!(
+            "{top}suite: s\n{between}checks:\n{list}  - id: a\n{inner}    steps:\n{deep}      - request: {{ path: / }}\n  # - id: b\n{list}  - id: c\n    steps: []\n{end}",
+            top = block(""),
+            between = block(""),
+            list = block("  "),
+            inner = block("    "),
+            deep = block("      "),
+            end = block(""),
+        );
+        let f = parse(&src).unwrap_or_else(|d| panic!("{d}"));
+        assert_eq!(f.checks.len(), 2);
+        // Positions still count the comment lines.
+        assert_eq!(f.checks[1].id().referenced.line(), 3007);
+        // The other bounds hold: nesting is still refused after comments.
+        let deep = format!(
+            "{}suite: s\nvars:\n  x: {}1{}\n",
+            block(""),
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        assert!(parse(&deep).is_err());
     }
 
     #[test]
