@@ -50,3 +50,259 @@ fn five_hundred_comment_lines_anywhere_validate() {
         stderr(&out)
     );
 }
+
+/// What a text says about exit codes, checked against `tminus::exit::ALL`:
+/// `exit N (name)` and `N (name)` name the code's own name, a number before
+/// `inconclusive` is 4, and a bare `N when` (the form that said "3 when the
+/// noise could explain it" in `compare --help`) is not written.
+fn claims_agree(what: &str, text: &str) {
+    let table = tminus::exit::ALL;
+    let name_of = |code: i32| table.iter().find(|c| c.code == code).map(|c| c.name);
+    let is_name = |w: &str| table.iter().any(|c| c.name == w);
+    let named = regex::Regex::new(r"\b(\d+) \((\w+)\)").unwrap();
+    for m in named.captures_iter(text) {
+        let (n, w) = (m[1].parse::<i32>().unwrap(), &m[2]);
+        if is_name(w) {
+            assert_eq!(
+                name_of(n),
+                Some(w),
+                "{what}: `{}` disagrees with the table",
+                &m[0]
+            );
+        }
+    }
+    let bare_exit = regex::Regex::new(r"\bexit (\d+)\b( \()?").unwrap();
+    for m in bare_exit.captures_iter(text) {
+        let n: i32 = m[1].parse().unwrap();
+        assert!(
+            name_of(n).is_some(),
+            "{what}: `{}` is not in the table",
+            &m[0]
+        );
+    }
+    let before = regex::Regex::new(r"\b(\d+) inconclusive\b").unwrap();
+    for m in before.captures_iter(text) {
+        assert_eq!(&m[1], "4", "{what}: `{}`", &m[0]);
+    }
+    let after = regex::Regex::new(r"\binconclusive\W{0,4}\(exit (\d+)\)").unwrap();
+    for m in after.captures_iter(text) {
+        assert_eq!(&m[1], "4", "{what}: `{}`", &m[0]);
+    }
+    let when = regex::Regex::new(r"\b\d+ when\b").unwrap();
+    assert!(
+        !when.is_match(text),
+        "{what}: write `N (name) when`: {text}"
+    );
+}
+
+fn repo_text(path: &str) -> String {
+    std::fs::read_to_string(common::repo().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// One exit-code table everywhere (issue 37): the README and docs/ci.md show
+/// it as `exit::markdown_table` renders it, action.yml's gate has one arm per
+/// code with its name and meaning, and every `--help` that speaks of exit
+/// codes agrees with it (the commands that exit by it print it whole).
+#[test]
+fn every_statement_of_the_exit_codes_is_the_table() {
+    let table = tminus::exit::markdown_table();
+    for doc in ["README.md", "docs/ci.md"] {
+        let text = repo_text(doc);
+        assert!(
+            text.contains(&table),
+            "{doc} does not hold the table:\n{table}"
+        );
+        claims_agree(doc, &text);
+    }
+
+    let action = repo_text("action.yml");
+    claims_agree("action.yml", &action);
+    let yaml: serde_json::Value = serde_saphyr::from_str(&action).unwrap();
+    let described = yaml["outputs"]["exit-code"]["description"]
+        .as_str()
+        .unwrap();
+    let gate = yaml["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .find(|r| r.contains("case \"$CODE\""))
+        .expect("a gate step");
+    for c in tminus::exit::ALL {
+        assert!(
+            described.contains(&format!("{} {}", c.code, c.name)),
+            "action.yml's output does not name {c:?}: {described}"
+        );
+        let arm = gate
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{})", c.code)))
+            .unwrap_or_else(|| panic!("action.yml: no arm for {}: {gate}", c.code));
+        assert!(
+            arm.contains(&format!("exit {} ({}): {}", c.code, c.name, c.meaning)),
+            "action.yml's arm for {} is not the table's row: {arm}",
+            c.code
+        );
+        let fails = arm.contains(&format!("; exit {} ;;", c.code));
+        assert_eq!(fails, c.code != 0, "{arm}");
+    }
+
+    // Every command's --help, nested ones included.
+    use clap::CommandFactory;
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths: Vec<Vec<String>> = vec![vec![]];
+    let mut stack = vec![(Vec::<String>::new(), tminus::cli::Cli::command())];
+    while let Some((path, cmd)) = stack.pop() {
+        for sub in cmd.get_subcommands() {
+            let mut p = path.clone();
+            p.push(sub.get_name().to_owned());
+            paths.push(p.clone());
+            stack.push((p, sub.clone()));
+        }
+    }
+    let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let block = words(&tminus::exit::help_block());
+    let by_table = [
+        vec![],
+        vec!["run"],
+        vec!["validate"],
+        vec!["merge"],
+        vec!["compare"],
+        vec!["serve"],
+    ];
+    let mut seen = 0;
+    for path in &paths {
+        if path.last().is_some_and(|p| p == "help") {
+            continue;
+        }
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("--help");
+        let out = tminus(dir.path(), &args, &[], Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        // clap wraps long lines to the terminal's width: compare words.
+        let help = words(&stdout(&out));
+        let what = format!("tminus {} --help", path.join(" "));
+        if by_table.iter().any(|p| p == path) {
+            assert!(help.contains(&block), "{what} lacks the table:\n{help}");
+            seen += 1;
+        }
+        claims_agree(&what, &help.replace(&block, ""));
+    }
+    assert_eq!(seen, by_table.len());
+}
+
+/// A closed stderr (and stdout) is not a panic (issue 37): the reader takes
+/// one line and closes its end; the run goes on, writes its reports and
+/// exits by the table, never 101.
+#[test]
+fn a_closed_stderr_is_not_a_panic() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let suite = common::repo().join("suites/trace.yaml");
+    let mut child = Command::new(common::bin())
+        .current_dir(dir.path())
+        .args(["run", suite.to_str().unwrap(), "--report-dir"])
+        .arg(dir.path())
+        .env_remove("TMINUS_TARGET")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut first = String::new();
+    {
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        err.read_line(&mut first).unwrap();
+        // Both ends dropped here: every later write meets a closed pipe.
+        drop(child.stdout.take());
+    }
+    assert!(!first.is_empty());
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("tminus did not finish after its pipes closed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let code = status.code();
+    assert!(
+        code.is_some_and(|c| tminus::exit::of(c).is_some()),
+        "exit {status:?} is not in the table (101 is a panic)"
+    );
+    assert_eq!(code, Some(tminus::exit::OK), "{first}");
+    for report in ["report.json", "junit.xml", "report.html"] {
+        assert!(dir.path().join(report).is_file(), "{report} not written");
+    }
+}
+
+/// The issue's own words: `tminus run SUITES 2>&1 | head -1` exits by the
+/// table, a burst included (goose writes to stdout, which tminus points at
+/// stderr while it runs).
+#[test]
+fn run_piped_into_head_exits_by_the_table() {
+    if std::process::Command::new("bash")
+        .arg("-c")
+        .arg("true")
+        .status()
+        .is_err()
+    {
+        eprintln!("skipped: no bash");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let repo = common::repo();
+    let script = format!(
+        "\"{bin}\" run {repo}/suites/trace.yaml {repo}/suites/burst.yaml --report-dir \"{out}\" 2>&1 | head -1; exit ${{PIPESTATUS[0]}}",
+        bin = common::bin().display(),
+        repo = repo.display(),
+        out = dir.path().display(),
+    );
+    let out = tminus_shell(dir.path(), &script);
+    let code = out.status.code();
+    assert!(
+        code.is_some_and(|c| tminus::exit::of(c).is_some()),
+        "exit {:?} is not in the table: {}",
+        out.status,
+        stdout(&out)
+    );
+    assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
+    assert!(dir.path().join("report.json").is_file());
+}
+
+/// `bash -c script` with a deadline (the shell is killed past it, by pid).
+fn tminus_shell(dir: &std::path::Path, script: &str) -> std::process::Output {
+    let child = std::process::Command::new("bash")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(script)
+        .env_remove("TMINUS_TARGET")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(300)) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = std::process::Command::new("kill")
+                .arg("-9")
+                .arg(pid.to_string())
+                .status();
+            panic!("{script} did not finish within 300 s");
+        }
+    }
+}
