@@ -73,7 +73,7 @@ pub fn read_and_plan(paths: &[PathBuf], opts: &PlanOptions) -> Result<Plan, Diag
     for f in &files {
         match suite::read_suite(f) {
             Ok(l) => loaded.push(l),
-            Err(d) => diags.push(d),
+            Err(found) => found.into_iter().for_each(|d| diags.push(d)),
         }
     }
     match plan::build(&loaded, opts) {

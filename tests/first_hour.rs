@@ -306,3 +306,73 @@ fn tminus_shell(dir: &std::path::Path, script: &str) -> std::process::Output {
         }
     }
 }
+
+/// `validate` reports every unknown key and kind in every file (the README
+/// promises "every problem at once"), and a JSON path RFC 9535 refuses says
+/// how to write it.
+#[test]
+fn validate_names_every_unknown_key_and_kind_in_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a.yaml"),
+        "suite: a\nchecks:\n  - id: one\n    kind: stpes\n    steps: []\n  - id: two\n    steps:\n      - request: { path: /public/v1/contacts }\n        expect:\n          stauts: 200\n    tagz: [x]\n  - id: three\n    kind: trace.uniqe\nvarz: {}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("b.yaml"),
+        "suite: b\ntarget:\n  timeot: 5s\nchecks:\n  - id: four\n    steps:\n      - request: { path: /public/v1/contacts }\n        expect:\n          json: { $.headers.x-request-id: present }\n        extract: {}\n        retires: 2\n",
+    )
+    .unwrap();
+    let out = tminus(
+        dir.path(),
+        &["validate", dir.path().to_str().unwrap()],
+        &[],
+        Duration::from_secs(60),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(tminus::exit::INVALID), "{err}");
+    for (place, what) in [
+        ("a.yaml:4:11", "unknown check kind `stpes`"),
+        ("a.yaml:13:11", "unknown check kind `trace.uniqe`"),
+        ("a.yaml:10:11", "unknown field `stauts`"),
+        ("a.yaml:11:5", "unknown field `tagz`"),
+        ("a.yaml:14:1", "unknown field `varz`"),
+        ("b.yaml:3:3", "unknown field `timeot`"),
+        ("b.yaml:10:9", "unknown field `extract`"),
+        ("b.yaml:11:9", "unknown field `retires`"),
+    ] {
+        let at = err
+            .find(place)
+            .unwrap_or_else(|| panic!("{place} not reported:\n{err}"));
+        // The message is on the line before its position, rustc-style.
+        let before = &err[..at];
+        let line = before.lines().rev().nth(1).unwrap_or("");
+        assert!(line.contains(what), "{place}: {line}\n{err}");
+    }
+    assert!(err.contains("8 error(s)"), "{err}");
+}
+
+/// The path hint reaches the user through `validate` (planning a file whose
+/// keys all read).
+#[test]
+fn a_json_path_with_a_dash_names_the_bracket_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.yaml");
+    std::fs::write(
+        &path,
+        "suite: p\nchecks:\n  - id: one\n    steps:\n      - request: { path: /public/v1/contacts }\n        expect:\n          json: { $.headers.x-request-id: present }\n",
+    )
+    .unwrap();
+    let out = tminus(
+        dir.path(),
+        &["validate", path.to_str().unwrap()],
+        &[],
+        Duration::from_secs(60),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(tminus::exit::INVALID), "{err}");
+    assert!(
+        err.contains("names with `-` need bracket notation: $.headers['x-request-id']"),
+        "{err}"
+    );
+}
