@@ -60,6 +60,7 @@ pub mod context;
 pub mod contract;
 pub mod coverage;
 pub mod files;
+pub mod fit;
 pub mod http;
 pub mod model;
 pub mod plan;

@@ -376,3 +376,67 @@ fn a_json_path_with_a_dash_names_the_bracket_form() {
         "{err}"
     );
 }
+
+/// A user's suite run with no target says it certifies the embedded
+/// reference, not their API, at the start, beside the verdict and in the
+/// JSON report; a shipped suite (written for the reference) does not.
+#[test]
+fn a_suite_for_another_api_run_with_no_target_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mine.yaml");
+    std::fs::write(
+        &path,
+        "suite: mine\nchecks:\n  - id: orders\n    steps:\n      - request: { method: GET, path: /orders }\n        expect: { status: 200 }\n",
+    )
+    .unwrap();
+    let out = tminus(
+        dir.path(),
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--report-dir",
+            dir.path().to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(60),
+    );
+    let err = stderr(&out);
+    let said = "suite `mine` runs against the embedded reference integration, not your API";
+    assert_eq!(err.matches(said).count(), 2, "start and end:\n{err}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    let warnings = report["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .is_some_and(|w| w.contains(said) && w.contains("`/orders`"))),
+        "{warnings:?}"
+    );
+
+    let shipped = common::repo().join("suites/trace.yaml");
+    let out = tminus(
+        dir.path(),
+        &[
+            "run",
+            shipped.to_str().unwrap(),
+            "--only",
+            "trace-ids-unique",
+            "--report-dir",
+            dir.path().to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(60),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("not your API"), "{err}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    // No warning at all: the report leaves the key out.
+    assert!(
+        report["warnings"].as_array().is_none_or(|w| w.is_empty()),
+        "{report}"
+    );
+}
