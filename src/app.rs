@@ -73,7 +73,7 @@ pub fn read_and_plan(paths: &[PathBuf], opts: &PlanOptions) -> Result<Plan, Diag
     for f in &files {
         match suite::read_suite(f) {
             Ok(l) => loaded.push(l),
-            Err(d) => diags.push(d),
+            Err(found) => found.into_iter().for_each(|d| diags.push(d)),
         }
     }
     match plan::build(&loaded, opts) {
@@ -366,6 +366,17 @@ fn cmd_run(a: RunArgs) -> i32 {
     let mut warnings = Vec::new();
     if tls.insecure {
         warnings.push(INSECURE_WARNING.to_owned());
+    }
+    // A suite run against the embedded reference that names routes the
+    // reference does not serve was written for another API (src/fit.rs).
+    for suite in plan.suites.iter().filter(|s| s.base_url.is_none()) {
+        let text = crate::files::read_file_capped(&suite.file, crate::files::MAX_SUITE_BYTES)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let foreign = crate::fit::foreign_paths(&text);
+        if !foreign.is_empty() {
+            warnings.push(crate::fit::warning(&suite.name, &foreign));
+        }
     }
     let mut loaded = None;
     if !tls.is_empty() {

@@ -11,7 +11,8 @@ use crate::report::console::ColorChoice;
     name = "tminus",
     version,
     about = "Certifies HTTP integrations before launch: idempotency, rate limits, webhooks, trace correlation",
-    long_about = None
+    long_about = None,
+    after_help = crate::exit::help_block()
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -23,8 +24,10 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run suites against a target (the embedded reference when none is given)
+    #[command(after_help = crate::exit::help_block())]
     Run(RunArgs),
     /// Parse and check suites; send nothing; report every error at once
+    #[command(after_help = crate::exit::help_block())]
     Validate(ValidateArgs),
     /// List the check kinds with their parameters (`--format markdown`: the check reference)
     Checks(ChecksArgs),
@@ -35,10 +38,13 @@ pub enum Command {
     Sign(SignArgs),
     // command: load
     /// Merge the outputs of `run --shard I/N` into one judged burst: exact histograms, thresholds, the usual reports and exit codes
+    #[command(after_help = crate::exit::help_block())]
     Merge(MergeArgs),
-    /// Compare the bursts of two report folders (a baseline and a run): corrected and raw p50/p95/p99, throughput, error and 429 rates with 95 % intervals; exit 1 on a regression beyond doubt, 3 when the noise could explain it
+    /// Compare the bursts of two report folders (a baseline and a run): corrected and raw p50/p95/p99, throughput, error and 429 rates with 95 % intervals; exit 1 (failed) on a regression beyond doubt, 4 (inconclusive) when the noise could explain it, 3 (broken) for a cancelled burst
+    #[command(after_help = crate::exit::help_block())]
     Compare(CompareArgs),
     /// Serve the canary gate: Flagger webhooks and an Argo Rollouts web metric run the suites of a folder against the canary (token: TMINUS_SERVE_TOKEN)
+    #[command(after_help = format!("A run's verdict (Argo's `verdict`, Flagger's answer): {}.\n\n{}", crate::exit::verdict_words(), crate::exit::help_block()))]
     Serve(ServeArgs),
     // command: ecosystem
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish) to stdout
@@ -52,7 +58,7 @@ pub enum Command {
     // command: certification
     /// Pack a run's report folder and the suites it ran into a signed, verifiable bundle (tar.gz with an in-toto manifest in a DSSE envelope)
     Bundle(BundleArgs),
-    /// Check a bundle: its ed25519 signature, every file's SHA-256, nothing missing or added; exit 0, or 1 naming the first that differs
+    /// Check a bundle: its ed25519 signature, every file's SHA-256, nothing missing or added; exit 0 (passed), or 1 (failed) naming the first that differs
     Verify(VerifyArgs),
     // command: end
 }
@@ -128,7 +134,7 @@ pub struct RunArgs {
     /// Stop at the first failure; checks not run are reported as skipped
     #[arg(long)]
     pub fail_fast: bool,
-    /// Treat broken SHOULD properties (warnings) as failures: exit 1 (as `strict: true` in a suite)
+    /// Treat broken SHOULD properties (warnings) as failures, exit 1 (failed), as `strict: true` in a suite does
     #[arg(long)]
     pub strict: bool,
     /// Default per-request timeout, e.g. 5s or 800ms
@@ -180,7 +186,7 @@ pub struct RunArgs {
     /// With --shard: start the burst at this UTC instant (RFC 3339, e.g. 2026-12-01T12:00:00Z), the same on every shard; within 24 h ahead
     #[arg(long, value_name = "RFC3339", requires = "shard")]
     pub start_at: Option<String>,
-    /// After the run's bursts, compare them with this baseline report folder as `tminus compare` does (tables on stdout, REPORT_DIR/compare.md and compare.html); a regression beyond doubt fails the run, an inconclusive one makes it exit 4
+    /// After the run's bursts, compare them with this baseline report folder as `tminus compare` does (tables on stdout, REPORT_DIR/compare.md and compare.html); a regression beyond doubt fails the run, an inconclusive one makes it exit 4 (inconclusive)
     #[arg(long, value_name = "DIR", conflicts_with = "shard")]
     pub baseline: Option<PathBuf>,
     /// With --baseline: a threshold as `tminus compare --threshold` takes it, e.g. "p95_regression < 10%" (repeatable; default: compare's)

@@ -1,9 +1,10 @@
 //! Writing output files safely: whole or not at all (temp file beside the
 //! target, synced, renamed), and checked before a run sends anything; and
 //! reading input files with a cap, so `/dev/zero` or a 700 MB file named as
-//! a suite is refused at the cap instead of filling memory. Used by the
-//! reporters, the burst's figure files, the suite reader and `sign`;
-//! imports nothing above it.
+//! a suite is refused at the cap instead of filling memory; and the options
+//! every YAML text is parsed with. Used by the reporters, the burst's figure
+//! files, the suite reader, the contract loader and `sign`; imports nothing
+//! above it.
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -112,6 +113,21 @@ pub fn prepare(path: &Path) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The reader's options for every YAML text tminus reads (suites, their
+/// defaults, OpenAPI documents): serde-saphyr's defaults, whose budget bounds
+/// the events, nesting depth, anchors and aliases, with comments not emitted.
+///
+/// tminus never reads a comment's text, and emitting them makes the parser
+/// buffer each comment met while it looks ahead for a key: more than 96 in a
+/// row (a commented-out block, as `init --from-openapi` writes) stopped the
+/// read with "too many buffered comments while looking ahead". Not emitted,
+/// comments are still scanned and validated as YAML but never buffered; the
+/// size of a file stays bounded by [`MAX_SUITE_BYTES`] and the
+/// budget's byte and event limits.
+pub fn yaml_options() -> serde_saphyr::Options {
+    serde_saphyr::options! { emit_comments: false }
 }
 
 #[cfg(test)]

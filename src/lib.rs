@@ -16,10 +16,51 @@
 //! bursts judged against each other) sits under the face, over the
 //! reporters whose escapers and plots it uses.
 
+// A closed stdout or stderr is not a panic (issue 37). `tminus run ... 2>&1 |
+// head -1` closes the pipe after one line; std's `println!`/`eprintln!` panic
+// on the write error that follows (Rust ignores SIGPIPE, so a write to a
+// closed pipe returns EPIPE) and the run died with exit 101, before its
+// reports were written. Two ways out: restore SIGPIPE's default action (the
+// process is killed at the first write: no reports, exit 141, not in the
+// table) or ignore the error. tminus ignores it: these macros shadow std's
+// for the whole crate (a `macro_rules!` defined before the modules wins over
+// the prelude's), so every line printed anywhere, in any module, is written
+// with its error dropped, and the run goes on to write its reports and exit
+// by the table. Unit tests keep std's macros, which libtest captures.
+#[cfg(not(test))]
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stdout().lock(), $($arg)*);
+    }};
+}
+#[cfg(not(test))]
+macro_rules! print {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::write!(::std::io::stdout().lock(), $($arg)*);
+    }};
+}
+#[cfg(not(test))]
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stderr().lock(), $($arg)*);
+    }};
+}
+#[cfg(not(test))]
+macro_rules! eprint {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::write!(::std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 pub mod context;
 pub mod contract;
 pub mod coverage;
 pub mod files;
+pub mod fit;
 pub mod http;
 pub mod model;
 pub mod plan;

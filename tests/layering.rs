@@ -36,7 +36,10 @@ const fn layer(name: &'static str, modules: &'static [&'static str]) -> Layer {
 
 /// The layers, top to bottom (docs/architecture.md shows this table).
 const LAYERS: &[Layer] = &[
-    layer("face", &["main", "cli", "app", "init", "certify", "serve"]),
+    layer(
+        "face",
+        &["main", "cli", "app", "init", "certify", "serve", "fit"],
+    ),
     // `tminus compare` (issue 27): reads the bursts' figure files through
     // the load family, renders with the reporters' escapers and plots.
     layer("comparison", &["compare"]),

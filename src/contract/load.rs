@@ -291,7 +291,7 @@ fn parse(text: &str, name: &str, json: bool) -> Result<Value, String> {
         return serde_json::from_str(text)
             .map_err(|e| format!("{name}:{}:{}: not valid JSON: {e}", e.line(), e.column()));
     }
-    serde_saphyr::from_str::<Value>(text).map_err(|e| {
+    serde_saphyr::from_str_with_options::<Value>(text, crate::files::yaml_options()).map_err(|e| {
         let (line, col) = e
             .location()
             .map(|l| (l.line(), l.column()))

@@ -42,7 +42,16 @@ impl JsonPath {
         let parsed = serde_json_path::JsonPath::parse(query).map_err(|e| {
             // The crate's message is one line; keep ours around it.
             let first = e.to_string();
-            bad(first.lines().next().unwrap_or("not RFC 9535 JSONPath"))
+            let mut why = first
+                .lines()
+                .next()
+                .unwrap_or("not RFC 9535 JSONPath")
+                .to_owned();
+            if let Some(hint) = bracket_hint(t) {
+                why.push_str("; ");
+                why.push_str(&hint);
+            }
+            bad(&why)
         })?;
         Ok(JsonPath {
             text: t.to_owned(),
@@ -77,6 +86,104 @@ impl JsonPath {
     }
 }
 
+/// RFC 9535's dot notation takes only names of letters, digits and `_`
+/// (not first a digit): `$.headers.x-request-id` is refused. When writing
+/// each such name in brackets makes the path valid, says so, with the path
+/// rewritten: "names with `-` need bracket notation: $.headers['x-request-id']".
+fn bracket_hint(full: &str) -> Option<String> {
+    let (path, suffix) = match full.strip_suffix(".length()") {
+        Some(p) => (p, ".length()"),
+        None => (full, ""),
+    };
+    let shorthand = |c: char| c.is_alphanumeric() || c == '_' || !c.is_ascii();
+    let mut out = String::with_capacity(path.len() + 8);
+    let mut odd: Vec<char> = Vec::new();
+    let chars: Vec<char> = path.chars().collect();
+    let (mut i, mut depth, mut quote) = (0, 0usize, None::<char>);
+    while i < chars.len() {
+        let c = chars[i];
+        match (quote, c) {
+            (Some(q), _) => {
+                if c == '\\' && i + 1 < chars.len() {
+                    out.push(c);
+                    i += 1;
+                    out.push(chars[i]);
+                } else {
+                    if c == q {
+                        quote = None;
+                    }
+                    out.push(c);
+                }
+            }
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                out.push(c);
+            }
+            (None, '[' | '(') => {
+                depth += 1;
+                out.push(c);
+            }
+            (None, ']' | ')') => {
+                depth = depth.saturating_sub(1);
+                out.push(c);
+            }
+            (None, '.') if depth == 0 => {
+                out.push('.');
+                if chars.get(i + 1) == Some(&'.') {
+                    out.push('.');
+                    i += 1;
+                }
+                // A name runs to the next `.` or `[` (or the end).
+                let start = i + 1;
+                let mut end = start;
+                while end < chars.len() && chars[end] != '.' && chars[end] != '[' {
+                    end += 1;
+                }
+                let name: String = chars[start..end].iter().collect();
+                let bad: Vec<char> = name.chars().filter(|c| !shorthand(*c)).collect();
+                let digit_first = name.starts_with(|c: char| c.is_ascii_digit());
+                if !name.is_empty() && name != "*" && (!bad.is_empty() || digit_first) {
+                    if out.ends_with("..") {
+                        // `..name` -> `..['name']`
+                    } else {
+                        out.pop();
+                    }
+                    out.push_str(&format!(
+                        "['{}']",
+                        name.replace('\\', "\\\\").replace('\'', "\\'")
+                    ));
+                    odd.extend(bad);
+                } else {
+                    out.push_str(&name);
+                }
+                i = end;
+                continue;
+            }
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    if out == path {
+        return None;
+    }
+    serde_json_path::JsonPath::parse(&out).ok()?;
+    out.push_str(suffix);
+    odd.sort_unstable();
+    odd.dedup();
+    let what = match odd.as_slice() {
+        [] => "names that start with a digit".to_owned(),
+        chars => format!(
+            "names with {}",
+            chars
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    };
+    Some(format!("{what} need bracket notation: {out}"))
+}
+
 impl fmt::Display for JsonPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
@@ -87,6 +194,29 @@ impl fmt::Display for JsonPath {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Issue 37: the natural `$.headers.x-request-id` says how RFC 9535
+    /// wants it written.
+    #[test]
+    fn a_name_with_a_dash_gets_the_bracket_form() {
+        let e = JsonPath::parse("$.headers.x-request-id").unwrap_err();
+        assert!(
+            e.ends_with("names with `-` need bracket notation: $.headers['x-request-id']"),
+            "{e}"
+        );
+        let e = JsonPath::parse("$.data[0].created-at.length()").unwrap_err();
+        assert!(
+            e.ends_with("need bracket notation: $.data[0]['created-at'].length()"),
+            "{e}"
+        );
+        let e = JsonPath::parse("$..x-id").unwrap_err();
+        assert!(e.ends_with("need bracket notation: $..['x-id']"), "{e}");
+        // The hint's path is itself valid; a path with no such fix gets none.
+        JsonPath::parse("$.headers['x-request-id']").unwrap();
+        let e = JsonPath::parse("$.a[").unwrap_err();
+        assert!(!e.contains("bracket notation"), "{e}");
+        assert!(bracket_hint("$.a.b").is_none());
+    }
 
     #[test]
     fn selects() {

@@ -130,13 +130,9 @@ pub fn read(dir: &Path, code: Option<i32>) -> RunResult {
             }
         }
     }
-    let verdict = match code {
-        Some(0) => "pass",
-        Some(1) => "fail",
-        Some(crate::exit::INCONCLUSIVE) => "inconclusive",
-        // Broken (3, or killed): not a verdict, whatever else was inconclusive.
-        _ => "error",
-    };
+    // From the exit-code table: broken (3), invalid, or killed is not a
+    // verdict ("error"), whatever else was inconclusive.
+    let verdict = crate::exit::verdict(code);
     RunResult {
         verdict,
         exit_code: code,

@@ -29,24 +29,27 @@ use crate::spec::diagnostic::{suggest, Diagnostic};
 pub const INHERITABLE_COMMON: [&str; 2] = ["tags", "after"];
 
 /// Checks the block: each family exists, each key is a parameter of one of
-/// its kinds or an inheritable common field. Errors point at the value.
+/// its kinds or an inheritable common field. Errors point at the value; all
+/// of them are returned.
 pub fn check_block(
     path: &std::path::Path,
     source: &str,
     block: &DefaultsBlock,
-) -> Result<(), Diagnostic> {
+) -> Result<(), Vec<Diagnostic>> {
+    let mut errors = Vec::new();
     let families: Vec<&str> = crate::families::FAMILIES.iter().map(|f| f.name).collect();
     for (family, keys) in block {
         if !families.contains(&family.as_str()) {
             let hint = suggest(family, families.iter().copied())
                 .map(|s| format!(", did you mean `{s}`?"))
                 .unwrap_or_else(|| format!(" (families: {})", families.join(", ")));
-            return Err(Diagnostic::new(
+            errors.push(Diagnostic::new(
                 path,
                 source,
                 keys.referenced,
                 format!("`defaults:` names `{family}`, which is not a check family{hint}"),
             ));
+            continue;
         }
         let mut params = crate::families::family_params(family);
         params.extend(INHERITABLE_COMMON);
@@ -56,7 +59,7 @@ pub fn check_block(
                 let hint = suggest(key, params.iter().copied())
                     .map(|s| format!(", did you mean `{s}`?"))
                     .unwrap_or_default();
-                return Err(Diagnostic::new(
+                errors.push(Diagnostic::new(
                     path,
                     source,
                     value.referenced,
@@ -65,7 +68,10 @@ pub fn check_block(
             }
         }
     }
-    Ok(())
+    match errors.is_empty() {
+        true => Ok(()),
+        false => Err(errors),
+    }
 }
 
 /// The `defaults:` block as the first pass reads it: family -> keys (with
@@ -115,13 +121,17 @@ impl<'de> Inheritance<'de> {
         key: &str,
         seed: V,
     ) -> Result<V::Value, serde_saphyr::Error> {
-        serde_saphyr::with_deserializer_from_str(self.source, |d| {
-            Pick {
-                path: &["defaults", family, key],
-                seed,
-            }
-            .deserialize(d)
-        })
+        serde_saphyr::with_deserializer_from_str_with_options(
+            self.source,
+            crate::files::yaml_options(),
+            |d| {
+                Pick {
+                    path: &["defaults", family, key],
+                    seed,
+                }
+                .deserialize(d)
+            },
+        )
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod defaults;
 pub mod model;
 pub mod read;
+mod recover;
 pub mod schema;
 
 pub use crate::spec::diagnostic::{Diagnostic, Diagnostics};

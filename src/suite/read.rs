@@ -8,6 +8,7 @@ use serde_saphyr::Spanned;
 
 use super::defaults::{check_block, DefaultsBlock, Inheritance};
 use super::model::{SuiteFile, SuiteSeed};
+use super::recover::{cut_item, cut_key, At};
 use crate::families::kind_names;
 use crate::spec::diagnostic::{suggest, Diagnostic};
 
@@ -53,7 +54,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Diagnostic> {
 #[derive(Deserialize)]
 struct KindsOnly {
     #[serde(default)]
-    checks: Vec<KindOnly>,
+    checks: Vec<Spanned<KindOnly>>,
     #[serde(default)]
     defaults: Option<DefaultsBlock>,
 }
@@ -64,12 +65,18 @@ struct KindOnly {
     kind: Option<Spanned<String>>,
 }
 
-/// Reads and parses one suite file.
-pub fn read_suite(path: &Path) -> Result<SuiteSource, Diagnostic> {
-    let bytes = crate::files::read_file_capped(path, crate::files::MAX_SUITE_BYTES)
-        .map_err(|e| Diagnostic::file_level(path, format!("cannot read suite: {e}")))?;
-    let source = decode(path, bytes)?;
-    let file = parse_str(path, &source)?;
+/// Reads and parses one suite file: every unknown key and kind it holds, or
+/// its first other error.
+pub fn read_suite(path: &Path) -> Result<SuiteSource, Vec<Diagnostic>> {
+    let bytes =
+        crate::files::read_file_capped(path, crate::files::MAX_SUITE_BYTES).map_err(|e| {
+            vec![Diagnostic::file_level(
+                path,
+                format!("cannot read suite: {e}"),
+            )]
+        })?;
+    let source = decode(path, bytes).map_err(|d| vec![d])?;
+    let file = parse_all(path, &source)?;
     Ok(SuiteSource {
         path: path.to_path_buf(),
         source,
@@ -77,17 +84,75 @@ pub fn read_suite(path: &Path) -> Result<SuiteSource, Diagnostic> {
     })
 }
 
-/// Parses suite text; `path` is only used in diagnostics.
+/// Parses suite text; `path` is only used in diagnostics. The first problem
+/// only (see [`parse_all`] for every one).
+pub fn parse_str(path: &Path, source: &str) -> Result<SuiteFile, Diagnostic> {
+    parse_all(path, source).map_err(|mut d| d.remove(0))
+}
+
+/// The most problems read from one file (each costs a parse).
+const MAX_PROBLEMS: usize = 50;
+
+/// Why one parse stopped.
+enum Stop {
+    /// Unknown keys or kinds, each with the entry to comment out to read on
+    /// (`true`: a whole list item).
+    Unknown(Vec<(Diagnostic, At, bool)>),
+    /// Anything else (the `defaults:` block's problems come together).
+    Other(Vec<Diagnostic>),
+}
+
+/// Parses suite text, reporting every unknown key and unknown kind in it
+/// (issue 37: "every problem at once"): after each, the text is parsed again
+/// with that entry commented out ([`super::recover`]). Another kind of error
+/// is reported only when it comes first: after an entry was cut it may be
+/// the cut's own doing (a mapping left empty).
+pub fn parse_all(path: &Path, source: &str) -> Result<SuiteFile, Vec<Diagnostic>> {
+    let mut text = source.to_owned();
+    let mut found: Vec<Diagnostic> = Vec::new();
+    while found.len() < MAX_PROBLEMS {
+        match parse_once(path, source, &text) {
+            Ok(file) if found.is_empty() => return Ok(file),
+            Ok(_) => break,
+            Err(Stop::Other(d)) => {
+                if found.is_empty() {
+                    found = d;
+                }
+                break;
+            }
+            Err(Stop::Unknown(unknown)) => {
+                let mut all_cut = true;
+                for (d, at, item) in unknown {
+                    found.push(d);
+                    all_cut &= if item {
+                        cut_item(&mut text, at)
+                    } else {
+                        cut_key(&mut text, at)
+                    };
+                }
+                if !all_cut {
+                    break;
+                }
+            }
+        }
+    }
+    Err(found)
+}
+
+/// One parse of `text` (the file with some entries commented out; positions
+/// and diagnostics are the file's, `source`).
 ///
 /// Two passes: the first reads only the `kind` of every check (with its
 /// position, so an unknown kind points at itself); the second hands those
 /// kinds to [`SuiteSeed`], which deserializes each entry straight into its
 /// kind's struct with every position intact.
-pub fn parse_str(path: &Path, source: &str) -> Result<SuiteFile, Diagnostic> {
-    let kinds: KindsOnly = serde_saphyr::from_str(source).map_err(|e| to_diag(path, source, &e))?;
+fn parse_once(path: &Path, source: &str, text: &str) -> Result<SuiteFile, Stop> {
+    let kinds: KindsOnly = serde_saphyr::from_str_with_options(text, crate::files::yaml_options())
+        .map_err(|e| Stop::Other(vec![to_diag(path, source, &e)]))?;
     let mut names = Vec::with_capacity(kinds.checks.len());
+    let mut unknown = Vec::new();
     for c in &kinds.checks {
-        match &c.kind {
+        match &c.value.kind {
             Some(k) if !kind_names().any(|n| n == k.value) => {
                 let mut msg = format!("unknown check kind `{}`", k.value);
                 if let Some(s) = suggest(&k.value, kind_names()) {
@@ -95,16 +160,20 @@ pub fn parse_str(path: &Path, source: &str) -> Result<SuiteFile, Diagnostic> {
                 } else {
                     msg.push_str(" (`tminus checks` lists the kinds)");
                 }
-                return Err(Diagnostic::new(path, source, k.referenced, msg));
+                let d = Diagnostic::new(path, source, k.referenced, msg);
+                unknown.push((d, at(c.referenced), true));
             }
             k => names.push(k.as_ref().map(|k| k.value.clone())),
         }
     }
-    if let Some(block) = &kinds.defaults {
-        check_block(path, source, block)?;
+    if !unknown.is_empty() {
+        return Err(Stop::Unknown(unknown));
     }
-    let inherit = Inheritance::new(source, kinds.defaults.as_ref());
-    serde_saphyr::with_deserializer_from_str(source, |d| {
+    if let Some(block) = &kinds.defaults {
+        check_block(path, source, block).map_err(Stop::Other)?;
+    }
+    let inherit = Inheritance::new(text, kinds.defaults.as_ref());
+    serde_saphyr::with_deserializer_from_str_with_options(text, crate::files::yaml_options(), |d| {
         serde::de::DeserializeSeed::deserialize(
             SuiteSeed {
                 kinds: &names,
@@ -116,8 +185,22 @@ pub fn parse_str(path: &Path, source: &str) -> Result<SuiteFile, Diagnostic> {
     .map_err(|e| {
         // An error inside an inherited default is shown where it is written.
         let inner = inherit.take_failure();
-        to_diag(path, source, inner.as_ref().unwrap_or(&e))
+        let e = inner.as_ref().unwrap_or(&e);
+        let d = to_diag(path, source, e);
+        match e.location() {
+            Some(l) if core_message(e).starts_with("unknown field `") => {
+                Stop::Unknown(vec![(d, at(l), false)])
+            }
+            _ => Stop::Other(vec![d]),
+        }
     })
+}
+
+fn at(l: serde_saphyr::Location) -> At {
+    At {
+        line: l.line(),
+        column: l.column(),
+    }
 }
 
 /// The file's text, or an error at the line and column of its first byte that
@@ -273,6 +356,33 @@ mod tests {
         assert_eq!(kinds, ["trace.unique", "steps", "trace.present"]);
     }
 
+    /// Issue 37: every unknown key and kind of a file, each at its place.
+    #[test]
+    fn every_unknown_key_and_kind_is_reported() {
+        let src = "suite: s\nchecks:\n  - id: a\n    kind: stpes\n    steps: []\n  - id: b\n    steps:\n      - request: { path: / }\n        expect:\n          stauts: 200\n          heders:\n            X-A: present\n    tagz: [x]\n  - id: c\n    kind: trace.uniqe\n    request: { path: / }\nvarz: {}\n";
+        let found = parse_all(Path::new("t.yaml"), src).unwrap_err();
+        let got: Vec<(u64, u64, &str)> = found
+            .iter()
+            .map(|d| (d.line, d.column, d.message.as_str()))
+            .collect();
+        assert_eq!(got.len(), 6, "{got:#?}");
+        assert!(got[0].2.contains("`stpes`") && got[0].0 == 4, "{got:#?}");
+        assert!(
+            got[1].2.contains("`trace.uniqe`") && got[1].0 == 15,
+            "{got:#?}"
+        );
+        let rest: Vec<(u64, u64)> = got[2..].iter().map(|g| (g.0, g.1)).collect();
+        assert_eq!(rest, [(10, 11), (11, 11), (13, 5), (17, 1)], "{got:#?}");
+        assert_eq!(found[2].help.as_deref(), Some("did you mean `status`?"));
+        // A file with one problem still reports that one, and a clean one parses.
+        assert_eq!(
+            parse_all(Path::new("t.yaml"), "suite: s\nchecks: []\nsuitee: x\n")
+                .unwrap_err()
+                .len(),
+            1
+        );
+    }
+
     #[test]
     fn wrong_type_points_at_value() {
         let src = "suite: s\nchecks:\n  - id: a\n    steps:\n      - request: { path: / }\n        expect: { status: fast }\n";
@@ -300,9 +410,41 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("bad.yaml");
         std::fs::write(&p, b"suite: s\nchecks:\n  - id: a\xff\n").unwrap();
-        let d = read_suite(&p).unwrap_err();
+        let d = read_suite(&p).unwrap_err().remove(0);
         assert_eq!((d.line, d.column), (3, 10), "{d}");
         assert!(d.message.contains("UTF-8"), "{d}");
+    }
+
+    /// Issue 37: 500 comment lines in a row, anywhere, are read (the
+    /// parser's comment buffer stopped at 96 while looking ahead for a key).
+    #[test]
+    fn long_comment_blocks_anywhere() {
+        let block = |indent: &str| -> String {
+            (0..500)
+                .map(|i| format!("{indent}# comment {i}: - id: x\n"))
+                .collect()
+        };
+        let src = format!(
+            "{top}suite: s\n{between}checks:\n{list}  - id: a\n{inner}    steps:\n{deep}      - request: {{ path: / }}\n  # - id: b\n{list}  - id: c\n    steps: []\n{end}",
+            top = block(""),
+            between = block(""),
+            list = block("  "),
+            inner = block("    "),
+            deep = block("      "),
+            end = block(""),
+        );
+        let f = parse(&src).unwrap_or_else(|d| panic!("{d}"));
+        assert_eq!(f.checks.len(), 2);
+        // Positions still count the comment lines.
+        assert_eq!(f.checks[1].id().referenced.line(), 3007);
+        // The other bounds hold: nesting is still refused after comments.
+        let deep = format!(
+            "{}suite: s\nvars:\n  x: {}1{}\n",
+            block(""),
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        assert!(parse(&deep).is_err());
     }
 
     #[test]

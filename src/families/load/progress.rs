@@ -5,10 +5,16 @@
 
 use std::time::Duration;
 
-/// Points fd 1 at stderr until dropped (unix); a no-op elsewhere.
+/// Sends what is written to fd 1 to stderr until dropped (unix); a no-op
+/// elsewhere. goose prints some lines to stdout unconditionally, with
+/// `println!`, which panics when the write fails: fd 1 was once pointed at
+/// stderr itself, and `tminus run ... 2>&1 | head -1` then killed the burst
+/// with exit 101 (issue 37). Now fd 1 is a pipe tminus reads itself and
+/// copies to stderr with the errors dropped, so goose's writes never fail,
+/// whatever became of stderr.
 pub(super) struct StdoutToStderr {
     #[cfg(unix)]
-    saved: Option<i32>,
+    saved: Option<(i32, std::sync::mpsc::Receiver<()>)>,
 }
 
 impl StdoutToStderr {
@@ -17,15 +23,57 @@ impl StdoutToStderr {
         let _ = std::io::stdout().flush();
         #[cfg(unix)]
         {
-            // SAFETY: plain fd calls; on failure the original fd 1 is kept.
+            use std::os::fd::FromRawFd;
+            let mut fds = [0i32; 2];
+            // SAFETY: plain fd calls; on any failure the original fd 1 is
+            // kept and every fd opened here is closed.
             let saved = unsafe { libc::dup(1) };
-            if saved >= 0 && unsafe { libc::dup2(2, 1) } >= 0 {
-                return StdoutToStderr { saved: Some(saved) };
+            if saved < 0 {
+                return StdoutToStderr { saved: None };
             }
-            if saved >= 0 {
+            if unsafe { libc::pipe(fds.as_mut_ptr()) } < 0 {
                 unsafe { libc::close(saved) };
+                return StdoutToStderr { saved: None };
             }
-            StdoutToStderr { saved: None }
+            // The read end stays in this process (pipe2 is not on macOS).
+            unsafe { libc::fcntl(fds[0], libc::F_SETFD, libc::FD_CLOEXEC) };
+            if unsafe { libc::dup2(fds[1], 1) } < 0 {
+                unsafe {
+                    libc::close(saved);
+                    libc::close(fds[0]);
+                    libc::close(fds[1]);
+                }
+                return StdoutToStderr { saved: None };
+            }
+            // fd 1 is now the pipe's only write end.
+            unsafe { libc::close(fds[1]) };
+            // SAFETY: fds[0] is the pipe's read end, owned by this File only.
+            let mut from = unsafe { std::fs::File::from_raw_fd(fds[0]) };
+            let (done, ended) = std::sync::mpsc::channel();
+            let relay = std::thread::Builder::new()
+                .name("tminus-goose-stdout".into())
+                .spawn(move || {
+                    use std::io::Read;
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = from.read(&mut buf) {
+                        if n == 0 {
+                            break;
+                        }
+                        let _ = std::io::stderr().write_all(&buf[..n]);
+                    }
+                    let _ = done.send(());
+                });
+            if relay.is_err() {
+                // No reader: put fd 1 back before anything blocks on the pipe.
+                unsafe {
+                    libc::dup2(saved, 1);
+                    libc::close(saved);
+                }
+                return StdoutToStderr { saved: None };
+            }
+            StdoutToStderr {
+                saved: Some((saved, ended)),
+            }
         }
         #[cfg(not(unix))]
         StdoutToStderr {}
@@ -37,12 +85,16 @@ impl Drop for StdoutToStderr {
         use std::io::Write;
         let _ = std::io::stdout().flush();
         #[cfg(unix)]
-        if let Some(saved) = self.saved.take() {
-            // SAFETY: `saved` is the fd dup'ed in `new`, still open.
+        if let Some((saved, ended)) = self.saved.take() {
+            // SAFETY: `saved` is the fd dup'ed in `new`, still open. Putting
+            // it back on fd 1 closes the pipe's write end: the relay reads to
+            // the end and stops (a child that kept fd 1 could hold it open,
+            // hence the bounded wait).
             unsafe {
                 libc::dup2(saved, 1);
                 libc::close(saved);
             }
+            let _ = ended.recv_timeout(Duration::from_secs(1));
         }
     }
 }
