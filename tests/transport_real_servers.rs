@@ -20,8 +20,10 @@
 //! | CORS granting `null` with credentials | nginx | no_credentialed_reflection FAIL |
 //! | CORS matching the allowed origin by prefix | nginx | no_credentialed_reflection FAIL |
 //! | CORS granting the allowed origin only | nginx | cors PASS |
+//! | self-signed `openssl req -x509` certificate given with --cacert | nginx | trusted PASS, served |
+//! | a proxy refusing CONNECT (407, 401) | tinyproxy | error quoting its status line |
 //!
-//! nginx and openssl come from Debian's packages (`.ci/run` installs them
+//! nginx, openssl and tinyproxy come from Debian's packages (`.ci/run` installs them
 //! and sets TMINUS_REQUIRE_REAL_SERVERS=1, so CI never skips); elsewhere a
 //! missing binary skips with a message.
 
@@ -725,4 +727,95 @@ fn a_self_signed_certificate_made_with_openssl_req_x509_is_trusted_with_cacert()
     let (v, m) = verdict(&got, "cert.trusted");
     assert_eq!(v, "fail", "{m}");
     assert!(m.contains("not for this host name"), "{m}");
+}
+
+#[test]
+fn a_proxy_that_refuses_connect_is_quoted_with_whether_credentials_were_sent() {
+    if !have_servers() {
+        return;
+    }
+    let Some(tinyproxy) = ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+    else {
+        if std::env::var_os("TMINUS_REQUIRE_REAL_SERVERS").is_some() {
+            panic!("tinyproxy is required (apt-get install tinyproxy)");
+        }
+        eprintln!("skipped: tinyproxy missing (apt-get install tinyproxy)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let port = free_port();
+    let conf = dir.join("tinyproxy.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "Port {port}\nListen 127.0.0.1\nTimeout 30\nMaxClients 20\nBasicAuth user right-pw\n"
+        ),
+    )
+    .unwrap();
+    let log = dir.join("tinyproxy.log");
+    let child = Command::new(tinyproxy)
+        .args(["-d", "-c", conf.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start tinyproxy");
+    let _proxy = Server { child };
+    wait_listening(&[port], "tinyproxy", &log);
+    let pki_dir = dir.join("ref-pki");
+    let reference = common::RefProcess::start(&["--tls", pki_dir.to_str().unwrap()]);
+    let pki = Pki { dir: pki_dir };
+    let checks = "  - id: hsts\n    kind: transport.hsts\n    request: { path: /public/v1/messages/count }\n";
+    let suite = dir.join("proxied.yaml");
+    std::fs::write(
+        &suite,
+        format!("suite: proxied\nversion: \"1\"\ntarget:\n  timeout: 5s\n  headers: {{ Authorization: \"Bearer ref_test_key_a\" }}\nchecks:\n{checks}"),
+    )
+    .unwrap();
+    let run_via = |proxy: &str| {
+        let out = tminus(
+            dir,
+            &[
+                "run",
+                suite.to_str().unwrap(),
+                "--target",
+                &reference.url,
+                "--cacert",
+                &pki.path("ca.pem"),
+                "--proxy",
+                proxy,
+                "--report-dir",
+                dir.join("r").to_str().unwrap(),
+            ],
+            &[],
+            DEADLINE,
+        );
+        (
+            out.status.code(),
+            format!("{}{}", stdout(&out), stderr(&out)),
+        )
+    };
+    let (code, out) = run_via(&format!("http://127.0.0.1:{port}"));
+    assert_eq!(code, Some(3), "{out}");
+    assert!(
+        out.contains("407 Proxy Authentication Required")
+            && out.contains("no proxy credentials were sent"),
+        "{out}"
+    );
+    let (code, out) = run_via(&format!("http://user:wrong-pw@127.0.0.1:{port}"));
+    assert_eq!(code, Some(3), "{out}");
+    assert!(
+        out.contains("refused CONNECT") && out.contains("proxy credentials were sent"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("wrong-pw"),
+        "the proxy password leaked: {out}"
+    );
+    let (code, out) = run_via(&format!("http://user:right-pw@127.0.0.1:{port}"));
+    assert!(!out.contains("refused CONNECT"), "{out}");
+    assert!(matches!(code, Some(0 | 1)), "{out}");
 }

@@ -227,7 +227,7 @@ impl fmt::Display for TransportError {
 
 /// reqwest's Display hides the cause ("error sending request"); the chain
 /// holds the useful part ("Connection refused").
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts = vec![e.to_string()];
     let mut cur = e.source();
     while let Some(s) = cur {

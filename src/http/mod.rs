@@ -589,6 +589,20 @@ impl Client {
             }),
             Ok(Err(e)) => {
                 let err = TransportError::from_reqwest(&request, &e);
+                // reqwest says only "tunnel error: unsuccessful" when a proxy
+                // refuses CONNECT: ask the proxy once on a connection of
+                // tminus's own, whose error quotes its status line.
+                if e.is_connect() && exchange::error_chain(&e).contains("tunnel") {
+                    let origin = reqwest::Url::parse(&r.url)
+                        .ok()
+                        .and_then(|u| stream::Origin::of(&u).ok());
+                    if let Some(o) = origin {
+                        let asked = tokio::time::timeout(r.timeout, stream::connect_tcp(&o)).await;
+                        if let Ok(Err(why)) = asked {
+                            return Err(err.with_reason(why));
+                        }
+                    }
+                }
                 // An https failure whose error names no TLS cause may still
                 // be one (a TLS 1.3 client certificate refused after the
                 // handshake): ask the TLS layer once.

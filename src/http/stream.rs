@@ -158,7 +158,8 @@ pub async fn connect_tcp(origin: &Origin) -> Result<tokio::net::TcpStream, Strin
     })?;
     let _ = tcp.set_nodelay(true);
     let mut head = format!("CONNECT {0} HTTP/1.1\r\nHost: {0}\r\n", origin.addr);
-    if let Some(auth) = super::proxy::basic_auth(proxy) {
+    let auth = super::proxy::basic_auth(proxy);
+    if let Some(auth) = &auth {
         head.push_str(&format!("Proxy-Authorization: {auth}\r\n"));
     }
     head.push_str("\r\n");
@@ -193,8 +194,13 @@ pub async fn connect_tcp(origin: &Origin) -> Result<tokio::net::TcpStream, Strin
         .to_owned();
     let code = status_line.split_whitespace().nth(1).unwrap_or("");
     if !code.starts_with('2') || code.len() != 3 {
+        let credentials = match (&auth, code) {
+            (Some(_), _) => "proxy credentials were sent (Proxy-Authorization, from the proxy URL)",
+            (None, "407") => "no proxy credentials were sent: put them in the proxy URL, http://user:password@host:port",
+            (None, _) => "no proxy credentials were sent",
+        };
         return Err(format!(
-            "the proxy {at} refused CONNECT {}: {}",
+            "the proxy {at} refused CONNECT {}: `{}`; {credentials}",
             origin.addr,
             crate::redact::quote(status_line.trim())
         ));
