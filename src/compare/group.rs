@@ -7,6 +7,12 @@ use super::read::BurstData;
 use super::stats::{self, Empirical, Z};
 use super::threshold::{Measure, Threshold, Verdict};
 use super::{Group, Row, SHOWN_PERCENTILES};
+
+/// How many times its own lateness shift a percentile can move by when
+/// the machine, not the target, changed: in A/A pairs on a 2-core machine
+/// with two CPU hogs during one run, the target's p95 moved by up to 3.6
+/// times the generator's p95 lateness shift (issue 38); 4 leaves room.
+pub const HARNESS_FACTOR: f64 = 4.0;
 use crate::families::load::stats::KindStats;
 use crate::families::load::summary::Distribution;
 
@@ -86,6 +92,10 @@ pub fn group<'a>(
                 ));
             }
             let extra = (var + band * band).sqrt();
+            let harness = harness(bk, rk, q);
+            if let Some((lb, lr)) = harness {
+                notes.push(format!("tminus's own lateness {lb:.3} → {lr:.3} ms"));
+            }
             rows.push(Row {
                 measure,
                 baseline: ms(&be, q),
@@ -93,6 +103,7 @@ pub fn group<'a>(
                 change: stats::widen(&stats::percentile_ratio(&be, &re, q), extra, true),
                 noise: extra,
                 noise_notes: notes,
+                harness,
                 verdicts: Vec::new(),
             });
         }
@@ -112,6 +123,7 @@ pub fn group<'a>(
             } else {
                 Vec::new()
             },
+            harness: None,
             verdicts: Vec::new(),
         }
     };
@@ -143,7 +155,7 @@ pub fn group<'a>(
             let verdict = if unjudgeable {
                 Verdict::Inconclusive("a cancelled burst's figures are partial".into())
             } else {
-                t.judge(row.baseline, row.run, &row.change)
+                explained(t.judge(row.baseline, row.run, &row.change), row)
             };
             row.verdicts.push((t.text.clone(), verdict));
         }
@@ -157,4 +169,50 @@ pub fn group<'a>(
         baseline_curve: Distribution::new(label.clone(), bk),
         run_curve: Distribution::new(label, rk),
     }
+}
+
+/// The generator's own lateness at `q` in the two runs (ms), when both
+/// have enough answers for it: how late tminus itself was, the machine's
+/// share of any latency change.
+fn harness(b: &KindStats, r: &KindStats, q: f64) -> Option<(f64, f64)> {
+    let (lb, lr) = (Empirical::new(&b.lateness), Empirical::new(&r.lateness));
+    let needed = stats::answers_needed(q);
+    if lb.len() < needed || lr.len() < needed {
+        return None;
+    }
+    Some((
+        lb.quantile(q) as f64 / 1000.0,
+        lr.quantile(q) as f64 / 1000.0,
+    ))
+}
+
+/// What tminus's own lateness says about a verdict (both symmetric: the
+/// same sizes either way round). A change smaller than twice the larger of
+/// the two runs' lateness at the same percentile is below the harness's
+/// resolution, a floor like `min` ("below the floor"): tminus's own
+/// scheduling could have added it (a delay can strike the send and again
+/// the read of the answer). A regression or an improvement that
+/// [`HARNESS_FACTOR`] times the shift of that lateness could explain is
+/// inconclusive: the machine changed between the runs, maybe not the
+/// target.
+fn explained(v: Verdict, row: &Row) -> Verdict {
+    let Some((lb, lr)) = row.harness else {
+        return v;
+    };
+    let change = (row.run - row.baseline).abs();
+    if matches!(v, Verdict::NotCompared(_) | Verdict::BelowFloor) {
+        return v;
+    }
+    if change < 2.0 * lb.max(lr) {
+        return Verdict::BelowFloor;
+    }
+    if matches!(v, Verdict::Regression | Verdict::Improvement)
+        && change <= HARNESS_FACTOR * (lr - lb).abs()
+    {
+        return Verdict::Inconclusive(format!(
+            "tminus's own lateness at {} moved from {lb:.3} ms to {lr:.3} ms: the machine changed between the runs and could explain a change of {change:.3} ms (×{HARNESS_FACTOR} its shift); run both on a quiet machine",
+            row.measure.label(),
+        ));
+    }
+    v
 }

@@ -130,6 +130,9 @@ pub struct Row {
     pub noise: f64,
     /// Where it came from: each run's wander, a calibrated band.
     pub noise_notes: Vec<String>,
+    /// Percentiles: the generator's lateness at the same percentile in the
+    /// baseline and the run (ms), when both have enough answers.
+    pub harness: Option<(f64, f64)>,
     /// Each threshold on this row with its verdict.
     pub verdicts: Vec<(String, Verdict)>,
 }

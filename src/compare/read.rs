@@ -209,7 +209,7 @@ fn read_burst(path: &Path) -> Result<BurstData, String> {
     for (i, kind) in ordered.into_iter().enumerate() {
         let kind = kind.unwrap_or_default();
         let counts = &s.kinds[kind];
-        let (raw, corrected) = hists[i].take().ok_or_else(|| {
+        let (raw, corrected, lateness) = hists[i].take().ok_or_else(|| {
             format!(
                 "{}: no `k{i}.raw` and `k{i}.corrected` histograms (request kind `{}`)",
                 hlog.display(),
@@ -230,6 +230,7 @@ fn read_burst(path: &Path) -> Result<BurstData, String> {
         let mut k = KindStats::new();
         k.raw = raw;
         k.corrected = corrected;
+        k.lateness = lateness;
         k.requests = counts.requests;
         k.failed = counts.failed;
         k.r429 = counts.responses_429;
@@ -310,7 +311,13 @@ pub fn kinds_hlog_path(summary: &Path) -> PathBuf {
     summary.with_file_name(format!("{stem}{KINDS_HLOG_SUFFIX}"))
 }
 
-type RawAndCorrected = (hdrhistogram::Histogram<u64>, hdrhistogram::Histogram<u64>);
+/// A kind's raw and corrected latency and the generator's lateness (empty
+/// when the file has none).
+type RawAndCorrected = (
+    hdrhistogram::Histogram<u64>,
+    hdrhistogram::Histogram<u64>,
+    hdrhistogram::Histogram<u64>,
+);
 
 /// The `k<i>.raw` and `k<i>.corrected` histograms of `kinds` kinds, each
 /// tag at most once.
@@ -323,6 +330,7 @@ fn read_kind_histograms(path: &Path, kinds: usize) -> Result<Vec<Option<RawAndCo
     }
     let mut raw: Vec<Option<hdrhistogram::Histogram<u64>>> = vec![None; kinds];
     let mut corrected = raw.clone();
+    let mut lateness = raw.clone();
     stats::for_each_encoded(path, |e| {
         let Some((i, tag)) = e
             .tag
@@ -339,7 +347,7 @@ fn read_kind_histograms(path: &Path, kinds: usize) -> Result<Vec<Option<RawAndCo
         let slot = match tag {
             "raw" => &mut raw[i],
             "corrected" => &mut corrected[i],
-            "lateness" => return Ok(()),
+            "lateness" => &mut lateness[i],
             _ => return Err(format!("{shown}: unknown tag `{}`", shown_name(&e.tag))),
         };
         if slot.is_some() {
@@ -357,7 +365,8 @@ fn read_kind_histograms(path: &Path, kinds: usize) -> Result<Vec<Option<RawAndCo
     Ok(raw
         .into_iter()
         .zip(corrected)
-        .map(|(r, c)| r.zip(c))
+        .zip(lateness)
+        .map(|((r, c), l)| Some((r?, c?, l.unwrap_or_else(stats::new_hist))))
         .collect())
 }
 

@@ -159,3 +159,146 @@ fn names_from_files_are_escaped_in_markdown_and_html() {
     let md = render::markdown(&c, &o);
     assert!(!md.contains("<b>") && md.contains("\\|x"), "{md}");
 }
+
+/// Every threshold verdict of a comparison, in table order.
+fn classes(c: &Comparison, mirrored: bool) -> Vec<&'static str> {
+    c.bursts
+        .iter()
+        .flat_map(|b| &b.groups)
+        .flat_map(|g| &g.rows)
+        .flat_map(|r| &r.verdicts)
+        .map(|(_, v)| {
+            if mirrored {
+                v.mirrored().class()
+            } else {
+                v.class()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_other_order_gives_the_mirrored_verdict() {
+    let all = [
+        "p50_regression < 10%",
+        "p95_regression < 10%",
+        "p99_regression < 20%",
+        "raw_p95_regression < 5%",
+        "list: p95_regression < 10%",
+        "throughput_drop < 5%",
+        "error_rate_increase < 1%",
+    ];
+    let pairs = [
+        // slower by 3 ms at 20 ms: a regression one way, an improvement back
+        (("list", 4_000, 20, 0), ("list", 4_000, 23, 0)),
+        // the same figures: no change both ways
+        (("list", 4_000, 20, 0), ("list", 4_000, 20, 0)),
+        // 2 % slower: inside the limit, or across it, the same both ways
+        (("list", 2_000, 20, 0), ("list", 2_000, 21, 0)),
+        // fewer answers and more errors in one
+        (("list", 3_000, 20, 10), ("list", 1_500, 22, 40)),
+    ];
+    for (a, b) in pairs {
+        let (x, y) = ([burst("s/b", &[a])], [burst("s/b", &[b])]);
+        let (ab, oab) = run(&x, &y, &all).unwrap();
+        let (ba, oba) = run(&y, &x, &all).unwrap();
+        assert_eq!(
+            classes(&ab, false),
+            classes(&ba, true),
+            "{a:?} vs {b:?}: {} / {}",
+            oab.message,
+            oba.message
+        );
+        // A regression one way is an improvement the other; the exit code
+        // of that order is 0, or 4 when another verdict is inconclusive
+        // (a certain regression fails beside an inconclusive verdict, an
+        // improvement does not pass beside one).
+        if oab.code == exit::CHECK_FAILED {
+            assert!(
+                classes(&ba, false).contains(&"improvement"),
+                "{}",
+                oba.message
+            );
+            assert!(
+                oba.code == exit::OK || oba.code == exit::INCONCLUSIVE,
+                "{}",
+                oba.message
+            );
+        }
+    }
+    let (x, y) = (
+        [burst("s/b", &[("list", 4_000, 20, 0)])],
+        [burst("s/b", &[("list", 4_000, 23, 0)])],
+    );
+    let (_, o) = run(&x, &y, &["p95_regression < 10%"]).unwrap();
+    assert_eq!(o.code, exit::CHECK_FAILED, "{}", o.message);
+    let (_, o) = run(&y, &x, &["p95_regression < 10%"]).unwrap();
+    assert_eq!(o.code, exit::OK, "{}", o.message);
+    assert!(o.message.contains("improvement"), "{}", o.message);
+}
+
+#[test]
+fn a_measure_with_too_few_answers_leaves_the_verdict_to_the_others() {
+    // 300 answers: p95 is compared, p99 (500 needed) is not.
+    let base = [burst("s/b", &[("list", 300, 20, 0)])];
+    let (c, o) = run(
+        &base,
+        &base,
+        &["p95_regression < 10%", "p99_regression < 20%"],
+    )
+    .unwrap();
+    assert_eq!(o.code, exit::OK, "{}", o.message);
+    assert!(o.message.contains("not compared (1)"), "{}", o.message);
+    assert!(render::console(&c).contains("not compared: too few answers"));
+    // Nothing could judge: inconclusive.
+    let (_, o) = run(&base, &base, &["p99_regression < 20%"]).unwrap();
+    assert_eq!(o.code, exit::INCONCLUSIVE, "{}", o.message);
+}
+
+#[test]
+fn small_changes_are_below_the_floor_and_the_harness_lateness_counts() {
+    // 0.8 ms → 1.2 ms: ×1.5, but 0.4 ms is below the 1 ms floor.
+    let us = |n: u64, at: u64| {
+        let mut b = burst("s/b", &[("list", n, 1, 0)]);
+        for (_, k) in b.kinds.iter_mut() {
+            let (mut raw, mut corrected) = (new_hist(), new_hist());
+            for i in 0..n {
+                raw.record(at * (95 + i % 11) / 100).unwrap();
+                corrected.record(at * (95 + i % 11) / 100).unwrap();
+            }
+            (k.raw, k.corrected) = (raw, corrected);
+        }
+        b.overall = b.kinds[0].1.clone();
+        b
+    };
+    let (fast, slow) = ([us(2_000, 800)], [us(2_000, 1_200)]);
+    let (c, o) = run(&fast, &slow, &["p95_regression < 10%"]).unwrap();
+    assert_eq!(o.code, exit::OK, "{}", o.message);
+    assert!(o.message.contains("below the floor"), "{}", o.message);
+    assert!(render::console(&c).contains("pass, below the floor"));
+    let (_, o) = run(&fast, &slow, &["p95_regression < 10% min 0.1ms"]).unwrap();
+    assert_eq!(o.code, exit::CHECK_FAILED, "{}", o.message);
+    // 20 ms → 30 ms while tminus's own p95 lateness went 0.1 → 4 ms: the
+    // machine could explain 10 ms (4 × 3.9 ms), so no verdict either way.
+    let late = |mut b: BurstData, ms: u64| {
+        for (_, k) in b.kinds.iter_mut() {
+            k.lateness = new_hist();
+            for i in 0..k.requests {
+                k.lateness.record(ms * 1000 * (90 + i % 21) / 100).unwrap();
+            }
+        }
+        b.overall = b.kinds[0].1.clone();
+        b
+    };
+    let quiet = [late(burst("s/b", &[("list", 2_000, 20, 0)]), 0)];
+    let busy = [late(burst("s/b", &[("list", 2_000, 30, 0)]), 4)];
+    for (a, b) in [(&quiet, &busy), (&busy, &quiet)] {
+        let (_, o) = run(a, b, &["p95_regression < 10%"]).unwrap();
+        assert_eq!(o.code, exit::INCONCLUSIVE, "{}", o.message);
+        assert!(
+            o.message.contains("tminus's own lateness at p95"),
+            "{}",
+            o.message
+        );
+    }
+}
