@@ -434,7 +434,7 @@ pub struct CompareArgs {
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
     /// `[KIND:] MEASURE < N% [min FLOOR]` (repeatable): p50_regression, p95_regression, p99_regression (any pQ; raw_pQ_regression for the raw latency), throughput_drop, error_rate_increase, rate_429_increase (default: p95_regression < 10%, p99_regression < 20%, error_rate_increase < 1%). A change smaller than FLOOR (`2ms`, `5/s`, `0.5%`) is never a regression
-    #[arg(long = "threshold", value_name = "[KIND:] MEASURE < N%")]
+    #[arg(long = "threshold", value_name = "[KIND:] MEASURE < N% [min FLOOR]")]
     pub thresholds: Vec<String>,
     /// The floor of thresholds without `min`, by unit (repeatable): `2ms` for percentiles (default 1ms), `5/s` for throughput, `0.5%` for rates (default 0)
     #[arg(long = "min-delta", value_name = "FLOOR")]

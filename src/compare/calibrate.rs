@@ -51,11 +51,14 @@ struct BandEntry {
     band: f64,
 }
 
+/// A band's key: burst, request kind (`None`: all requests), measure label.
+type Key = (String, Option<String>, String);
+
 /// The bands a comparison adds, by (burst, kind, measure label), with
 /// where they came from.
 #[derive(Default)]
 pub struct Bands {
-    bands: BTreeMap<(String, Option<String>, String), f64>,
+    bands: BTreeMap<Key, f64>,
     pub sources: Vec<PathBuf>,
 }
 
@@ -85,7 +88,7 @@ impl Bands {
 }
 
 /// Reads and checks a noise file.
-fn read(path: &Path) -> Result<Vec<((String, Option<String>, String), f64)>, String> {
+fn read(path: &Path) -> Result<Vec<(Key, f64)>, String> {
     let shown = path.display();
     let bytes = crate::families::load::stats::read_regular(path, MAX_BYTES, "noise band file")?;
     let f: NoiseFile = serde_json::from_slice(&bytes)

@@ -218,7 +218,8 @@ pub fn widen(change: &Change, extra: f64, ratio: bool) -> Change {
     if extra <= 0.0 || !extra.is_finite() {
         return change.clone();
     }
-    let (to, from): (fn(f64) -> f64, fn(f64) -> f64) = if ratio {
+    type Map = fn(f64) -> f64;
+    let (to, from): (Map, Map) = if ratio {
         (|x: f64| x.max(1e-12).ln(), f64::exp)
     } else {
         (|x| x, |x| x)
