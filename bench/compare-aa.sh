@@ -18,16 +18,16 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT
 
-start_ref() { # start_ref FILE [ARGS...]: starts a reference, URL in FILE
+start_ref() { # start_ref FILE [ARGS...]: starts a reference (its PID kept), URL in REF_URL
   local f=$1; shift
   "$TM" reference --port 0 "$@" > "$f" 2> "$f.err" &
   PIDS+=($!)
   for _ in $(seq 50); do grep -q '^http://127.0.0.1:' "$f" 2>/dev/null && break; sleep 0.1; done
-  head -1 "$f"
+  REF_URL=$(head -1 "$f")
 }
-URL=$(start_ref "$OUT/ref.url")
+start_ref "$OUT/ref.url"; URL=$REF_URL
 SLOW=$URL
-[ "$MODE" = slow ] && SLOW=$(start_ref "$OUT/slow.url" --latency 20ms)
+if [ "$MODE" = slow ]; then start_ref "$OUT/slow.url" --latency 20ms; SLOW=$REF_URL; fi
 
 hogs() { # hogs: two busy shells from 2 s on, for 3 s; their PIDs in HOGS
   HOGS=()
