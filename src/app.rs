@@ -1402,6 +1402,8 @@ fn cmd_compare(a: &crate::cli::CompareArgs) -> i32 {
         baseline: &a.baseline,
         run: &a.run,
         thresholds: &a.thresholds,
+        min_deltas: &a.min_deltas,
+        calibrate: a.calibrate,
         outputs: crate::compare::Outputs {
             markdown: a.markdown.clone(),
             html: a.html.clone(),

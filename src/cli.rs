@@ -40,7 +40,7 @@ pub enum Command {
     /// Merge the outputs of `run --shard I/N` into one judged burst: exact histograms, thresholds, the usual reports and exit codes
     #[command(after_help = crate::exit::help_block())]
     Merge(MergeArgs),
-    /// Compare the bursts of two report folders (a baseline and a run): corrected and raw p50/p95/p99, throughput, error and 429 rates with 95 % intervals; exit 1 (failed) on a regression beyond doubt, 4 (inconclusive) when the noise could explain it, 3 (broken) for a cancelled burst
+    /// Compare the bursts of two report folders (a baseline and a run): corrected and raw p50/p95/p99, throughput, error and 429 rates with 95 % intervals widened by the run-to-run noise; exit 1 (failed) on a regression beyond doubt, 4 (inconclusive) when the noise could explain it, 3 (broken) for a cancelled burst; --calibrate records two runs' noise band
     #[command(after_help = crate::exit::help_block())]
     Compare(CompareArgs),
     /// Serve the canary gate: Flagger webhooks and an Argo Rollouts web metric run the suites of a folder against the canary (token: TMINUS_SERVE_TOKEN)
@@ -439,9 +439,15 @@ pub struct CompareArgs {
     /// The --report-dir of the run to judge against it
     #[arg(value_name = "RUN_DIR")]
     pub run: PathBuf,
-    /// `[KIND:] MEASURE < N%` (repeatable): p50_regression, p95_regression, p99_regression (any pQ; raw_pQ_regression for the raw latency), throughput_drop, error_rate_increase, rate_429_increase (default: p95_regression < 10%, p99_regression < 20%, error_rate_increase < 1%)
-    #[arg(long = "threshold", value_name = "[KIND:] MEASURE < N%")]
+    /// `[KIND:] MEASURE < N% [min FLOOR]` (repeatable): p50_regression, p95_regression, p99_regression (any pQ; raw_pQ_regression for the raw latency), throughput_drop, error_rate_increase, rate_429_increase (default: p95_regression < 10%, p99_regression < 20%, error_rate_increase < 1%). A change smaller than FLOOR (`2ms`, `5/s`, `0.5%`) is never a regression
+    #[arg(long = "threshold", value_name = "[KIND:] MEASURE < N% [min FLOOR]")]
     pub thresholds: Vec<String>,
+    /// The floor of thresholds without `min`, by unit (repeatable): `2ms` for percentiles (default 1ms), `5/s` for throughput, `0.5%` for rates (default 0)
+    #[arg(long = "min-delta", value_name = "FLOOR")]
+    pub min_deltas: Vec<String>,
+    /// BASELINE_DIR and RUN_DIR are two runs of the same release: record how far they differ (each measure's noise band) in BASELINE_DIR/tminus-noise.json; later comparisons with that folder widen their intervals by it
+    #[arg(long, conflicts_with_all = ["thresholds", "min_deltas", "markdown", "html"])]
+    pub calibrate: bool,
     /// Write the comparison as Markdown (it is also appended to $GITHUB_STEP_SUMMARY when that is set)
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,

@@ -3,7 +3,10 @@
 //! (tests/suites/compare-burst.yaml) run twice into two report folders (an
 //! unchanged rerun: exit 0), then against `--latency 60ms` (an injected
 //! regression: exit 1 naming p95); bad input exits 2 and names it. `run
-//! --baseline DIR` judges the same way as the run ends.
+//! --baseline DIR` judges the same way as the run ends. Issue 38: the same
+//! pairs in the other order give the mirrored verdict, `--calibrate`
+//! records a noise band the later comparisons use and name, and a floor
+//! (`--min-delta`, `min`) keeps a small change from being a regression.
 
 mod common;
 
@@ -133,7 +136,12 @@ fn an_unchanged_rerun_passes_and_a_slower_target_fails_on_p95() {
     ] {
         assert!(so.contains(row), "no `{row}` in:\n{so}");
     }
-    assert!(so.contains("pass (p95_regression < 50%)"), "{so}");
+    assert!(
+        so.contains("pass, no change (p95_regression < 50%)")
+            || so.contains("pass, below the floor (p95_regression < 50%)"),
+        "{so}"
+    );
+    assert!(so.contains("noise"), "{so}");
     let md_text = std::fs::read_to_string(&md).unwrap();
     assert!(
         md_text.starts_with("## tminus compare: no regression"),
@@ -156,6 +164,93 @@ fn an_unchanged_rerun_passes_and_a_slower_target_fails_on_p95() {
     // The same folders give the same table (a fixed seed).
     let again = compare(work.path(), &base, &slow, THRESHOLDS);
     assert_eq!(stdout(&again), so);
+
+    // Issue 38: the other order mirrors the verdict: the rerun is no
+    // change either way; the slower run, taken as the baseline, makes the
+    // first an improvement.
+    let out = compare(work.path(), &rerun, &base, THRESHOLDS);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = compare(work.path(), &slow, &base, THRESHOLDS);
+    let (so, se) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{so}\nstderr:\n{se}");
+    assert!(se.contains("improvement: "), "{se}");
+    assert!(
+        so.contains("pass, improvement (p95_regression < 50%)"),
+        "{so}"
+    );
+
+    // A floor above the change: never a regression, and said so.
+    let floored = [THRESHOLDS, &["--min-delta", "200ms"]].concat();
+    let out = compare(work.path(), &base, &slow, &floored);
+    let (so, se) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{so}\nstderr:\n{se}");
+    assert!(se.contains("below the floor"), "{se}");
+    let out = compare(
+        work.path(),
+        &base,
+        &slow,
+        &["--threshold", "p95_regression < 50% min 5/s"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not in the unit"), "{}", stderr(&out));
+
+    // Calibration: two runs of one release record their noise band in the
+    // first folder; later comparisons with it name it and still fail ×3.
+    let out = tminus(
+        work.path(),
+        &[
+            "compare",
+            "--calibrate",
+            base.to_str().unwrap(),
+            rerun.to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(60),
+    );
+    let (so, se) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{so}\nstderr:\n{se}");
+    assert!(so.contains("noise band of two runs"), "{so}");
+    assert!(se.contains("tminus-noise.json written"), "{se}");
+    let noise: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(base.join("tminus-noise.json")).unwrap()).unwrap();
+    assert_eq!(noise["version"], 1);
+    assert!(noise["bands"].as_array().unwrap().len() >= 9, "{noise}");
+    for (a, b) in [(&base, &rerun), (&rerun, &base)] {
+        let out = compare(work.path(), a, b, THRESHOLDS);
+        let so = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{so}\n{}", stderr(&out));
+        assert!(
+            so.contains("calibrated by `tminus compare --calibrate`"),
+            "{so}"
+        );
+        assert!(so.contains("calibrated band"), "{so}");
+    }
+    let out = compare(work.path(), &base, &slow, THRESHOLDS);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // The file is checked like every other.
+    let mut bad = noise.clone();
+    bad["bands"][0]["band"] = serde_json::json!(-1.0);
+    std::fs::write(base.join("tminus-noise.json"), bad.to_string()).unwrap();
+    let out = compare(work.path(), &base, &rerun, THRESHOLDS);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("tminus-noise.json: band 1"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::write(
+        base.join("tminus-noise.json"),
+        b"{\"version\": 1, \"extra\": 2}",
+    )
+    .unwrap();
+    let out = compare(work.path(), &base, &rerun, THRESHOLDS);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not a tminus noise band file"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_file(base.join("tminus-noise.json")).unwrap();
 
     // Bad input is exit 2, named.
     let empty = work.path().join("empty");

@@ -1,35 +1,52 @@
-//! `tminus compare BASELINE_DIR RUN_DIR` (issue 27, release baselines): the
-//! bursts of a run judged against those of a baseline run (the last
-//! release's report folder), per burst and per request kind: corrected
-//! and raw p50/p95/p99 and throughput as ratios, error and 429 rates as
-//! differences, each with a 95 % interval (`stats.rs`), judged by the
-//! thresholds (`threshold.rs`) on the whole interval. Figures are read back
-//! from the folders (`read.rs`), rendered for the console, Markdown and HTML
-//! (`render.rs`).
+//! `tminus compare BASELINE_DIR RUN_DIR` (issue 27, release baselines; issue
+//! 38, noise): the bursts of a run judged against those of a baseline run
+//! (the last release's report folder), per burst and per request kind:
+//! corrected and raw p50/p95/p99 and throughput as ratios, error and 429
+//! rates as differences, each with a 95 % interval (`stats.rs`) widened by
+//! the run-to-run noise (how each run wandered over its seconds,
+//! `noise.rs`, and a band calibrated on two runs of one release,
+//! `calibrate.rs`), judged by the thresholds (`threshold.rs`) on the whole
+//! interval, with a floor below which no change matters. Verdicts are
+//! symmetric: the two folders in the other order give the mirrored
+//! verdict. Figures are read back from the folders (`read.rs`), judged per
+//! group (`group.rs`), summed up (`outcome.rs`) and rendered for the
+//! console, Markdown and HTML (`render.rs`).
 //!
-//! Exit codes: 0 every threshold held; 1 a threshold broke beyond doubt
-//! (a certain regression fails even when another is inconclusive); 2 bad
+//! Exit codes: 0 every threshold that could judge held (no change, below
+//! the floor, or an improvement); 1 a threshold broke beyond doubt (a
+//! certain regression fails even when another is inconclusive); 2 bad
 //! input (a folder missing, a burst or request kind in only one folder, a
-//! file that is not what tminus wrote, a bad threshold); 3 a cancelled burst (not measured); 4 inconclusive
-//! (a verdict the noise could explain, too few answers).
+//! file that is not what tminus wrote, a bad threshold); 3 a cancelled
+//! burst (not measured); 4 inconclusive (a verdict the noise could
+//! explain, or no threshold could judge). A measure with too few answers
+//! is "not compared" and leaves the verdict to the others.
 //!
 //! `tminus run --baseline DIR` reads the baseline with [`load_baseline`]
 //! before anything is sent and judges the bursts it ran with [`judge_run`].
 
+pub mod calibrate;
+mod group;
+pub mod noise;
+mod outcome;
 pub mod read;
 pub mod render;
 pub mod stats;
+#[cfg(test)]
+mod tests;
 pub mod threshold;
+
+pub use outcome::outcome;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::exit;
-use crate::families::load::stats::KindStats;
 use crate::families::load::summary::Distribution;
+use calibrate::Bands;
+use group::Side;
 use read::{shown_name, BurstData};
-use stats::{Change, Empirical};
-use threshold::{Measure, Threshold, Verdict};
+use stats::Change;
+use threshold::{FloorUnit, Measure, Threshold, Verdict};
 
 /// The percentiles every comparison shows (a threshold may add others).
 pub const SHOWN_PERCENTILES: &[f64] = &[0.50, 0.95, 0.99];
@@ -40,6 +57,10 @@ pub struct CompareOptions<'a> {
     pub run: &'a Path,
     /// As given; empty: [`threshold::DEFAULTS`].
     pub thresholds: &'a [String],
+    /// `--min-delta`: floors for thresholds without `min`, by unit.
+    pub min_deltas: &'a [String],
+    /// `--calibrate`: record the two runs' noise band in the baseline.
+    pub calibrate: bool,
     pub outputs: Outputs,
 }
 
@@ -71,6 +92,8 @@ pub struct Comparison {
     pub run_dir: PathBuf,
     pub thresholds: Vec<Threshold>,
     pub bursts: Vec<BurstComparison>,
+    /// The noise band files used (`calibrate::FILE` of either folder).
+    pub noise_files: Vec<PathBuf>,
 }
 
 pub struct BurstComparison {
@@ -100,8 +123,16 @@ pub struct Row {
     /// ms for percentiles, per second for throughput, a share for rates.
     pub baseline: f64,
     pub run: f64,
-    /// A ratio (percentiles, throughput) or a difference (rates).
+    /// A ratio (percentiles, throughput) or a difference (rates), its
+    /// interval widened by the run-to-run noise.
     pub change: Change,
+    /// The half-width added for run-to-run noise (log scale for ratios).
+    pub noise: f64,
+    /// Where it came from: each run's wander, a calibrated band.
+    pub noise_notes: Vec<String>,
+    /// Percentiles: the generator's lateness at the same percentile in the
+    /// baseline and the run (ms), when both have enough answers.
+    pub harness: Option<(f64, f64)>,
     /// Each threshold on this row with its verdict.
     pub verdicts: Vec<(String, Verdict)>,
 }
@@ -127,21 +158,49 @@ pub struct Baseline {
     pub dir: PathBuf,
     pub bursts: BTreeMap<String, BurstData>,
     pub thresholds: Vec<Threshold>,
+    /// The baseline's calibrated noise bands, if it has them.
+    pub bands: Bands,
 }
 
 /// Parses the thresholds (none: [`threshold::DEFAULTS`]) and reads the
 /// baseline folder; an error is bad input (exit 2).
 pub fn load_baseline(dir: &Path, thresholds: &[String]) -> Result<Baseline, String> {
+    load_baseline_with(dir, thresholds, &[])
+}
+
+/// [`load_baseline`] with `--min-delta` floors (`2ms`, `5/s`, `0.5%`), each
+/// for the thresholds of its unit that set none.
+pub fn load_baseline_with(
+    dir: &Path,
+    thresholds: &[String],
+    min_deltas: &[String],
+) -> Result<Baseline, String> {
     let texts: Vec<String> = if thresholds.is_empty() {
         threshold::DEFAULTS.iter().map(|t| t.to_string()).collect()
     } else {
         thresholds.to_vec()
     };
-    let thresholds = texts
+    let mut thresholds = texts
         .iter()
         .map(|t| threshold::parse(t).map_err(|e| format!("--threshold: {e}")))
         .collect::<Result<Vec<_>, _>>()?;
+    let mut floors: Vec<(FloorUnit, f64)> = Vec::new();
+    for m in min_deltas {
+        let (v, unit) = threshold::parse_floor(m).map_err(|e| format!("--min-delta: {e}"))?;
+        floors.retain(|(u, _)| *u != unit);
+        floors.push((unit, v));
+    }
+    for t in &mut thresholds {
+        if t.min_delta.is_none() {
+            t.min_delta = floors
+                .iter()
+                .find(|(u, _)| *u == FloorUnit::of(t.measure))
+                .map(|(_, v)| *v);
+        }
+    }
     let bursts = read::read_dir(dir)?;
+    let mut bands = Bands::default();
+    bands.add_folder(dir)?;
     for t in &thresholds {
         if let Some(k) = &t.scope {
             if !bursts.values().any(|b| b.kinds.iter().any(|(n, _)| n == k)) {
@@ -157,18 +216,68 @@ pub fn load_baseline(dir: &Path, thresholds: &[String]) -> Result<Baseline, Stri
         dir: dir.to_path_buf(),
         bursts,
         thresholds,
+        bands,
     })
 }
 
 /// `tminus compare`: reads, compares, renders, returns the exit code.
 pub fn cmd_compare(o: &CompareOptions<'_>) -> i32 {
-    let judged = load_baseline(o.baseline, o.thresholds)
+    if o.calibrate {
+        return cmd_calibrate(o);
+    }
+    let judged = load_baseline_with(o.baseline, o.thresholds, o.min_deltas)
         .and_then(|b| judge_run(&b, o.run, None, &o.outputs));
     match judged {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
             exit::INVALID
+        }
+    }
+}
+
+/// `tminus compare --calibrate A1 A2`: the noise band of two runs of the
+/// same release, printed and written into A1 (any band A1 had is not used,
+/// and is replaced).
+fn cmd_calibrate(o: &CompareOptions<'_>) -> i32 {
+    let made = (|| {
+        let a1 = read::read_dir(o.baseline)?;
+        let a2 = read::read_dir(o.run)?;
+        fn by_id(m: &BTreeMap<String, BurstData>) -> BTreeMap<String, &BurstData> {
+            m.iter().map(|(k, v)| (k.clone(), v)).collect()
+        }
+        compare(
+            o.baseline,
+            o.run,
+            &by_id(&a1),
+            &by_id(&a2),
+            Vec::new(),
+            &Bands::default(),
+        )
+    })();
+    let c = match made {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::INVALID;
+        }
+    };
+    print!("{}", render::console(&c));
+    match calibrate::write(&c) {
+        Ok((path, text)) => {
+            println!(
+                "\nnoise band of two runs of one release (the observed change, each measure):\n{text}"
+            );
+            eprintln!(
+                "calibrated: {} written; comparisons with {} add these bands to their intervals",
+                path.display(),
+                o.baseline.display()
+            );
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::RUN_BROKEN
         }
     }
 }
@@ -199,12 +308,17 @@ pub fn judge_run(
         inputs.push(read::kinds_hlog_path(&b.summary_file));
     }
     outputs_apart(&outputs.named(), &inputs)?;
+    // Either folder's calibration counts: the order does not matter.
+    let mut bands = Bands::default();
+    bands.add_folder(&baseline.dir)?;
+    bands.add_folder(run_dir)?;
     let comparison = compare(
         &baseline.dir,
         run_dir,
         &base,
         &run.iter().map(|(k, v)| (k.clone(), v)).collect(),
         baseline.thresholds.clone(),
+        &bands,
     )?;
     let outcome = outcome(&comparison);
     print!("{}", render::console(&comparison));
@@ -272,6 +386,7 @@ pub fn compare(
     baseline: &BTreeMap<String, &BurstData>,
     run: &BTreeMap<String, &BurstData>,
     thresholds: Vec<Threshold>,
+    bands: &Bands,
 ) -> Result<Comparison, String> {
     let only =
         |a: &BTreeMap<String, &BurstData>, b: &BTreeMap<String, &BurstData>| -> Vec<String> {
@@ -312,13 +427,14 @@ pub fn compare(
     let mut bursts = Vec::new();
     for (id, b) in baseline {
         let r = run[id];
-        bursts.push(compare_burst(id, b, r, &thresholds)?);
+        bursts.push(compare_burst(id, b, r, &thresholds, bands)?);
     }
     Ok(Comparison {
         baseline_dir: baseline_dir.to_path_buf(),
         run_dir: run_dir.to_path_buf(),
         thresholds,
         bursts,
+        noise_files: bands.sources.clone(),
     })
 }
 
@@ -327,6 +443,7 @@ fn compare_burst(
     b: &BurstData,
     r: &BurstData,
     thresholds: &[Threshold],
+    bands: &Bands,
 ) -> Result<BurstComparison, String> {
     let names = |d: &BurstData| -> Vec<String> { d.kinds.iter().map(|(n, _)| n.clone()).collect() };
     let (bn, rn) = (names(b), names(r));
@@ -352,7 +469,15 @@ fn compare_burst(
         (_, true) => Some("the run's burst was cancelled: its figures are partial".to_owned()),
         _ => None,
     };
-    let mut groups = vec![group(None, b, &b.overall, r, &r.overall, thresholds)];
+    let side = |burst, stats| Side { burst, stats };
+    let mut groups = vec![group::group(
+        id,
+        None,
+        side(b, &b.overall),
+        side(r, &r.overall),
+        thresholds,
+        bands,
+    )];
     for (name, bk) in &b.kinds {
         let rk = r
             .kinds
@@ -366,331 +491,18 @@ fn compare_burst(
                     shown_name(name)
                 )
             })?;
-        groups.push(group(Some(name), b, bk, r, rk, thresholds));
+        groups.push(group::group(
+            id,
+            Some(name),
+            side(b, bk),
+            side(r, rk),
+            thresholds,
+            bands,
+        ));
     }
     Ok(BurstComparison {
         id: id.to_owned(),
         unjudgeable,
         groups,
     })
-}
-
-/// The rows of one group: the shown percentiles and those the thresholds
-/// name, throughput, error and 429 rates; each with its verdicts.
-fn group(
-    kind: Option<&String>,
-    bb: &BurstData,
-    bk: &KindStats,
-    rb: &BurstData,
-    rk: &KindStats,
-    thresholds: &[Threshold],
-) -> Group {
-    let applies: Vec<&Threshold> = thresholds
-        .iter()
-        .filter(|t| t.scope.as_ref() == kind)
-        .collect();
-    let mut rows: Vec<Row> = Vec::new();
-    // Corrected first (what the thresholds of a burst judge), then raw.
-    for raw in [false, true] {
-        let variant = |q: f64| {
-            if raw {
-                Measure::RawPercentile(q)
-            } else {
-                Measure::Percentile(q)
-            }
-        };
-        let mut percentiles: Vec<f64> = SHOWN_PERCENTILES.to_vec();
-        for t in &applies {
-            if let Measure::Percentile(q) | Measure::RawPercentile(q) = t.measure {
-                if t.measure == variant(q) && !percentiles.iter().any(|p| (p - q).abs() < 1e-12) {
-                    percentiles.push(q);
-                }
-            }
-        }
-        percentiles.sort_by(f64::total_cmp);
-        let hist = |k: &KindStats| Empirical::new(if raw { &k.raw } else { &k.corrected });
-        let (be, re) = (hist(bk), hist(rk));
-        let ms = |e: &Empirical, q: f64| e.quantile(q) as f64 / 1000.0;
-        rows.extend(percentiles.into_iter().map(|q| Row {
-            measure: variant(q),
-            baseline: ms(&be, q),
-            run: ms(&re, q),
-            change: stats::percentile_ratio(&be, &re, q),
-            verdicts: Vec::new(),
-        }));
-    }
-    let per_s = |k: &KindStats, d: &BurstData| k.requests as f64 / d.elapsed_s.max(1e-9);
-    let share = |n: u64, k: &KindStats| n as f64 / k.requests.max(1) as f64;
-    rows.push(Row {
-        measure: Measure::Throughput,
-        baseline: per_s(bk, bb),
-        run: per_s(rk, rb),
-        change: stats::rate_ratio((bk.requests, bb.elapsed_s), (rk.requests, rb.elapsed_s)),
-        verdicts: Vec::new(),
-    });
-    for (measure, count) in [
-        (
-            Measure::ErrorRate,
-            (|k: &KindStats| k.failed) as fn(&KindStats) -> u64,
-        ),
-        (Measure::Rate429, |k: &KindStats| k.r429),
-    ] {
-        rows.push(Row {
-            measure,
-            baseline: share(count(bk), bk),
-            run: share(count(rk), rk),
-            change: stats::share_increase((count(bk), bk.requests), (count(rk), rk.requests)),
-            verdicts: Vec::new(),
-        });
-    }
-    let unjudgeable = bb.cancelled || rb.cancelled;
-    for t in applies {
-        if let Some(row) = rows.iter_mut().find(|r| r.measure == t.measure) {
-            let verdict = if unjudgeable {
-                Verdict::Inconclusive("a cancelled burst's figures are partial".into())
-            } else {
-                t.judge(&row.change)
-            };
-            row.verdicts.push((t.text.clone(), verdict));
-        }
-    }
-    let label = kind.map_or("all requests".to_owned(), |k| k.clone());
-    Group {
-        kind: kind.cloned(),
-        baseline_requests: bk.requests,
-        run_requests: rk.requests,
-        rows,
-        baseline_curve: Distribution::new(label.clone(), bk),
-        run_curve: Distribution::new(label, rk),
-    }
-}
-
-/// Exit code and verdict line: a cancelled burst was not measured (3, as a
-/// run with an unjudged check); a certain regression fails (1); else any
-/// inconclusive verdict is exit 4 ("inconclusive: ..."); else 0.
-pub fn outcome(c: &Comparison) -> Outcome {
-    let unmeasured: Vec<String> = c
-        .bursts
-        .iter()
-        .filter_map(|b| {
-            b.unjudgeable
-                .as_ref()
-                .map(|w| format!("{}: {w}", shown_name(&b.id)))
-        })
-        .collect();
-    if !unmeasured.is_empty() {
-        return Outcome {
-            code: exit::RUN_BROKEN,
-            message: format!("not compared: {}", unmeasured.join("; ")),
-        };
-    }
-    let mut failed = Vec::new();
-    let mut inconclusive = Vec::new();
-    let mut held = 0usize;
-    for b in &c.bursts {
-        for g in &b.groups {
-            for row in &g.rows {
-                for (text, v) in &row.verdicts {
-                    let at = format!("{} {}: `{text}`", shown_name(&b.id), g.label());
-                    match v {
-                        Verdict::Pass => held += 1,
-                        Verdict::Fail => {
-                            failed.push(format!("{at} broke ({})", render::change_text(row)))
-                        }
-                        Verdict::Inconclusive(why) => inconclusive.push(format!("{at}: {why}")),
-                    }
-                }
-            }
-        }
-    }
-    if !failed.is_empty() {
-        let mut message = format!("regression: {}", failed.join("; "));
-        if !inconclusive.is_empty() {
-            message.push_str(&format!(
-                " (and {} inconclusive: {})",
-                inconclusive.len(),
-                inconclusive.join("; ")
-            ));
-        }
-        return Outcome {
-            code: exit::CHECK_FAILED,
-            message,
-        };
-    }
-    if !inconclusive.is_empty() {
-        return Outcome {
-            code: exit::INCONCLUSIVE,
-            message: format!(
-                "inconclusive: the noise of the two runs could explain {}: {}; more requests per burst narrow the intervals",
-                if inconclusive.len() == 1 { "one verdict".to_owned() } else { format!("{} verdicts", inconclusive.len()) },
-                inconclusive.join("; ")
-            ),
-        };
-    }
-    if held == 0 {
-        return Outcome {
-            code: exit::INCONCLUSIVE,
-            message: "inconclusive: no threshold applied to any burst (see --threshold)".into(),
-        };
-    }
-    Outcome {
-        code: exit::OK,
-        message: format!(
-            "no regression: {held} threshold verdict{} held over {} burst{}, each on its whole 95 % interval",
-            if held == 1 { "" } else { "s" },
-            c.bursts.len(),
-            if c.bursts.len() == 1 { "" } else { "s" }
-        ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::families::load::stats::new_hist;
-
-    /// A burst of one request kind `k`: `n` answers at `ms` each, `failed`
-    /// of them failed, over 10 s.
-    fn burst(id: &str, kinds: &[(&str, u64, u64, u64)]) -> BurstData {
-        let mut overall = KindStats::new();
-        let kinds = kinds
-            .iter()
-            .map(|&(name, n, ms, failed)| {
-                let mut k = KindStats::new();
-                let (mut raw, mut corrected) = (new_hist(), new_hist());
-                for i in 0..n {
-                    // A spread of ±10 % around `ms`, so percentiles differ.
-                    let us = ms * 1000 * (90 + i % 21) / 100;
-                    raw.record(us).unwrap();
-                    corrected.record(us).unwrap();
-                }
-                (k.raw, k.corrected, k.requests, k.failed) = (raw, corrected, n, failed);
-                overall.add(&k);
-                (name.to_owned(), k)
-            })
-            .collect();
-        BurstData {
-            id: id.into(),
-            summary_file: PathBuf::from(format!("{id}.json")),
-            cancelled: false,
-            elapsed_s: 10.0,
-            kinds,
-            overall,
-        }
-    }
-
-    fn by_id(b: &[BurstData]) -> BTreeMap<String, &BurstData> {
-        b.iter().map(|b| (b.id.clone(), b)).collect()
-    }
-
-    fn run(
-        base: &[BurstData],
-        run: &[BurstData],
-        thresholds: &[&str],
-    ) -> Result<(Comparison, Outcome), String> {
-        let t = thresholds
-            .iter()
-            .map(|t| threshold::parse(t).unwrap())
-            .collect();
-        let c = compare(Path::new("b"), Path::new("r"), &by_id(base), &by_id(run), t)?;
-        let o = outcome(&c);
-        Ok((c, o))
-    }
-
-    #[test]
-    fn a_certain_regression_fails_even_beside_an_inconclusive_verdict() {
-        let base = [burst("s/b", &[("list", 2_000, 20, 0), ("tiny", 20, 20, 0)])];
-        let slow = [burst("s/b", &[("list", 2_000, 60, 0), ("tiny", 20, 20, 0)])];
-        let (c, o) = run(
-            &base,
-            &slow,
-            &["list: p95_regression < 10%", "tiny: p99_regression < 10%"],
-        )
-        .unwrap();
-        assert_eq!(o.code, exit::CHECK_FAILED, "{}", o.message);
-        assert!(
-            o.message.starts_with(
-                "regression: s/b request kind `list`: `list: p95_regression < 10%` broke (×"
-            ),
-            "{}",
-            o.message
-        );
-        assert!(o.message.contains("1 inconclusive"), "{}", o.message);
-        let table = render::console(&c);
-        assert!(
-            table.contains("FAIL (list: p95_regression < 10%)"),
-            "{table}"
-        );
-        assert!(table.contains("not compared: too few answers"), "{table}");
-        // The same burst against itself holds; the tiny kind alone is inconclusive.
-        let (_, o) = run(&base, &base, &["list: p95_regression < 10%"]).unwrap();
-        assert_eq!(o.code, exit::OK, "{}", o.message);
-        let (_, o) = run(&base, &base, &["tiny: p99_regression < 10%"]).unwrap();
-        assert_eq!(o.code, exit::INCONCLUSIVE);
-        assert!(o.message.starts_with("inconclusive: "), "{}", o.message);
-    }
-
-    #[test]
-    fn bursts_and_kinds_in_only_one_folder_are_named() {
-        let a = [burst("s/a", &[("list", 100, 20, 0)])];
-        let b = [burst("s/b", &[("list", 100, 20, 0)])];
-        let e = run(&a, &b, &[]).err().unwrap();
-        assert!(
-            e.contains("only in the baseline b: `s/a`") && e.contains("only in the run r: `s/b`"),
-            "{e}"
-        );
-        let other = [burst("s/a", &[("count", 100, 20, 0)])];
-        let e = run(&a, &other, &[]).err().unwrap();
-        assert!(
-            e.contains("`list` only in the baseline, `count` only in the run"),
-            "{e}"
-        );
-        assert!(run(&[], &[], &[]).err().unwrap().contains("no burst"));
-    }
-
-    #[test]
-    fn error_rates_and_cancelled_bursts_are_judged_on_their_intervals() {
-        let base = [burst("s/b", &[("list", 4_000, 20, 0)])];
-        let failing = [burst("s/b", &[("list", 4_000, 20, 400)])];
-        let (_, o) = run(&base, &failing, &["error_rate_increase < 1%"]).unwrap();
-        assert_eq!(o.code, exit::CHECK_FAILED, "{}", o.message);
-        let (_, o) = run(&base, &base, &["error_rate_increase < 1%"]).unwrap();
-        assert_eq!(o.code, exit::OK, "{}", o.message);
-        let mut cancelled = burst("s/b", &[("list", 4_000, 20, 0)]);
-        cancelled.cancelled = true;
-        let (c, o) = run(&base, &[cancelled], &["error_rate_increase < 1%"]).unwrap();
-        assert_eq!(o.code, exit::RUN_BROKEN);
-        assert!(c.bursts[0]
-            .unjudgeable
-            .as_deref()
-            .unwrap()
-            .contains("cancelled"));
-    }
-
-    #[test]
-    fn outputs_never_overwrite_inputs_or_each_other() {
-        let inputs = [PathBuf::from("/x/load-s-b.json")];
-        let e = outputs_apart(&[("--html", Path::new("/x/load-s-b.json"))], &inputs).unwrap_err();
-        assert!(e.contains("would overwrite"), "{e}");
-        let e = outputs_apart(
-            &[
-                ("--html", Path::new("/y/o")),
-                ("--markdown", Path::new("/y/o")),
-            ],
-            &inputs,
-        )
-        .unwrap_err();
-        assert!(e.contains("both write"), "{e}");
-        assert!(outputs_apart(&[("--html", Path::new("/y/o.html"))], &inputs).is_ok());
-    }
-
-    #[test]
-    fn names_from_files_are_escaped_in_markdown_and_html() {
-        let base = [burst("s/<b>|x", &[("<script>", 200, 20, 0)])];
-        let (c, o) = run(&base, &base, &["p95_regression < 10%"]).unwrap();
-        let page = render::html(&c, &o);
-        assert!(!page.contains("<script>") && page.contains("&lt;script&gt;"));
-        let md = render::markdown(&c, &o);
-        assert!(!md.contains("<b>") && md.contains("\\|x"), "{md}");
-    }
 }

@@ -2,7 +2,9 @@
 //! run --report-dir DIR` (or `tminus merge`) wrote them: every burst's JSON
 //! summary, `load-<suite>-<id>.json` (`families::load::summary`), and its
 //! per-kind totals, `load-<suite>-<id>.kinds.hlog` (lossless HDR histograms,
-//! the shard format, `families::load::shard::write_kind_totals`).
+//! the shard format, `families::load::shard::write_kind_totals`), and its
+//! interval log, `load-<suite>-<id>.hlog` (all requests, one histogram a
+//! second: how the run wandered, `noise.rs`; optional).
 //!
 //! Nothing in the folder is trusted: files are read only when regular and
 //! at most their cap (`stats::read_regular`), histograms are decoded only
@@ -22,6 +24,8 @@ pub use crate::families::load::merge::bounded as shown_name;
 use crate::families::load::merge::MAX_SHARD_REQUESTS;
 use crate::families::load::stats::{self, KindStats};
 use crate::families::load::summary::FORMAT_VERSION;
+
+use super::stats::Empirical;
 
 /// Largest burst summary read (a real one is a few KB).
 pub const MAX_SUMMARY_BYTES: u64 = 4 * 1024 * 1024;
@@ -43,7 +47,20 @@ pub struct BurstData {
     pub kinds: Vec<(String, KindStats)>,
     /// All requests: the kinds added up.
     pub overall: KindStats,
+    /// All requests, second by second (the interval log), raw and
+    /// corrected; empty when the folder has no interval log.
+    pub slices: Slices,
 }
+
+/// A burst's interval log, in time order.
+#[derive(Default)]
+pub struct Slices {
+    pub raw: Vec<Empirical>,
+    pub corrected: Vec<Empirical>,
+}
+
+/// Most seconds read from one interval log (ten hours).
+pub const MAX_SLICES: usize = 36_000;
 
 /// The burst summary's fields `compare` reads (serde ignores the rest).
 #[derive(Deserialize)]
@@ -192,7 +209,7 @@ fn read_burst(path: &Path) -> Result<BurstData, String> {
     for (i, kind) in ordered.into_iter().enumerate() {
         let kind = kind.unwrap_or_default();
         let counts = &s.kinds[kind];
-        let (raw, corrected) = hists[i].take().ok_or_else(|| {
+        let (raw, corrected, lateness) = hists[i].take().ok_or_else(|| {
             format!(
                 "{}: no `k{i}.raw` and `k{i}.corrected` histograms (request kind `{}`)",
                 hlog.display(),
@@ -213,6 +230,7 @@ fn read_burst(path: &Path) -> Result<BurstData, String> {
         let mut k = KindStats::new();
         k.raw = raw;
         k.corrected = corrected;
+        k.lateness = lateness;
         k.requests = counts.requests;
         k.failed = counts.failed;
         k.r429 = counts.responses_429;
@@ -230,6 +248,7 @@ fn read_burst(path: &Path) -> Result<BurstData, String> {
             "`overall` does not add up to its request kinds".into(),
         ));
     }
+    let slices = read_slices(&interval_log_path(path))?;
     Ok(BurstData {
         id: format!("{}/{}", s.suite, s.load),
         summary_file: path.to_path_buf(),
@@ -237,7 +256,50 @@ fn read_burst(path: &Path) -> Result<BurstData, String> {
         elapsed_s: s.elapsed_s,
         kinds,
         overall,
+        slices,
     })
+}
+
+/// `load-s-b.json` → `load-s-b.hlog`, beside it.
+pub fn interval_log_path(summary: &Path) -> PathBuf {
+    summary.with_extension("hlog")
+}
+
+/// The `raw` and `corrected` intervals of an interval log in time order
+/// (other tags are skipped); none when there is no log.
+fn read_slices(path: &Path) -> Result<Slices, String> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(Slices::default());
+    }
+    let shown = path.display();
+    let mut tagged: Vec<(std::time::SystemTime, bool, Empirical)> = Vec::new();
+    stats::for_each_encoded(path, |e| {
+        let raw = match e.tag.as_str() {
+            "raw" => true,
+            "corrected" => false,
+            _ => return Ok(()),
+        };
+        if tagged.len() >= 2 * MAX_SLICES {
+            return Err(format!(
+                "{shown}: more than {MAX_SLICES} intervals, the most compare reads"
+            ));
+        }
+        let h = e
+            .decode()
+            .map_err(|m| format!("{shown}: `{}`: {m}", e.tag))?;
+        tagged.push((e.start, raw, Empirical::new(&h)));
+        Ok(())
+    })?;
+    tagged.sort_by_key(|(t, _, _)| *t);
+    let mut out = Slices::default();
+    for (_, raw, e) in tagged {
+        if raw {
+            out.raw.push(e);
+        } else {
+            out.corrected.push(e);
+        }
+    }
+    Ok(out)
 }
 
 /// `load-s-b.json` → `load-s-b.kinds.hlog`, beside it.
@@ -249,7 +311,13 @@ pub fn kinds_hlog_path(summary: &Path) -> PathBuf {
     summary.with_file_name(format!("{stem}{KINDS_HLOG_SUFFIX}"))
 }
 
-type RawAndCorrected = (hdrhistogram::Histogram<u64>, hdrhistogram::Histogram<u64>);
+/// A kind's raw and corrected latency and the generator's lateness (empty
+/// when the file has none).
+type RawAndCorrected = (
+    hdrhistogram::Histogram<u64>,
+    hdrhistogram::Histogram<u64>,
+    hdrhistogram::Histogram<u64>,
+);
 
 /// The `k<i>.raw` and `k<i>.corrected` histograms of `kinds` kinds, each
 /// tag at most once.
@@ -262,6 +330,7 @@ fn read_kind_histograms(path: &Path, kinds: usize) -> Result<Vec<Option<RawAndCo
     }
     let mut raw: Vec<Option<hdrhistogram::Histogram<u64>>> = vec![None; kinds];
     let mut corrected = raw.clone();
+    let mut lateness = raw.clone();
     stats::for_each_encoded(path, |e| {
         let Some((i, tag)) = e
             .tag
@@ -278,7 +347,7 @@ fn read_kind_histograms(path: &Path, kinds: usize) -> Result<Vec<Option<RawAndCo
         let slot = match tag {
             "raw" => &mut raw[i],
             "corrected" => &mut corrected[i],
-            "lateness" => return Ok(()),
+            "lateness" => &mut lateness[i],
             _ => return Err(format!("{shown}: unknown tag `{}`", shown_name(&e.tag))),
         };
         if slot.is_some() {
@@ -296,7 +365,8 @@ fn read_kind_histograms(path: &Path, kinds: usize) -> Result<Vec<Option<RawAndCo
     Ok(raw
         .into_iter()
         .zip(corrected)
-        .map(|(r, c)| r.zip(c))
+        .zip(lateness)
+        .map(|((r, c), l)| Some((r?, c?, l.unwrap_or_else(stats::new_hist))))
         .collect())
 }
 

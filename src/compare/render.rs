@@ -17,11 +17,30 @@ use crate::report::plot;
 use crate::report::summary::{code, text};
 
 /// How the intervals were made, for every output.
-pub fn method() -> String {
-    format!(
-        "{:.0} % intervals: percentiles by a bootstrap of the HDR histograms ({RESAMPLES} resamples, seed {SEED}), throughput as Poisson counts, rates by Newcombe's score interval; a verdict needs the whole interval on one side of its threshold",
+pub fn method(c: &Comparison) -> String {
+    let mut m = format!(
+        "{:.0} % intervals: percentiles by a bootstrap of the HDR histograms ({RESAMPLES} resamples, seed {SEED}), throughput as Poisson counts, rates by Newcombe's score interval; each widened by the run-to-run noise (the `noise` column: how far each run's percentile wandered over its seconds beyond sampling, and a calibrated band); a verdict needs the whole interval beyond or inside its limit, the same either way round, and a change below the floor (`min`, default 1 ms for percentiles) is never a regression",
         CONFIDENCE * 100.0
-    )
+    );
+    for f in &c.noise_files {
+        let _ = write!(
+            m,
+            "; noise band calibrated by `tminus compare --calibrate`, from {}",
+            f.display()
+        );
+    }
+    m
+}
+
+/// The noise added to a row's interval: `±3.2%`, `±0.10 pp`, `-`.
+fn noise(row: &Row) -> String {
+    if row.noise <= 0.0 {
+        return "-".into();
+    }
+    match row.measure {
+        Measure::ErrorRate | Measure::Rate429 => format!("±{:.2} pp", row.noise * 100.0),
+        _ => format!("±{:.1}%", (row.noise.exp() - 1.0) * 100.0),
+    }
 }
 
 /// A measured value as the table shows it.
@@ -68,22 +87,29 @@ fn verdicts(row: &Row) -> String {
     let mut parts: Vec<String> = row
         .verdicts
         .iter()
+        .filter(|(_, v)| !matches!(v, Verdict::NotCompared(_)))
         .map(|(t, v)| format!("{} ({t})", verdict_word(v)))
         .collect();
-    if parts.is_empty() {
-        parts.push("-".into());
-    }
     if let Change::Unknown(why) = &row.change {
         parts.push(format!("not compared: {why}"));
+    }
+    if !row.noise_notes.is_empty() {
+        parts.push(format!("noise: {}", row.noise_notes.join(", ")));
+    }
+    if parts.is_empty() {
+        parts.push("-".into());
     }
     parts.join("; ")
 }
 
 fn verdict_word(v: &Verdict) -> &'static str {
     match v {
-        Verdict::Pass => "pass",
-        Verdict::Fail => "FAIL",
+        Verdict::NoChange => "pass, no change",
+        Verdict::BelowFloor => "pass, below the floor",
+        Verdict::Improvement => "pass, improvement",
+        Verdict::Regression => "FAIL",
         Verdict::Inconclusive(_) => "inconclusive",
+        Verdict::NotCompared(_) => "not compared",
     }
 }
 
@@ -103,7 +129,7 @@ pub fn console(c: &Comparison) -> String {
         "tminus compare: baseline {} vs run {}\n{}\n",
         c.baseline_dir.display(),
         c.run_dir.display(),
-        method()
+        method(c)
     );
     for b in &c.bursts {
         if let Some(why) = &b.unjudgeable {
@@ -113,19 +139,20 @@ pub fn console(c: &Comparison) -> String {
             let _ = writeln!(out, "\n{}", group_heading(&b.id, g));
             let _ = writeln!(
                 out,
-                "  {:<11} {:>12} {:>12}  {:<9} {:<22} verdict",
-                "measure", "baseline", "run", "change", "95 % interval"
+                "  {:<11} {:>12} {:>12}  {:<9} {:<22} {:<8} verdict",
+                "measure", "baseline", "run", "change", "95 % interval", "noise"
             );
             for row in &g.rows {
                 let (est, interval) = change_parts(row);
                 let _ = writeln!(
                     out,
-                    "  {:<11} {:>12} {:>12}  {:<9} {:<22} {}",
+                    "  {:<11} {:>12} {:>12}  {:<9} {:<22} {:<8} {}",
                     row.measure.label(),
                     value(row.measure, row.baseline),
                     value(row.measure, row.run),
                     est,
                     interval,
+                    noise(row),
                     verdicts(row)
                 );
             }
@@ -151,7 +178,7 @@ pub fn markdown(c: &Comparison, o: &Outcome) -> String {
         text(&o.message),
         code(&c.baseline_dir.display().to_string()),
         code(&c.run_dir.display().to_string()),
-        text(&method())
+        text(&method(c))
     );
     for b in &c.bursts {
         if let Some(why) = &b.unjudgeable {
@@ -160,19 +187,20 @@ pub fn markdown(c: &Comparison, o: &Outcome) -> String {
         for g in &b.groups {
             let _ = write!(
                 md,
-                "\n### {}\n\n| measure | baseline | run | change | 95 % interval | verdict |\n|---|---:|---:|---:|---|---|\n",
+                "\n### {}\n\n| measure | baseline | run | change | 95 % interval | noise | verdict |\n|---|---:|---:|---:|---|---|---|\n",
                 text(&group_heading(&b.id, g))
             );
             for row in &g.rows {
                 let (est, interval) = change_parts(row);
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} |",
                     text(&row.measure.label()),
                     value(row.measure, row.baseline),
                     value(row.measure, row.run),
                     text(&est),
                     text(&interval),
+                    text(&noise(row)),
                     text(&verdicts(row))
                 );
             }
@@ -197,7 +225,7 @@ pub fn html(c: &Comparison, o: &Outcome) -> String {
         esc(&o.message),
         esc(&c.baseline_dir.display().to_string()),
         esc(&c.run_dir.display().to_string()),
-        esc(&method())
+        esc(&method(c))
     );
     for b in &c.bursts {
         let _ = write!(h, "<section><h2>{}</h2>", esc(&shown_name(&b.id)));
@@ -208,19 +236,20 @@ pub fn html(c: &Comparison, o: &Outcome) -> String {
             let heading = group_heading(&b.id, g);
             let _ = write!(
                 h,
-                "<h3>{}</h3><table><tr><th>measure</th><th>baseline</th><th>run</th><th>change</th><th>95 % interval</th><th>verdict</th></tr>",
+                "<h3>{}</h3><table><tr><th>measure</th><th>baseline</th><th>run</th><th>change</th><th>95 % interval</th><th>noise</th><th>verdict</th></tr>",
                 esc(&heading)
             );
             for row in &g.rows {
                 let (est, interval) = change_parts(row);
                 let _ = write!(
                     h,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                     esc(&row.measure.label()),
                     esc(&value(row.measure, row.baseline)),
                     esc(&value(row.measure, row.run)),
                     esc(&est),
                     esc(&interval),
+                    esc(&noise(row)),
                     esc(&verdicts(row))
                 );
             }

@@ -11,8 +11,11 @@
 //!   resample draws that one Beta variate and reads the histogram's value at
 //!   it. That is the same bootstrap distribution as drawing all n values, at
 //!   a cost independent of n (no subsampling of large bursts is needed, and
-//!   none changes the interval). [`RESAMPLES`] resamples from the fixed
-//!   [`SEED`]: the same two folders always give the same interval.
+//!   none changes the interval). [`RESAMPLES`] resamples; each histogram
+//!   draws from its own stream, seeded from the fixed [`SEED`] and its own
+//!   content: the same two folders always give the same interval, and the
+//!   same two folders in the other order give exactly its reciprocal (a
+//!   verdict cannot flip with the order of the arguments).
 //! - **Throughput**: the ratio of two counts over their durations, each
 //!   count taken as Poisson (a paced burst varies less, so the interval is
 //!   wider than it needs to be, never narrower).
@@ -21,10 +24,11 @@
 //!   keeps its coverage at 0 failures where a normal approximation collapses
 //!   to a zero-width interval.
 //!
-//! What the intervals cover: the sampling noise of the two runs' requests,
-//! taken as independent. Drift between two runs of the machine, the network
-//! or the target's caches is not in them; a threshold leaves room for it
-//! (`docs/ci.md`, "Release baselines").
+//! What these intervals cover: the sampling noise of the two runs' requests,
+//! taken as independent. Drift between two runs (the machine, the network,
+//! the target's caches) is added by [`widen`] from what `noise.rs` measures
+//! across each run's time slices and from a calibrated band
+//! (`calibrate.rs`).
 
 use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
@@ -37,7 +41,7 @@ pub const SEED: u64 = 27;
 /// Two-sided confidence of every interval.
 pub const CONFIDENCE: f64 = 0.95;
 /// The standard normal quantile of 97.5 % (the two-sided 95 % interval).
-const Z: f64 = 1.959_963_984_540_054;
+pub const Z: f64 = 1.959_963_984_540_054;
 /// Answers each run must have beyond a percentile for it to be compared:
 /// p99 needs 500 answers, p95 100, p50 10. With fewer, the percentile is
 /// one of the last few values and the bootstrap cannot say how it varies.
@@ -87,7 +91,7 @@ impl Empirical {
     }
 
     /// The value of rank `r` (1-based, clamped into 1..=len); 0 when empty.
-    fn at_rank(&self, r: u64) -> u64 {
+    pub(crate) fn at_rank(&self, r: u64) -> u64 {
         let r = r.clamp(1, self.len().max(1));
         let i = self.cumulative.partition_point(|&c| c < r);
         self.values
@@ -102,8 +106,47 @@ impl Empirical {
         self.at_rank(rank(q, self.len()))
     }
 
+    /// A histogram made of `parts` added up (the time slices of a block).
+    pub fn merged(parts: &[&Empirical]) -> Empirical {
+        let mut counts: std::collections::BTreeMap<u64, u64> = Default::default();
+        for p in parts {
+            let mut before = 0u64;
+            for (v, c) in p.values.iter().zip(&p.cumulative) {
+                *counts.entry(*v).or_default() += c - before;
+                before = *c;
+            }
+        }
+        let mut total = 0u64;
+        let (values, cumulative) = counts
+            .into_iter()
+            .map(|(v, c)| {
+                total = total.saturating_add(c);
+                (v, total)
+            })
+            .unzip();
+        Empirical { values, cumulative }
+    }
+
+    /// A hash of the content and of `q` (FNV-1a: stable across builds),
+    /// the seed of this histogram's bootstrap stream.
+    fn fingerprint(&self, q: f64) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |x: u64| {
+            for b in x.to_le_bytes() {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        };
+        eat(q.to_bits());
+        for (v, c) in self.values.iter().zip(&self.cumulative) {
+            eat(*v);
+            eat(*c);
+        }
+        h
+    }
+
     /// The percentile `q` of one bootstrap resample (see the module doc).
-    fn resampled_quantile(&self, q: f64, rng: &mut StdRng) -> u64 {
+    pub(crate) fn resampled_quantile(&self, q: f64, rng: &mut StdRng) -> u64 {
         let n = self.len();
         let k = rank(q, n);
         let u = beta(rng, k as f64, (n + 1 - k) as f64);
@@ -112,7 +155,7 @@ impl Empirical {
 }
 
 /// ⌈q·n⌉ within 1..=n.
-fn rank(q: f64, n: u64) -> u64 {
+pub(crate) fn rank(q: f64, n: u64) -> u64 {
     ((q * n as f64).ceil() as u64).clamp(1, n.max(1))
 }
 
@@ -133,22 +176,60 @@ pub fn percentile_ratio(base: &Empirical, run: &Empirical, q: f64) -> Change {
             ));
         }
     }
-    let mut rng = StdRng::seed_from_u64(SEED);
-    let mut ratios: Vec<f64> = (0..RESAMPLES)
+    // One stream per histogram, from its content: swapping the two folders
+    // swaps the streams with them, so every log ratio changes sign exactly.
+    // Two identical histograms get two streams all the same.
+    let (hb, mut hr) = (base.fingerprint(q), run.fingerprint(q));
+    if hr == hb {
+        hr = hr.rotate_left(17) ^ 0x9e37_79b9_7f4a_7c15;
+    }
+    let mut rng_b = StdRng::seed_from_u64(SEED ^ hb);
+    let mut rng_r = StdRng::seed_from_u64(SEED ^ hr);
+    let ln = |v: u64| (v.max(1) as f64).ln();
+    let mut logs: Vec<f64> = (0..RESAMPLES)
         .map(|_| {
-            let b = base.resampled_quantile(q, &mut rng).max(1);
-            let r = run.resampled_quantile(q, &mut rng);
-            r as f64 / b as f64
+            let b = base.resampled_quantile(q, &mut rng_b);
+            let r = run.resampled_quantile(q, &mut rng_r);
+            ln(r) - ln(b)
         })
         .collect();
-    ratios.sort_by(f64::total_cmp);
+    logs.sort_by(f64::total_cmp);
     let tail = (1.0 - CONFIDENCE) / 2.0;
-    let lo = ((tail * RESAMPLES as f64).floor() as usize).min(RESAMPLES - 1);
-    let hi = (((1.0 - tail) * RESAMPLES as f64).ceil() as usize).clamp(1, RESAMPLES) - 1;
+    // lo + hi = RESAMPLES - 1: the interval of the other order mirrors this one.
+    let lo = ((tail * RESAMPLES as f64).floor() as usize).min(RESAMPLES / 2 - 1);
+    let hi = RESAMPLES - 1 - lo;
+    let point = ln(run.quantile(q)) - ln(base.quantile(q));
     Change::Known(Estimate {
-        value: run.quantile(q) as f64 / base.quantile(q).max(1) as f64,
-        low: ratios[lo],
-        high: ratios[hi],
+        value: point.exp(),
+        low: logs[lo].min(point).exp(),
+        high: logs[hi].max(point).exp(),
+    })
+}
+
+/// An interval widened by run-to-run noise: `extra` is the half-width to
+/// add in quadrature, on the log scale for ratios (percentiles,
+/// throughput) and as is for differences (rates). Each side of the
+/// interval keeps its own width before: a stationary run (`extra` 0) is
+/// left as it was.
+pub fn widen(change: &Change, extra: f64, ratio: bool) -> Change {
+    let Change::Known(e) = change else {
+        return change.clone();
+    };
+    if extra <= 0.0 || !extra.is_finite() {
+        return change.clone();
+    }
+    type Map = fn(f64) -> f64;
+    let (to, from): (Map, Map) = if ratio {
+        (|x: f64| x.max(1e-12).ln(), f64::exp)
+    } else {
+        (|x| x, |x| x)
+    };
+    let (v, l, h) = (to(e.value), to(e.low), to(e.high));
+    let grow = |w: f64| (w.max(0.0).powi(2) + extra * extra).sqrt();
+    Change::Known(Estimate {
+        value: e.value,
+        low: from(v - grow(v - l)),
+        high: from(v + grow(h - v)),
     })
 }
 
@@ -292,6 +373,38 @@ mod tests {
     }
 
     #[test]
+    fn the_other_order_gives_the_reciprocal_interval() {
+        let mut rng = StdRng::seed_from_u64(7);
+        let a = Empirical::new(&lognormal(&mut rng, 900, 20_000.0));
+        let b = Empirical::new(&lognormal(&mut rng, 1_100, 23_000.0));
+        for q in [0.5, 0.95, 0.99] {
+            let (one, other) = (
+                known(percentile_ratio(&a, &b, q)),
+                known(percentile_ratio(&b, &a, q)),
+            );
+            let close = |x: f64, y: f64| (x.ln() + y.ln()).abs() < 1e-12;
+            assert!(close(one.value, other.value), "p{q}: {one:?} {other:?}");
+            assert!(
+                close(one.low, other.high) && close(one.high, other.low),
+                "p{q}: {one:?} {other:?}"
+            );
+            let (w1, w2) = (
+                widen(&Change::Known(one), 0.2, true),
+                widen(&Change::Known(other), 0.2, true),
+            );
+            let (w1, w2) = (known(w1), known(w2));
+            assert!(
+                close(w1.low, w2.high) && close(w1.high, w2.low),
+                "{w1:?} {w2:?}"
+            );
+            assert!(w1.low < one.low && w1.high > one.high);
+        }
+        // No noise: the interval is left as it was.
+        let e = known(percentile_ratio(&a, &b, 0.95));
+        assert_eq!(widen(&Change::Known(e), 0.0, true), Change::Known(e));
+    }
+
+    #[test]
     fn too_few_answers_are_not_compared() {
         let mut rng = StdRng::seed_from_u64(4);
         let small = Empirical::new(&lognormal(&mut rng, 50, 20_000.0));
@@ -306,8 +419,8 @@ mod tests {
         // ... and a threshold on it is inconclusive, never a pass or a fail.
         let t = super::super::threshold::parse("p99_regression < 20%").unwrap();
         assert!(matches!(
-            t.judge(&percentile_ratio(&big, &small, 0.99)),
-            super::super::threshold::Verdict::Inconclusive(_)
+            t.judge(20.0, 20.0, &percentile_ratio(&big, &small, 0.99)),
+            super::super::threshold::Verdict::NotCompared(_)
         ));
         assert_eq!(answers_needed(0.95), 100);
         assert!(matches!(
@@ -366,19 +479,24 @@ mod tests {
         use super::super::threshold::{parse, Verdict};
         const TRIALS: usize = 300;
         const ANSWERS: usize = 5_000;
-        let t = parse("p95_regression < 10%").unwrap();
+        // No floor: the interval alone decides.
+        let t = parse("p95_regression < 10% min 0ms").unwrap();
+        let judge = |b: &Empirical, r: &Empirical| {
+            let ms = |e: &Empirical| e.quantile(0.95) as f64 / 1000.0;
+            t.judge(ms(b), ms(r), &percentile_ratio(b, r, 0.95))
+        };
         let mut rng = StdRng::seed_from_u64(6);
         let (mut same_passed, mut same_failed, mut edge_failed) = (0usize, 0usize, 0usize);
         for _ in 0..TRIALS {
             let base = Empirical::new(&lognormal(&mut rng, ANSWERS, 20_000.0));
             let same = Empirical::new(&lognormal(&mut rng, ANSWERS, 20_000.0));
             let edge = Empirical::new(&lognormal(&mut rng, ANSWERS, 22_000.0));
-            match t.judge(&percentile_ratio(&base, &same, 0.95)) {
-                Verdict::Pass => same_passed += 1,
-                Verdict::Fail => same_failed += 1,
-                Verdict::Inconclusive(_) => {}
+            match judge(&base, &same) {
+                Verdict::NoChange | Verdict::BelowFloor => same_passed += 1,
+                Verdict::Regression | Verdict::Improvement => same_failed += 1,
+                Verdict::Inconclusive(_) | Verdict::NotCompared(_) => {}
             }
-            if t.judge(&percentile_ratio(&base, &edge, 0.95)) == Verdict::Fail {
+            if judge(&base, &edge) == Verdict::Regression {
                 edge_failed += 1;
             }
         }
