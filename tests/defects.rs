@@ -160,8 +160,15 @@ static IDEMPOTENCY: Table = Table {
             &[],
         ),
         row(
+            // The replay's control: the same body under a new key is replayed.
             &[DedupeByBody],
-            &[("idem-distinct-keys", "(deduplicated by body)")],
+            &[
+                ("idem-distinct-keys", "(deduplicated by body)"),
+                (
+                    "idem-replay",
+                    "the target de-duplicates by content, so the replay with the first key proves nothing",
+                ),
+            ],
             &[],
         ),
         row(

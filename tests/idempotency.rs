@@ -253,3 +253,149 @@ checks:
     );
     assert!(!text.contains("even after"), "{text}");
 }
+
+/// Runs `checks` (YAML list items) against a fresh reference with `defects`;
+/// the report's checks by id and the process output.
+fn run_checks(
+    defects: &[tminus::reference::Defect],
+    checks: &str,
+    extra: &[&str],
+) -> (
+    std::collections::BTreeMap<String, serde_json::Value>,
+    std::process::Output,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("s.yaml");
+    std::fs::write(
+        &suite,
+        format!(
+            "suite: s\ntarget:\n  headers: {{ Authorization: \"Bearer ref_test_key_a\" }}\nchecks:\n{checks}"
+        ),
+    )
+    .unwrap();
+    let reference = RefHandle::start(defects);
+    let (json, out) = common::run_with_json(dir.path(), &suite, &reference.url, extra, &[]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let checks = v["suites"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["id"].as_str().unwrap().to_owned(), c.clone()))
+        .collect();
+    (checks, out)
+}
+
+/// A property of a check in the report: `(verdict, message)`.
+fn property(check: &serde_json::Value, p: &str) -> (String, String) {
+    let a = check["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["property"] == p)
+        .unwrap_or_else(|| panic!("no {p}: {check:#}"));
+    (
+        a["verdict"].as_str().unwrap().to_owned(),
+        a["message"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+const EFFECTS: &str =
+    "effects: { request: { path: /__tminus/effects/messages.create }, value: $.count }";
+
+/// Issue 37 item 7: the replay's control sends the same body under a new
+/// key. The healthy reference executes it; a reference that de-duplicates by
+/// body does not, and then the replay's passes are not decided (errors), the
+/// control fails, and the verdict is a failure, never a pass.
+#[test]
+fn the_replay_control_tells_dedupe_by_content_from_the_key() {
+    let checks = format!(
+        "  - id: replay\n    kind: idempotency.replay\n    request: {{ method: POST, path: /public/v1/messages, json: {{ contact_id: 1, text: \"c ${{uuid}}\" }} }}\n    {EFFECTS}\n"
+    );
+    let (healthy, out) = run_checks(&[], &checks, &[]);
+    let c = &healthy["replay"];
+    assert_eq!(c["verdict"], "pass", "{c:#}\n{}", common::stderr(&out));
+    let (v, m) = property(c, "key_not_content");
+    assert_eq!(v, "pass", "{m}");
+    assert!(m.contains("the key, not the content, decides"), "{m}");
+
+    let (deduped, _) = run_checks(&[tminus::reference::Defect::DedupeByBody], &checks, &[]);
+    let c = &deduped["replay"];
+    assert_eq!(c["verdict"], "fail", "{c:#}");
+    let (v, m) = property(c, "key_not_content");
+    assert_eq!(v, "fail", "{m}");
+    assert!(m.contains("the target de-duplicates by content"), "{m}");
+    for p in ["single_effect", "same_status", "same_body", "marker"] {
+        let (v, m) = property(c, p);
+        assert_eq!(v, "skipped", "{p}: {m}");
+        assert!(
+            m.contains("not judged: the same body under a new key"),
+            "{p}: {m}"
+        );
+    }
+}
+
+/// Issue 37 item 7: the counter is read after each request of
+/// `idempotency.mismatch`. On a target that de-duplicates by body, a first
+/// request whose body was seen executes nothing while the changed body
+/// executes: +1 overall, which the old before/after reading passed as "the
+/// first executed, the changed body did not". Now `not_executed` fails; and
+/// when neither executes it is not exercised (an error), never a pass.
+#[test]
+fn mismatch_attributes_each_execution_to_its_request() {
+    let body =
+        "{ method: POST, path: /public/v1/messages, json: { contact_id: 1, text: \"seen\" } }";
+    let changed = "{ method: POST, path: /public/v1/messages, json: { contact_id: 1, text: \"seen, changed\" } }";
+    let mismatch = |id: &str| {
+        format!("  - id: {id}\n    kind: idempotency.mismatch\n    request: {body}\n    changed: {changed}\n    {EFFECTS}\n")
+    };
+    let checks = format!(
+        "  - id: seed\n    kind: idempotency.distinct_keys\n    request: {body}\n    {EFFECTS}\n{}{}",
+        mismatch("first-seen"),
+        mismatch("both-seen")
+    );
+    let (healthy, _) = run_checks(&[], &checks, &[]);
+    // The healthy reference executes the first and refuses the changed body.
+    for id in ["first-seen", "both-seen"] {
+        let (v, m) = property(&healthy[id], "not_executed");
+        assert_eq!(v, "pass", "{id}: {m}");
+    }
+    let (deduped, _) = run_checks(&[tminus::reference::Defect::DedupeByBody], &checks, &[]);
+    let c = &deduped["first-seen"];
+    assert_eq!(c["verdict"], "fail", "{c:#}");
+    let (v, m) = property(c, "not_executed");
+    assert_eq!(v, "fail", "{c:#}");
+    assert!(m.contains("the changed body executed"), "{m}");
+    assert!(m.contains("the first executed nothing"), "{m}");
+    let c = &deduped["both-seen"];
+    assert_eq!(c["verdict"], "error", "{c:#}");
+    let (v, m) = property(c, "not_executed");
+    assert_eq!(v, "error", "{c:#}");
+    assert!(m.contains("the first request executed nothing"), "{m}");
+}
+
+/// Issue 37 item 7: parallel requests that all executed fail
+/// `others_conflict_or_replay` whatever their statuses (all 201 here, which
+/// `allow_replay` took as replays): the counter rose by the concurrency.
+#[test]
+fn concurrent_others_that_executed_are_not_replays() {
+    let checks = format!(
+        "  - id: race\n    kind: idempotency.concurrent\n    request: {{ method: POST, path: /public/v1/messages, json: {{ contact_id: 1, text: \"r ${{uuid}}\" }} }}\n    {EFFECTS}\n    concurrency: 4\n    rounds: 2\n    slow_headers: {{ X-Tminus-Test-Delay-Ms: 150 }}\n"
+    );
+    let (healthy, _) = run_checks(&[], &checks, &["--strict"]);
+    let (v, m) = property(&healthy["race"], "others_conflict_or_replay");
+    assert_eq!(v, "pass", "{m}");
+    let (racy, _) = run_checks(
+        &[tminus::reference::Defect::RaceExecutesTwice],
+        &checks,
+        &["--strict"],
+    );
+    let c = &racy["race"];
+    assert_eq!(property(c, "single_effect").0, "fail", "{c:#}");
+    let (v, m) = property(c, "others_conflict_or_replay");
+    assert_eq!(v, "fail", "{c:#}");
+    assert!(
+        m.contains("3 of the other 3 request(s) executed, whatever their statuses said"),
+        "{m}"
+    );
+}

@@ -3,5 +3,6 @@
 pub mod exec;
 pub mod plan;
 pub mod race;
+pub mod replay;
 pub mod spec;
 pub mod together;

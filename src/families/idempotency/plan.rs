@@ -390,9 +390,13 @@ impl IdemPlan {
     pub fn requests(&self) -> crate::context::budget::Requests {
         use crate::context::budget::{Requests, COUNTER_READS as C};
         match &self.mode {
-            Mode::Replay { .. } | Mode::DistinctKeys { .. } => Requests::own(2 + C),
-            // first, changed body, and the changed body alone under a new key
-            Mode::Mismatch { .. } => Requests::own(3 + C),
+            // first, replay and the control (the same body under a new key),
+            // the counter read before and after each
+            Mode::Replay { .. } => Requests::own(3 + 4),
+            Mode::DistinctKeys { .. } => Requests::own(2 + C),
+            // first, changed body, and the changed body alone under a new key;
+            // the counter read before, after the first and after the changed body
+            Mode::Mismatch { .. } => Requests::own(3 + 3),
             // Each round (its n requests and the counter read after it) is
             // reserved on its own (`idempotency::exec`), so every round falls
             // inside one window; a round rate limited anyway is redone.

@@ -73,14 +73,19 @@ impl RoundJudgement {
 
 /// Judges one round: exactly one execution, no 5xx, at least one success,
 /// and every other answer a conflict or (with `allow_replay`) a replayed
-/// success.
+/// success. A success counts as a replay only when the counter shows one
+/// execution for the round: more, and the others executed, whatever their
+/// statuses said (a 201 is a replay or an execution, and only the counter
+/// tells which).
 pub fn judge_round(t: &RoundTally, allow_replay: bool) -> RoundJudgement {
     RoundJudgement {
         exercised: t.executions > 0,
         single_effect: t.executions == 1,
         no_5xx: t.server_errors == 0,
         one_success: t.successes >= 1,
-        others_conflict_or_replay: t.others == 0 && (allow_replay || t.successes <= 1),
+        others_conflict_or_replay: t.others == 0
+            && t.executions <= 1
+            && (allow_replay || t.successes <= 1),
     }
 }
 
@@ -493,6 +498,16 @@ mod simulation {
             ..ok
         };
         assert!(!judge_round(&twice, true).single_effect);
+        // Issue 37: ten successes and ten executions are not ten replays.
+        let all_executed = RoundTally {
+            executions: 10,
+            successes: 10,
+            conflicts: 0,
+            ..ok
+        };
+        let j = judge_round(&all_executed, true);
+        assert!(!j.others_conflict_or_replay && !j.single_effect && j.one_success);
+        assert!(!judge_round(&twice, true).others_conflict_or_replay);
         let nothing = RoundTally {
             executions: 0,
             ..ok

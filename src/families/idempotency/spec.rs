@@ -399,7 +399,7 @@ const REQ: Param = param(
 const EFFECTS: Param = param(
     "effects",
     D::Required,
-    "`{request, value}`: the side-effect counter read before and after (a number at a JSON path, or the length of a list there)",
+    "`{request, value}`: the side-effect counter (a number at a JSON path, or the length of a list there), read before the first request and after the requests it judges: after each one for `replay` and `mismatch`, after each round for `concurrent`",
 );
 const KEY_HEADER: Param = param(
     "key_header",
@@ -445,7 +445,7 @@ pub const KINDS: &[Kind] = &[
             must(
                 "single_effect",
                 "draft-ietf-httpapi-idempotency-key §2; catalogue IDEM-002",
-                "two requests with one key execute once (side-effect counter +1)",
+                "two requests with one key execute once: the counter, read after each, rises with the first and not with the replay",
             ),
             must(
                 "same_status",
@@ -467,9 +467,14 @@ pub const KINDS: &[Kind] = &[
                 "BOTIX contract (catalogue IDEM-002)",
                 "the first execution does not claim to be a replay",
             ).botix_must(),
+            must(
+                "key_not_content",
+                "draft-ietf-httpapi-idempotency-key §2 (a key identifies one request)",
+                "the control: the same body under a new key executes (+1), so the replay came from the key, not from de-duplication by content; when it does not, this fails and the replay's passes are not decided",
+            ),
         ],
         name: "idempotency.replay",
-        summary: "same request twice with one key: one execution, identical answer, replay marker (IDEM-002)",
+        summary: "same request twice with one key: one execution, identical answer, replay marker; the same body under a new key executes (IDEM-002)",
         params: &[
             REQ,
             EFFECTS,
@@ -535,7 +540,7 @@ pub const KINDS: &[Kind] = &[
             must(
                 "not_executed",
                 "catalogue IDEM-003",
-                "the changed body is not executed (side-effect counter +1 for both requests)",
+                "the changed body is not executed (the counter, read after each request, rose with the first and not with the changed body); not exercised when the first executed nothing",
             ),
             must(
                 "not_replayed",
@@ -582,7 +587,7 @@ pub const KINDS: &[Kind] = &[
             should(
                 "others_conflict_or_replay",
                 "draft-ietf-httpapi-idempotency-key §2.7 (SHOULD reply 409)",
-                "every other request gets `conflict_status` or a replayed success (`allow_replay`)",
+                "every other request gets `conflict_status` or a replayed success (`allow_replay`), and none of them executed (the counter rose by one at most: a success is a replay only then)",
             ),
         ],
         name: "idempotency.concurrent",
