@@ -152,16 +152,16 @@ fn burst_passes_its_thresholds_and_files_agree_with_the_summary() {
 
     let stem = "load-burst-burst";
     let s = summary(dir.path(), stem);
-    // users 4, hatch_rate 4 (1 s), hold 3s, ramp_down 1s.
+    // users 4, hatch_rate 4 (1 s), hold 4s, ramp_down 1s.
     assert_eq!(
         s["profile"],
         serde_json::json!({"kind": "stages", "stages": [
-            {"users": 4, "over_s": 1}, {"users": 4, "over_s": 3}, {"users": 0, "over_s": 1}
+            {"users": 4, "over_s": 1}, {"users": 4, "over_s": 4}, {"users": 0, "over_s": 1}
         ]})
     );
     // The schema is strict: the old Debug text of the profile is refused.
     let mut old = s.clone();
-    old["profile"] = "Stages([(4, 1), (4, 3), (0, 1)])".into();
+    old["profile"] = "Stages([(4, 1), (4, 4), (0, 1)])".into();
     assert!(!summary_errors(&old).is_empty());
     let count = s["overall"]["latency_corrected"]["count"].as_u64().unwrap();
     assert!(count > 100, "{s}");
