@@ -1146,6 +1146,67 @@ fn cmd_completions(shell: clap_complete::Shell) -> i32 {
     say_bytes(&buf)
 }
 
+/// `init --from-openapi FILE|URL`: the suite's text and what it holds. A
+/// URL's document is saved beside the suite first (its `contract:` names a
+/// file), never over an existing file, and removed when no suite is made.
+fn init_from_openapi(
+    source: &str,
+    a: &crate::cli::InitArgs,
+    suite_dir: &std::path::Path,
+    profile: crate::model::profile::Profile,
+) -> Result<(String, String), String> {
+    let (doc, fetched) = if crate::init::is_url(source) {
+        if a.output.as_os_str() != "-" && a.output.exists() {
+            return Err(format!(
+                "{} exists; not overwritten (choose another --output)",
+                a.output.display()
+            ));
+        }
+        let f = crate::init::fetch_document(source, &a.openapi_header)?;
+        let stem = match a.output.file_stem() {
+            _ if a.output.as_os_str() == "-" => "tminus".to_owned(),
+            Some(s) => s.to_string_lossy().into_owned(),
+            None => "tminus".to_owned(),
+        };
+        let path = suite_dir.join(format!("{stem}.openapi.{}", f.extension));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .and_then(|mut file| std::io::Write::write_all(&mut file, f.text.as_bytes()))
+            .map_err(|e| {
+                format!(
+                    "cannot save the document read from {source} as {}: {e}",
+                    path.display()
+                )
+            })?;
+        (path, Some(source))
+    } else {
+        (PathBuf::from(source), None)
+    };
+    match crate::init::from_openapi(&doc, suite_dir, profile, fetched) {
+        Ok(s) => Ok((
+            s.text,
+            format!(
+                "{} checks from {}{}, profile {profile}; {} mutating operation(s) not covered, each with its reason in the file",
+                s.checks,
+                doc.display(),
+                fetched.map_or(String::new(), |u| format!(" (read from {u})")),
+                s.skipped
+            ),
+        )),
+        Err(e) => {
+            if fetched.is_some() {
+                let _ = std::fs::remove_file(&doc);
+            }
+            Err(match fetched {
+                Some(u) => format!("{e} (read from {u})"),
+                None => e,
+            })
+        }
+    }
+}
+
 /// `tminus man`: the roff man page of the whole command tree.
 fn cmd_init(a: crate::cli::InitArgs) -> i32 {
     let profile = crate::model::profile::Profile::from(a.profile);
@@ -1154,22 +1215,14 @@ fn cmd_init(a: crate::cli::InitArgs) -> i32 {
             crate::init::starter(a.role, profile),
             format!("{} role, profile {profile}", a.role.as_str()),
         ),
-        Some(doc) => {
+        Some(source) => {
             let suite_dir = match a.output.parent() {
                 _ if a.output.as_os_str() == "-" => PathBuf::from("."),
                 Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
                 _ => PathBuf::from("."),
             };
-            match crate::init::from_openapi(doc, &suite_dir, profile) {
-                Ok(s) => (
-                    s.text,
-                    format!(
-                        "{} checks from {}, profile {profile}; {} mutating operation(s) not covered, each with its reason in the file",
-                        s.checks,
-                        doc.display(),
-                        s.skipped
-                    ),
-                ),
+            match init_from_openapi(source, &a, &suite_dir, profile) {
+                Ok(v) => v,
                 Err(e) => {
                     eprintln!("error: {e}");
                     return exit::INVALID;

@@ -246,9 +246,12 @@ pub struct InitArgs {
     /// Where to write it (`-`: stdout); an existing file is never overwritten
     #[arg(long, short, value_name = "FILE", default_value = "tminus.yaml")]
     pub output: PathBuf,
-    /// Write the suite from the API's OpenAPI 3.0/3.1 document (YAML or JSON): idempotency checks per mutating operation, rate-limit and trace checks, the contract
-    #[arg(long, value_name = "FILE", conflicts_with = "role")]
-    pub from_openapi: Option<PathBuf>,
+    /// Write the suite from the API's OpenAPI 3.0/3.1 document (YAML or JSON), a file or an http(s) URL (saved beside the suite): idempotency checks per mutating operation, rate-limit and trace checks, the contract, the credentials its security asks for
+    #[arg(long, value_name = "FILE|URL", conflicts_with = "role")]
+    pub from_openapi: Option<String>,
+    /// A header sent when reading --from-openapi's URL (NAME: VALUE, repeatable); nothing else identifies you to it
+    #[arg(long, value_name = "NAME: VALUE", requires = "from_openapi")]
+    pub openapi_header: Vec<String>,
 }
 
 #[derive(Args, Debug)]

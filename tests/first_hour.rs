@@ -440,3 +440,96 @@ fn a_suite_for_another_api_run_with_no_target_says_so() {
         "{report}"
     );
 }
+
+/// An API of one's own that serves none of the suite's routes: FastAPI's
+/// way of answering them (404 for an unknown path, 405 for a known path
+/// with the wrong method), counted.
+fn another_api() -> (
+    common::AppHandle,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use axum::http::StatusCode;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let seen = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = seen.clone();
+    let app = axum::Router::new()
+        .route("/orders", axum::routing::get(|| async { "[]" }))
+        .fallback(|| async { (StatusCode::NOT_FOUND, "{\"detail\":\"Not Found\"}") })
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                next.run(req)
+            },
+        ));
+    (common::AppHandle::start(app), seen)
+}
+
+#[test]
+fn a_suite_its_target_does_not_serve_stops_early_and_says_why() {
+    let (app, seen) = another_api();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = common::repo().join("suites/launch-checklist.yaml");
+    let (json, out) = common::run_with_json(dir.path(), &suite, &app.url, &[], &[]);
+    let sent = seen.load(std::sync::atomic::Ordering::SeqCst);
+    let err = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(sent <= 50, "{sent} requests before it stopped:\n{err}");
+    assert!(err.contains("does not serve this suite's routes"), "{err}");
+    assert!(err.contains("init --from-openapi"), "{err}");
+    let verdicts = common::verdicts(&json);
+    let errors = verdicts.iter().filter(|(_, v)| v == "error").count();
+    let failed = verdicts.iter().filter(|(_, v)| v == "fail").count();
+    // One error says it after the first few checks; what follows is not
+    // run, not a page of failures.
+    let decided = verdicts
+        .iter()
+        .position(|(_, v)| v == "skipped")
+        .expect("the rest is skipped");
+    assert!(decided <= 5, "{verdicts:?}");
+    assert!(errors + failed <= 5, "{verdicts:?}");
+    let report = std::fs::read_to_string(&json).unwrap();
+    assert_eq!(
+        report
+            .matches("does not serve this suite's routes: all")
+            .count(),
+        1,
+        "{report}"
+    );
+    assert!(
+        verdicts.iter().filter(|(_, v)| v == "skipped").count() > 10,
+        "{verdicts:?}"
+    );
+    eprintln!("stopped after {sent} requests; {verdicts:?}");
+}
+
+#[test]
+fn one_served_answer_keeps_the_suite_running() {
+    // The same API also serves one of the suite's routes: the rule never
+    // decides, whatever else is missing.
+    use axum::http::StatusCode;
+    let app = axum::Router::new()
+        .route(
+            "/public/v1/contacts",
+            axum::routing::get(|| async { (StatusCode::OK, "[]") }),
+        )
+        .fallback(|| async { StatusCode::NOT_FOUND });
+    let app = common::AppHandle::start(app);
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("s.yaml");
+    let mut checks = String::new();
+    for i in 0..8 {
+        checks.push_str(&format!(
+            "  - id: c{i}\n    steps:\n      - request: {{ path: /missing/{i} }}\n        expect: {{ status: 404 }}\n"
+        ));
+    }
+    std::fs::write(
+        &suite,
+        format!(
+            "suite: s\nchecks:\n  - id: served\n    steps:\n      - request: {{ path: /public/v1/contacts }}\n        expect: {{ status: 200 }}\n{checks}"
+        ),
+    )
+    .unwrap();
+    let (json, out) = common::run_with_json(dir.path(), &suite, &app.url, &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(common::verdicts(&json).iter().all(|(_, v)| v == "pass"));
+}

@@ -9,12 +9,14 @@
 //! suite validates and runs as written and says what is left to do.
 
 use std::fmt::Write as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
-use super::body::{self, Origin};
-use crate::contract::{self, Document, Schemas};
+use super::request::{self, write_request};
+use super::security::{self, Need, Security};
+use super::write::{flow, head, quoted, slug, Writer, RATE_LIMIT_HEADERS};
+use crate::contract::{self, Contract, Document, Schemas};
 use crate::model::profile::Profile;
 
 /// What was written.
@@ -29,49 +31,57 @@ pub struct Scaffold {
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
-/// Rate-limit header names by dialect (`rate_limit.headers` `dialect`).
-const RATE_LIMIT_HEADERS: [(&str, &str); 6] = [
-    ("x-ratelimit-limit", "legacy"),
-    ("x-ratelimit-remaining", "legacy"),
-    ("ratelimit-limit", "ietf-draft6"),
-    ("ratelimit-remaining", "ietf-draft6"),
-    ("ratelimit-policy", "ietf"),
-    ("ratelimit", "ietf"),
-];
+/// The document and what is made from it, shared by every operation.
+struct Ctx<'d> {
+    doc: &'d Document,
+    schemas: Schemas<'d>,
+    sec: Security<'d>,
+    contract: Contract,
+    profile: Profile,
+}
 
-/// Headers `trace.present` takes as a request or trace id.
-const ID_HEADERS: [&str; 7] = [
-    "Trace-Id",
-    "X-Request-Id",
-    "traceparent",
-    "traceresponse",
-    "X-Trace-Id",
-    "X-Correlation-Id",
-    "Request-Id",
-];
-
-/// Writes the suite for the document at `doc_path`; the suite will live in
-/// `suite_dir` (its `contract:` names the document relative to it).
+/// Writes the suite for the document at `doc_path` (read from
+/// `fetched_from`, a URL, when given); the suite will live in `suite_dir`
+/// (its `contract:` names the document relative to it).
 pub fn from_openapi(
     doc_path: &Path,
     suite_dir: &Path,
     profile: Profile,
+    fetched_from: Option<&str>,
 ) -> Result<Scaffold, String> {
     let doc = contract::load_document(doc_path)?;
     // The operation table must build, or the suite's `contract:` would not load.
-    contract::Contract::from_document(doc_path.display().to_string(), &doc)?;
-    let schemas = Schemas::new(&doc)?;
+    let contract = Contract::from_document(doc_path.display().to_string(), &doc)?;
+    let ctx = Ctx {
+        doc: &doc,
+        schemas: Schemas::new(&doc)?,
+        sec: Security::new(&doc),
+        contract,
+        profile,
+    };
     let ops = operations(&doc)?;
     let root = doc.root_value();
-    let mut w = Writer::default();
+    let mutating_ops: Vec<&Op<'_>> = ops.iter().filter(|o| o.method != "get").collect();
 
-    w.header(&doc, doc_path, suite_dir, profile);
-    w.target(&doc);
+    // What the live checks' requests need decides the suite's credential.
+    let mut needs: Vec<Need> = mutating_ops
+        .iter()
+        .filter_map(|op| live_need(&ctx, op))
+        .collect();
+    let read = read_operation(&ctx, &ops);
+    if let Some((_, r)) = &read {
+        needs.push(r.need.clone());
+    }
+    let suite = security::suite_need(&needs);
+
+    let mut w = Writer::default();
+    w.header(&doc, doc_path, suite_dir, profile, fetched_from);
+    w.target(&doc, &suite, &needs);
     w.line("checks:");
 
     let mut skipped = Vec::new();
-    for op in ops.iter().filter(|o| o.method != "get") {
-        match mutating(&doc, &schemas, op, profile) {
+    for op in mutating_ops {
+        match mutating(&ctx, &ops, op, &suite) {
             Ok(Drafted::Checks(text)) => {
                 w.checks += 3;
                 w.text.push_str(&text);
@@ -87,8 +97,19 @@ pub fn from_openapi(
             }
         }
     }
-    match read_operation(&doc, &schemas, &ops) {
-        Some((op, request)) => w.read_checks(&doc, op, &request),
+    match read {
+        Some((op, mut req)) => {
+            req.carry(&suite);
+            request::check(&ctx.contract, &ctx.sec, op, &req, &suite, None).map_err(|e| {
+                format!(
+                    "{}: the request written for {} ({}): {e}",
+                    doc_path.display(),
+                    op.label(),
+                    op.id
+                )
+            })?;
+            w.read_checks(&doc, op, &req);
+        }
         None => w.not_written.push(
             "rate_limit.headers, trace.present, trace.propagated: no GET operation whose \
              request could be made from the document"
@@ -118,21 +139,31 @@ pub fn from_openapi(
     })
 }
 
+/// What a mutating operation's requests need when its checks are live
+/// (a declared key, a counter, a request that can be made).
+fn live_need(ctx: &Ctx<'_>, op: &Op<'_>) -> Option<Need> {
+    let key = op.key_header()?;
+    effects_of(op.op)?;
+    request::request(ctx.doc, &ctx.schemas, &ctx.sec, op, Some(key))
+        .ok()
+        .map(|r| r.need)
+}
+
 /// One operation of the document, where it is written.
-struct Op<'d> {
-    method: &'static str,
-    template: String,
-    id: String,
-    uri: &'d str,
-    item: &'d Value,
-    op: &'d Value,
+pub(super) struct Op<'d> {
+    pub method: &'static str,
+    pub template: String,
+    pub id: String,
+    pub uri: &'d str,
+    pub item: &'d Value,
+    pub op: &'d Value,
     /// The path item's and the operation's parameters, dereferenced, the
     /// operation's replacing the item's of the same name and place.
-    params: Vec<(&'d str, &'d Value)>,
+    pub params: Vec<(&'d str, &'d Value)>,
 }
 
 impl Op<'_> {
-    fn label(&self) -> String {
+    pub fn label(&self) -> String {
         format!("{} {}", self.method.to_uppercase(), self.template)
     }
 
@@ -149,8 +180,13 @@ impl Op<'_> {
             .find(|n| wanted(n))
     }
 
+    /// The idempotency key header it declares.
+    fn key_header(&self) -> Option<&str> {
+        self.header_param(|n| n.to_ascii_lowercase().contains("idempotency"))
+    }
+
     /// Every header the operation's 2xx responses document, as written.
-    fn success_headers(&self, doc: &Document) -> Vec<String> {
+    pub fn success_headers(&self, doc: &Document) -> Vec<String> {
         let mut out = Vec::new();
         let Some(rs) = self.op.get("responses").and_then(Value::as_object) else {
             return out;
@@ -215,113 +251,6 @@ fn params<'d>(
         .collect()
 }
 
-/// A request made from the document.
-struct Request {
-    method: &'static str,
-    path: String,
-    query: Vec<(String, Value)>,
-    headers: Vec<(String, Value)>,
-    json: Option<Value>,
-    /// What was made rather than taken from an example, for the comment.
-    made: Vec<String>,
-}
-
-/// The operation's request: path, required query and header parameters
-/// (not the key, not the credentials tminus sends), and its JSON body.
-fn request(
-    doc: &Document,
-    schemas: &Schemas<'_>,
-    op: &Op<'_>,
-    key_header: Option<&str>,
-) -> Result<Request, String> {
-    let mut path = format!("{}{}", base_path(doc.root_value(), op), op.template);
-    let mut query = Vec::new();
-    let mut headers = Vec::new();
-    let mut made = Vec::new();
-    for (uri, p) in &op.params {
-        let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
-        let place = p.get("in").and_then(Value::as_str).unwrap_or_default();
-        let required = place == "path" || p.get("required") == Some(&Value::Bool(true));
-        let skip = !required
-            || place == "header"
-                && (key_header.is_some_and(|k| k.eq_ignore_ascii_case(name))
-                    || ["authorization", "content-type", "accept"]
-                        .contains(&name.to_ascii_lowercase().as_str()));
-        if skip {
-            continue;
-        }
-        if place == "cookie" {
-            return Err(format!(
-                "its required cookie `{name}` is not something tminus init writes"
-            ));
-        }
-        let schema = p.get("schema").cloned().unwrap_or(Value::Bool(true));
-        let (v, origin) =
-            body::value_for(doc, schemas, uri, &schema, body::given_example(doc, uri, p))
-                .map_err(|e| format!("{place} parameter `{name}`: {e}"))?;
-        if origin == Origin::Minimal {
-            made.push(format!("{place} parameter `{name}`"));
-        }
-        match place {
-            "path" => {
-                let text = scalar_text(&v)
-                    .ok_or_else(|| format!("path parameter `{name}` is not a scalar"))?;
-                path = path.replace(&format!("{{{name}}}"), &percent_encode(&text));
-            }
-            "query" => query.push((name.to_owned(), v)),
-            _ => headers.push((name.to_owned(), v)),
-        }
-    }
-    let json = match op.op.get("requestBody") {
-        None => None,
-        Some(rb) => {
-            let (rb_uri, rb) = doc.deref(op.uri, rb)?;
-            let content = rb.get("content").and_then(Value::as_object);
-            let json_media = content.and_then(|c| {
-                c.iter()
-                    .find(|(t, _)| contract::is_json(&t.to_ascii_lowercase()))
-            });
-            match json_media {
-                Some((_, media)) => {
-                    let schema = media.get("schema").cloned().unwrap_or(Value::Bool(true));
-                    let (v, origin) = body::value_for(
-                        doc,
-                        schemas,
-                        rb_uri,
-                        &schema,
-                        body::given_example(doc, rb_uri, media),
-                    )
-                    .map_err(|e| format!("request body: {e}"))?;
-                    if origin == Origin::Minimal {
-                        made.push("body".into());
-                    }
-                    Some(v)
-                }
-                None if rb.get("required") != Some(&Value::Bool(true)) => None,
-                None => {
-                    let types: Vec<&str> = content
-                        .into_iter()
-                        .flatten()
-                        .map(|(t, _)| t.as_str())
-                        .collect();
-                    return Err(format!(
-                        "its body is only {}; tminus init writes JSON bodies",
-                        types.join(", ")
-                    ));
-                }
-            }
-        }
-    };
-    Ok(Request {
-        method: op.method,
-        path,
-        query,
-        headers,
-        json,
-        made,
-    })
-}
-
 enum Drafted {
     Checks(String),
     /// Written but commented out: the reason, and the text.
@@ -329,13 +258,9 @@ enum Drafted {
 }
 
 /// The three idempotency checks of a mutating operation.
-fn mutating(
-    doc: &Document,
-    schemas: &Schemas<'_>,
-    op: &Op<'_>,
-    profile: Profile,
-) -> Result<Drafted, String> {
-    let declared = op.header_param(|n| n.to_ascii_lowercase().contains("idempotency"));
+fn mutating(ctx: &Ctx<'_>, ops: &[Op<'_>], op: &Op<'_>, suite: &Need) -> Result<Drafted, String> {
+    let (doc, profile) = (ctx.doc, ctx.profile);
+    let declared = op.key_header();
     if declared.is_none() && matches!(op.method, "put" | "delete") {
         return Err(
             "no idempotency key parameter; PUT and DELETE are idempotent by method \
@@ -351,7 +276,10 @@ fn mutating(
     } else {
         format!("    key_header: {}\n", quoted(key_header))
     };
-    let req = request(doc, schemas, op, Some(key_header))?;
+    let mut req = request::request(doc, &ctx.schemas, &ctx.sec, op, Some(key_header))?;
+    req.carry(suite);
+    request::check(&ctx.contract, &ctx.sec, op, &req, suite, Some(key_header))
+        .map_err(|e| format!("the request made is not valid against the document: {e}"))?;
     let slug = op.slug();
     let mut t = String::new();
     let origin = if req.made.is_empty() {
@@ -375,8 +303,10 @@ fn mutating(
     let effects = effects_of(op.op);
     let _ = writeln!(t, "    effects: &{slug}-effects");
     match &effects {
-        Some(e) => {
-            let _ = writeln!(t, "      {e}");
+        Some((r, value)) => {
+            let creds = counter_credentials(ctx, ops, r, suite);
+            let _ = writeln!(t, "      request: {}", counter_flow(r, &creds));
+            let _ = writeln!(t, "      value: {}", quoted(value));
         }
         None => {
             let _ = writeln!(
@@ -475,42 +405,69 @@ fn mutating(
 }
 
 /// `x-tminus-effects: { path: /count, value: $.count }` (or with a whole
-/// `request:`) on the operation: the counter its checks read.
-fn effects_of(op: &Value) -> Option<String> {
+/// `request:`) on the operation: the counter its checks read, as a request
+/// object and the JSON path of its value.
+fn effects_of(op: &Value) -> Option<(Value, String)> {
     let e = op.get("x-tminus-effects")?;
     let value = e.get("value").and_then(Value::as_str).unwrap_or("$.count");
     let request = match (e.get("request"), e.get("path").and_then(Value::as_str)) {
-        (Some(r), _) if r.is_object() => flow(r),
-        (_, Some(p)) => format!("{{ path: {} }}", quoted(p)),
+        (Some(r), _) if r.is_object() => r.clone(),
+        (_, Some(p)) => serde_json::json!({ "path": p }),
         _ => return None,
     };
-    Some(format!(
-        "request: {request}\n      value: {}",
-        quoted(value)
-    ))
+    Some((request, value.to_owned()))
+}
+
+/// The credentials the counter's own operation needs beyond the suite's
+/// (none when the suite's already go with every request).
+fn counter_credentials(
+    ctx: &Ctx<'_>,
+    ops: &[Op<'_>],
+    r: &Value,
+    suite: &Need,
+) -> Vec<(String, String)> {
+    let method = r.get("method").and_then(Value::as_str).unwrap_or("GET");
+    let Some(path) = r.get("path").and_then(Value::as_str) else {
+        return Vec::new();
+    };
+    let Some(found) = ctx.contract.find(method, path) else {
+        return Vec::new();
+    };
+    let need = ops
+        .iter()
+        .find(|o| o.id == found.id)
+        .and_then(|o| ctx.sec.need(o.op).ok())
+        .unwrap_or_default();
+    security::carried(&need.beyond(suite)).0
+}
+
+/// The counter's request as a flow mapping, `creds` added to its headers.
+fn counter_flow(r: &Value, creds: &[(String, String)]) -> String {
+    if creds.is_empty() {
+        return flow(r);
+    }
+    let mut rest = r.as_object().cloned().unwrap_or_default();
+    let headers: Vec<(String, Value)> = rest
+        .remove("headers")
+        .and_then(|h| h.as_object().cloned())
+        .map(|h| h.into_iter().collect())
+        .unwrap_or_default();
+    let mut text = flow(&Value::Object(rest));
+    text.pop();
+    let sep = if text.len() > 1 { "," } else { "" };
+    format!("{text}{sep}\"headers\":{}}}", request::map(&headers, creds))
 }
 
 /// The GET operation the read checks use: one whose request can be made,
 /// preferring one that needs credentials (so an unauthenticated probe is
 /// meaningful) and documents rate-limit headers.
 fn read_operation<'a, 'd>(
-    doc: &Document,
-    schemas: &Schemas<'_>,
+    ctx: &Ctx<'_>,
     ops: &'a [Op<'d>],
-) -> Option<(&'a Op<'d>, Request)> {
-    let global = doc.root_value().get("security");
+) -> Option<(&'a Op<'d>, request::Request)> {
     let score = |op: &Op<'_>| {
-        let secured = op
-            .op
-            .get("security")
-            .or(global)
-            .and_then(Value::as_array)
-            .is_some_and(|s| {
-                !s.is_empty()
-                    && s.iter()
-                        .all(|r| r.as_object().is_some_and(|m| !m.is_empty()))
-            });
-        let limits = op.success_headers(doc).iter().any(|h| {
+        let secured = ctx.sec.need(op.op).is_ok_and(|n| !n.creds.is_empty());
+        let limits = op.success_headers(ctx.doc).iter().any(|h| {
             RATE_LIMIT_HEADERS
                 .iter()
                 .any(|(n, _)| h.eq_ignore_ascii_case(n))
@@ -519,8 +476,11 @@ fn read_operation<'a, 'd>(
     };
     let mut gets: Vec<&Op<'_>> = ops.iter().filter(|o| o.method == "get").collect();
     gets.sort_by_key(|o| std::cmp::Reverse(score(o)));
-    gets.into_iter()
-        .find_map(|op| request(doc, schemas, op, None).ok().map(|r| (op, r)))
+    gets.into_iter().find_map(|op| {
+        request::request(ctx.doc, &ctx.schemas, &ctx.sec, op, None)
+            .ok()
+            .map(|r| (op, r))
+    })
 }
 
 /// The 3.1 `webhooks:` and every operation's `callbacks`, by name.
@@ -539,426 +499,20 @@ fn webhooks(root: &Value, ops: &[Op<'_>]) -> Vec<String> {
     out
 }
 
-#[derive(Default)]
-struct Writer {
-    text: String,
-    checks: usize,
-    not_written: Vec<String>,
-}
-
-impl Writer {
-    fn line(&mut self, s: &str) {
-        self.text.push_str(s);
-        self.text.push('\n');
-    }
-
-    fn header(&mut self, doc: &Document, doc_path: &Path, suite_dir: &Path, profile: Profile) {
-        let root = doc.root_value();
-        let info = root.get("info");
-        let title = info
-            .and_then(|i| i.get("title"))
-            .and_then(Value::as_str)
-            .unwrap_or("api");
-        let version = info
-            .and_then(|i| i.get("version"))
-            .map(|v| scalar_text(v).unwrap_or_default())
-            .unwrap_or_default();
-        let rel = relative_to(suite_dir, doc_path);
-        let rel = rel.to_string_lossy();
-        let _ = write!(
-            self.text,
-            "# yaml-language-server: $schema=suite.schema.json\n\
-             # (write the schema next to this file: `tminus schema suite > suite.schema.json`)\n\
-             #\n\
-             # Written by `tminus init --from-openapi` from {rel} (OpenAPI {openapi}):\n\
-             # idempotency checks for every mutating operation that takes a key, rate-limit\n\
-             # and trace checks on a read operation, and every response judged against the\n\
-             # document. `tminus validate FILE`, then `tminus run FILE`: with no target\n\
-             # (TMINUS_TARGET unset) tminus starts its embedded reference; point it at your\n\
-             # staging host with TMINUS_TARGET=https://staging.example.com and the secrets\n\
-             # the target block names. What could not be written is listed at the end.\n",
-            openapi = doc.openapi,
-        );
-        let name = slug(title);
-        let _ = writeln!(
-            self.text,
-            "suite: {}",
-            if name.is_empty() { "api".into() } else { name }
-        );
-        let _ = writeln!(
-            self.text,
-            "# `standard`: only what the RFCs and IETF drafts require; `botix`: the seed checklist's contract.\n\
-             profile: {profile}"
-        );
-        let _ = writeln!(self.text, "version: {}", quoted(&version));
-        let _ = writeln!(
-            self.text,
-            "description: {}",
-            quoted(&format!("{title}, certified from its OpenAPI document"))
-        );
-        let _ = writeln!(self.text, "contract:\n  openapi: {}", quoted(&rel));
-    }
-
-    /// `target:` with the credentials the document's security asks for.
-    fn target(&mut self, doc: &Document) {
-        let root = doc.root_value();
-        self.line("target:");
-        self.line("  base_url: ${env.TMINUS_TARGET:-}");
-        if let Some(url) = root.pointer("/servers/0/url").and_then(Value::as_str) {
-            let _ = writeln!(self.text, "  # the document's first server: {url}");
-        }
-        let schemes = root
-            .pointer("/components/securitySchemes")
-            .and_then(Value::as_object);
-        let wanted: Vec<&str> = root
-            .get("security")
-            .and_then(Value::as_array)
-            .and_then(|s| s.first())
-            .and_then(Value::as_object)
-            .map(|m| m.keys().map(String::as_str).collect())
-            .unwrap_or_default();
-        let mut headers = Vec::new();
-        let mut auth = None;
-        for name in wanted {
-            let Some(scheme) = schemes
-                .and_then(|s| s.get(name))
-                .and_then(|s| doc.deref(&doc.root, s).ok())
-                .map(|(_, s)| s)
-            else {
-                continue;
-            };
-            let ty = scheme
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let http = scheme
-                .get("scheme")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_ascii_lowercase();
-            let place = scheme.get("in").and_then(Value::as_str).unwrap_or_default();
-            let header_name = scheme
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            match (ty, http.as_str(), place) {
-                ("http", "bearer", _) => headers.push(("Authorization".to_owned(), "Bearer ${secret.TMINUS_API_KEY}".to_owned())),
-                ("http", "basic", _) => headers.push((
-                    "Authorization".to_owned(),
-                    "Basic ${secret.TMINUS_API_BASIC}".to_owned(),
-                )),
-                ("apiKey", _, "header") => headers.push((header_name.to_owned(), "${secret.TMINUS_API_KEY}".to_owned())),
-                ("oauth2", _, _) => match scheme.pointer("/flows/clientCredentials/tokenUrl").and_then(Value::as_str) {
-                    Some(url) => auth = Some(url.to_owned()),
-                    None => self.not_written.push(format!(
-                        "security scheme `{name}`: an OAuth2 flow other than client credentials; give a token in target.headers"
-                    )),
-                },
-                _ => self.not_written.push(format!(
-                    "security scheme `{name}` ({ty} {http}{place}): give its credentials in target.headers"
-                )),
-            }
-        }
-        if !headers.is_empty() {
-            self.line("  headers:");
-            self.line("    # Secrets come from the environment and never appear in any report");
-            self.line("    # (against the embedded reference: TMINUS_API_KEY=ref_test_key_a).");
-            for (k, v) in &headers {
-                // `v` is tminus's own template: not escaped.
-                let _ = writeln!(self.text, "    {}: \"{v}\"", quoted(k));
-            }
-        }
-        if let Some(url) = auth {
-            self.line("  auth:");
-            self.line("    oauth2:");
-            let _ = writeln!(self.text, "      token_url: {}", quoted(&url));
-            self.line("      client_id: ${env.TMINUS_OAUTH_CLIENT_ID}");
-            self.line("      client_secret: ${secret.TMINUS_OAUTH_CLIENT_SECRET}");
-        }
-        self.line("  timeout: 5s");
-        self.line("");
-    }
-
-    fn read_checks(&mut self, doc: &Document, op: &Op<'_>, req: &Request) {
-        let documented = op.success_headers(doc);
-        let dialects: std::collections::BTreeSet<&str> = documented
-            .iter()
-            .filter_map(|h| {
-                RATE_LIMIT_HEADERS
-                    .iter()
-                    .find(|(n, _)| h.eq_ignore_ascii_case(n))
-                    .map(|(_, d)| *d)
-            })
-            .collect();
-        let ids: Vec<&str> = ID_HEADERS
-            .iter()
-            .copied()
-            .filter(|n| documented.iter().any(|h| h.eq_ignore_ascii_case(n)))
-            .collect();
-        let mut t = String::new();
-        let _ = writeln!(
-            t,
-            "\n  # {} ({}): the read operation the rate-limit and trace checks use",
-            op.label(),
-            op.id
-        );
-        head(
-            &mut t,
-            "rate-limit-headers",
-            "rate_limit.headers",
-            "rate_limit",
-            &format!(
-                "{}: responses carry rate-limit headers that parse and agree",
-                op.id
-            ),
-        );
-        let _ = writeln!(t, "    requests:");
-        let _ = writeln!(t, "      - {}", flow(&request_value(req)));
-        let _ = writeln!(
-            t,
-            "    samples: 5   # each sample is a request against your quota"
-        );
-        match dialects.len() {
-            0 => {
-                let _ = writeln!(
-                    t,
-                    "    # the document declares no rate-limit headers: any dialect is read"
-                );
-            }
-            1 => {
-                let d = dialects.iter().next().copied().unwrap_or("auto");
-                let _ = writeln!(t, "    dialect: {d}   # the one the document declares");
-            }
-            _ => {
-                let _ = writeln!(
-                    t,
-                    "    # the document declares several dialects: they must agree"
-                );
-            }
-        }
-        head(
-            &mut t,
-            "trace-present",
-            "trace.present",
-            "trace",
-            &format!("{}: every response carries a request or trace id", op.id),
-        );
-        let _ = writeln!(t, "    request: &read");
-        write_request(&mut t, req, 6);
-        if !ids.is_empty() {
-            let _ = writeln!(
-                t,
-                "    id_headers: [{}]   # the ones the document declares",
-                ids.join(", ")
-            );
-        }
-        head(
-            &mut t,
-            "trace-propagated",
-            "trace.propagated",
-            "trace",
-            &format!("{}: a sent traceparent's trace-id comes back", op.id),
-        );
-        let _ = writeln!(t, "    request: *read");
-        self.text.push_str(&t);
-        self.checks += 3;
-    }
-
-    fn comment_block(&mut self, why: &str, text: &str) {
-        let _ = writeln!(self.text, "\n  # Not run: {why}");
-        // The block's own heading comment is the reason's line already.
-        for line in text
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with("  # "))
-        {
-            let _ = writeln!(self.text, "  #{}", line.strip_prefix(' ').unwrap_or(line));
-        }
-    }
-
-    fn finish(mut self) -> String {
-        if !self.not_written.is_empty() {
-            self.line("\n# Not written:");
-            for n in std::mem::take(&mut self.not_written) {
-                let _ = writeln!(self.text, "#   {n}");
-            }
-        }
-        self.text
-    }
-}
-
-/// A check's first lines: id, kind, tag and description.
-fn head(t: &mut String, id: &str, kind: &str, tag: &str, description: &str) {
-    let _ = writeln!(t, "  - id: {id}");
-    let _ = writeln!(t, "    kind: {kind}");
-    let _ = writeln!(t, "    tags: [{tag}]");
-    let _ = writeln!(t, "    description: {}", quoted(description));
-}
-
-/// The request's lines, `indent` spaces in.
-fn write_request(t: &mut String, req: &Request, indent: usize) {
-    let pad = " ".repeat(indent);
-    if req.method != "get" {
-        let _ = writeln!(t, "{pad}method: {}", req.method.to_uppercase());
-    }
-    let _ = writeln!(t, "{pad}path: {}", quoted(&req.path));
-    if !req.query.is_empty() {
-        let m: serde_json::Map<String, Value> = req.query.iter().cloned().collect();
-        let _ = writeln!(t, "{pad}query: {}", flow(&Value::Object(m)));
-    }
-    if !req.headers.is_empty() {
-        let m: serde_json::Map<String, Value> = req.headers.iter().cloned().collect();
-        let _ = writeln!(t, "{pad}headers: {}", flow(&Value::Object(m)));
-    }
-    if let Some(j) = &req.json {
-        let _ = writeln!(t, "{pad}json: {}", flow(j));
-    }
-}
-
-/// The path part of the first server that serves `op` (its own `servers`,
-/// else its path item's, else the document's), variables at their
-/// defaults, without a trailing `/`: what the suite's paths start with.
-fn base_path(root: &Value, op: &Op<'_>) -> String {
-    let server = op
-        .op
-        .pointer("/servers/0")
-        .or_else(|| op.item.pointer("/servers/0"))
-        .or_else(|| root.pointer("/servers/0"));
-    let Some(server) = server else {
-        return String::new();
-    };
-    let mut url = server
-        .get("url")
-        .and_then(Value::as_str)
-        .unwrap_or("/")
-        .to_owned();
-    if let Some(vars) = server.get("variables").and_then(Value::as_object) {
-        for (k, v) in vars {
-            let d = v.get("default").and_then(Value::as_str).unwrap_or_default();
-            url = url.replace(&format!("{{{k}}}"), d);
-        }
-    }
-    let path = match url.split_once("://") {
-        Some((_, rest)) => rest.find('/').map_or("", |i| &rest[i..]),
-        None => url.as_str(),
-    };
-    let path = path.split(['?', '#']).next().unwrap_or_default();
-    path.trim_end_matches('/').to_owned()
-}
-
-/// The request as one flow mapping (a list entry).
-fn request_value(req: &Request) -> Value {
-    let mut m = serde_json::Map::new();
-    if req.method != "get" {
-        m.insert("method".into(), Value::String(req.method.to_uppercase()));
-    }
-    m.insert("path".into(), Value::String(req.path.clone()));
-    if !req.query.is_empty() {
-        m.insert(
-            "query".into(),
-            Value::Object(req.query.iter().cloned().collect()),
-        );
-    }
-    if !req.headers.is_empty() {
-        m.insert(
-            "headers".into(),
-            Value::Object(req.headers.iter().cloned().collect()),
-        );
-    }
-    if let Some(j) = &req.json {
-        m.insert("json".into(), j.clone());
-    }
-    Value::Object(m)
-}
-
-/// JSON text is YAML flow text; `${` is written `$${` so a value from the
-/// document is never read as a template.
-fn flow(v: &Value) -> String {
-    v.to_string().replace("${", "$${")
-}
-
-fn quoted(s: &str) -> String {
-    flow(&Value::String(s.to_owned()))
-}
-
-fn scalar_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
-/// A path segment's text with everything but RFC 3986 unreserved
-/// characters percent-encoded.
-fn percent_encode(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
-}
-
-/// `createMessage` -> `create-message`, `Pets API` -> `pets-api`.
-fn slug(s: &str) -> String {
-    let mut out = String::new();
-    let mut prev_lower = false;
-    for c in s.chars() {
-        if c.is_ascii_uppercase() && prev_lower {
-            out.push('-');
-        }
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        } else {
-            if !out.ends_with('-') && !out.is_empty() {
-                out.push('-');
-            }
-            prev_lower = false;
-        }
-    }
-    out.trim_end_matches('-').to_owned()
-}
-
-/// `to` as seen from the folder `from` (`../api/openapi.yaml`), both made
-/// absolute first; `to` itself when they share nothing.
-fn relative_to(from: &Path, to: &Path) -> PathBuf {
-    let abs = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    let (from, to) = (abs(from), abs(to));
-    let a: Vec<Component<'_>> = from.components().collect();
-    let b: Vec<Component<'_>> = to.components().collect();
-    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    if common == 0 {
-        return to;
-    }
-    let mut out = PathBuf::new();
-    for _ in common..a.len() {
-        out.push("..");
-    }
-    for c in &b[common..] {
-        out.push(c.as_os_str());
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn slugs_and_relative_paths() {
-        assert_eq!(slug("createMessage"), "create-message");
-        assert_eq!(slug("Swagger Petstore"), "swagger-petstore");
-        assert_eq!(slug("POST /pets/{id}"), "post-pets-id");
+    fn a_counter_carries_the_credentials_the_suite_does_not() {
+        let r = serde_json::json!({"path": "/count", "headers": {"X": "${y}"}});
         assert_eq!(
-            relative_to(Path::new("/a/b/suites"), Path::new("/a/b/api/doc.yaml")),
-            PathBuf::from("../api/doc.yaml")
+            counter_flow(&r, &[]),
+            r#"{"path":"/count","headers":{"X":"$${y}"}}"#
         );
-        assert_eq!(percent_encode("a b/ü"), "a%20b%2F%C3%BC");
-        assert_eq!(flow(&serde_json::json!({"t": "${x}"})), r#"{"t":"$${x}"}"#);
+        assert_eq!(
+            counter_flow(&r, &[("Authorization".into(), "Bearer ${secret.K}".into())]),
+            r#"{"path":"/count","headers":{"X":"$${y}","Authorization":"Bearer ${secret.K}"}}"#
+        );
     }
 }

@@ -11,6 +11,9 @@ use crate::families::{self, load, Outcome};
 use crate::http::{Client, Target};
 use crate::plan::Plan;
 
+mod unserved;
+use unserved::Unserved;
+
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
     /// Stop at the first failed or errored check; the rest are reported skipped.
@@ -110,10 +113,19 @@ pub async fn run(
             .contract
             .as_ref()
             .map(|c| std::sync::Arc::new(crate::contract::Watch::new(c.clone())));
-        let check_client = match &watch {
+        // The burst's client is watched by the contract only; the checks'
+        // also by the rule that stops a suite its target does not serve.
+        let load_client = match &watch {
             Some(w) => client.observed(w.clone()),
             None => client.clone(),
         };
+        let unserved = std::sync::Arc::new(Unserved::new(
+            watch
+                .clone()
+                .map(|w| w as std::sync::Arc<dyn crate::http::Observer>),
+        ));
+        let check_client = client.observed(unserved.clone());
+        let mut suite_stop: Option<String> = None;
         if let Some(q) = client.quota() {
             q.declare(&credentials.own, suite.rate_limit);
             if let Some(c) = &credentials.second {
@@ -134,7 +146,8 @@ pub async fn run(
                 (None, Some(e)) => Some(e.clone()),
                 (None, None) => target.fresh_tokens().await.err(),
             };
-            let mut outcome = if let Some(why) = &stop {
+            let why_not = stop.clone().or_else(|| suite_stop.clone());
+            let mut outcome = if let Some(why) = &why_not {
                 Outcome::skipped(why.clone())
             } else if let Some(e) = token_error {
                 Outcome::error(e)
@@ -177,9 +190,21 @@ pub async fn run(
                                 break Outcome::error("cancelled while running");
                             }
                         }
+                        () = unserved.decided() => {
+                            break Outcome::error(unserved.verdict().unwrap_or_default());
+                        }
                     }
                 }
             };
+            if let (None, None, Some(v)) = (&suite_stop, &why_not, unserved.verdict()) {
+                // Decided during this check: its own verdict rests on the
+                // same 404s, so the cause is what it reports.
+                outcome = Outcome::error(v);
+                suite_stop = Some(format!(
+                    "not run: the target does not serve this suite's routes (see {})",
+                    check.id
+                ));
+            }
             if let Some(q) = client.quota() {
                 q.set_notes(None);
                 q.clear_expected();
@@ -245,12 +270,13 @@ pub async fn run(
             }
             let load_started = Instant::now();
             let started_at = SystemTime::now();
-            let token_error = match (&stop, &auth_error) {
+            let load_stop = stop.clone().or_else(|| suite_stop.clone());
+            let token_error = match (&load_stop, &auth_error) {
                 (Some(_), _) => None,
                 (None, Some(e)) => Some(e.clone()),
                 (None, None) => target.fresh_tokens().await.err(),
             };
-            let results = match (&stop, token_error) {
+            let results = match (&load_stop, token_error) {
                 (Some(why), _) => load::exec::uniform(load, Outcome::skipped(why.clone())),
                 (None, Some(e)) => load::exec::uniform(load, Outcome::error(e)),
                 (None, None) => {
@@ -262,7 +288,7 @@ pub async fn run(
                         suite: &suite.name,
                         target: &target,
                         // The contract sees a sample of the burst's responses.
-                        client: &check_client,
+                        client: &load_client,
                         redactor: plan.redactor.clone(),
                         report_dir: &opts.report_dir,
                         allow_remote: opts.allow_remote_load,
