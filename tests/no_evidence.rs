@@ -96,10 +96,30 @@ fn suite(all_effects: bool) -> String {
 }
 
 /// Runs the suite against `url` and returns the JSON report's checks.
-fn run(url: &str, all_effects: bool) -> Vec<serde_json::Value> {
+/// With `one_suite_per_check`, each check runs in a suite of its own (a
+/// folder of suites), so a target that serves no route is met by every
+/// kind: within one suite, the runner stops at the first few 404s
+/// (src/run/unserved.rs).
+fn run(url: &str, all_effects: bool, one_suite_per_check: bool) -> Vec<serde_json::Value> {
     let dir = tempfile::tempdir().expect("tempdir");
-    let suite_path = dir.path().join("useless.yaml");
-    std::fs::write(&suite_path, suite(all_effects)).unwrap();
+    let suite_path = if one_suite_per_check {
+        let whole: serde_json::Value = serde_saphyr::from_str(&suite(all_effects)).unwrap();
+        let folder = dir.path().join("suites");
+        std::fs::create_dir(&folder).unwrap();
+        for check in whole["checks"].as_array().unwrap() {
+            let id = check["id"].as_str().unwrap();
+            let mut one = whole.clone();
+            one["suite"] = serde_json::Value::from(format!("useless-{id}"));
+            one["checks"] = serde_json::json!([check]);
+            // JSON is YAML: the suite reader takes it as it is.
+            std::fs::write(folder.join(format!("{id}.yaml")), one.to_string()).unwrap();
+        }
+        folder
+    } else {
+        let path = dir.path().join("useless.yaml");
+        std::fs::write(&path, suite(all_effects)).unwrap();
+        path
+    };
     let json = dir.path().join("report.json");
     let out = tminus(
         dir.path(),
@@ -124,7 +144,12 @@ fn run(url: &str, all_effects: bool) -> Vec<serde_json::Value> {
         )
     });
     let v: serde_json::Value = serde_json::from_str(&text).expect("report parses");
-    v["suites"][0]["checks"].as_array().expect("checks").clone()
+    v["suites"]
+        .as_array()
+        .expect("suites")
+        .iter()
+        .flat_map(|s| s["checks"].as_array().expect("checks").clone())
+        .collect()
 }
 
 /// Every kind of the three families is in the suite, and nothing passed:
@@ -160,7 +185,7 @@ fn assert_nothing_passes(checks: &[serde_json::Value], target: &str) {
 #[test]
 fn a_target_answering_404_everywhere_passes_nothing() {
     let server = useless(StatusCode::NOT_FOUND);
-    let checks = run(&server.url, false);
+    let checks = run(&server.url, false, true);
     assert_nothing_passes(&checks, "a 404-everywhere target");
     // The rejection kinds say why: the valid control was refused as well.
     let forged = checks
@@ -182,7 +207,7 @@ fn a_target_answering_200_with_nothing_passes_nothing() {
     let server = useless(StatusCode::OK);
     // With a side-effect counter on every sender check, as a suite that
     // means to prove processing has: a 2xx alone proves only an answer.
-    let checks = run(&server.url, true);
+    let checks = run(&server.url, true, false);
     assert_nothing_passes(&checks, "a 200-everywhere target");
     let hygiene = checks
         .iter()

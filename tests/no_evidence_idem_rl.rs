@@ -148,6 +148,28 @@ fn every_kind() -> BTreeSet<&'static str> {
 fn run(dir: &Path, url: &str) -> Vec<serde_json::Value> {
     let suite = dir.join("useless.yaml");
     std::fs::write(&suite, SUITE).unwrap();
+    run_path(dir, &suite, url)
+}
+
+/// [`run`] with each check in a suite of its own (a folder of suites), so
+/// a target that serves no route is met by every kind: within one suite,
+/// the runner stops at the first few 404s (src/run/unserved.rs).
+fn run_one_suite_per_check(dir: &Path, url: &str) -> Vec<serde_json::Value> {
+    let whole: serde_json::Value = serde_saphyr::from_str(SUITE).unwrap();
+    let suites = dir.join("suites");
+    std::fs::create_dir(&suites).unwrap();
+    for check in whole["checks"].as_array().unwrap() {
+        let mut one = whole.clone();
+        let id = check["id"].as_str().unwrap();
+        one["suite"] = serde_json::Value::from(format!("useless-{id}"));
+        one["checks"] = serde_json::json!([check]);
+        // JSON is YAML: the suite reader takes it as it is.
+        std::fs::write(suites.join(format!("{id}.yaml")), one.to_string()).unwrap();
+    }
+    run_path(dir, &suites, url)
+}
+
+fn run_path(dir: &Path, suite: &Path, url: &str) -> Vec<serde_json::Value> {
     let json = dir.join("report.json");
     let out = tminus(
         dir,
@@ -169,7 +191,12 @@ fn run(dir: &Path, url: &str) -> Vec<serde_json::Value> {
         .unwrap_or_else(|e| panic!("no JSON report ({e}); stderr:\n{}", stderr(&out)));
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_ne!(out.status.code(), Some(0), "a useless target cannot pass");
-    v["suites"][0]["checks"].as_array().unwrap().clone()
+    v["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["checks"].as_array().unwrap().clone())
+        .collect()
 }
 
 /// Asserts that no check and no property passed; returns the ids of the
@@ -213,7 +240,43 @@ fn assert_nothing_passes(kind: Useless, checks: &[serde_json::Value]) -> BTreeSe
 fn a_target_that_answers_404_everywhere_passes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let url = start(Useless::NotFound);
-    assert_nothing_passes(Useless::NotFound, &run(dir.path(), &url));
+    assert_nothing_passes(
+        Useless::NotFound,
+        &run_one_suite_per_check(dir.path(), &url),
+    );
+}
+
+/// All of them in one suite: stopped early, with one error that says the
+/// routes are not served; nothing passes.
+#[test]
+fn a_suite_whose_routes_all_answer_404_stops_early() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = start(Useless::NotFound);
+    let checks = run(dir.path(), &url);
+    let verdicts: Vec<&str> = checks
+        .iter()
+        .map(|c| c["verdict"].as_str().unwrap())
+        .collect();
+    assert!(
+        verdicts
+            .iter()
+            .all(|v| matches!(*v, "fail" | "error" | "skipped")),
+        "{verdicts:?}"
+    );
+    let stopped = checks
+        .iter()
+        .filter(|c| {
+            c["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("does not serve this suite's routes: all")
+        })
+        .count();
+    assert_eq!(stopped, 1, "{checks:#?}");
+    assert!(
+        verdicts.iter().filter(|v| **v == "skipped").count() >= 10,
+        "{verdicts:?}"
+    );
 }
 
 #[test]

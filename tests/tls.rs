@@ -367,7 +367,7 @@ fn bad_tls_files_are_named_before_anything_is_sent() {
         ),
         (
             &["--cert", &cert_file, "--key", &bad_key],
-            "not a certificate and private key tminus can use",
+            "bad.key: no private key tminus can read in it",
         ),
     ];
     for (flags, want) in cases {

@@ -2,6 +2,7 @@
 //! with a timeout, and captures each exchange (request, response, timing) as
 //! evidence. Sensitive headers are masked at capture time.
 
+pub mod client_cert;
 pub mod exchange;
 pub mod oauth;
 pub mod proxy;

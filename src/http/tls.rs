@@ -61,8 +61,7 @@ impl TlsFile {
 #[derive(Clone, Default)]
 pub struct Tls {
     roots: Vec<reqwest::Certificate>,
-    identity: Option<reqwest::Identity>,
-    /// The same roots and identity as rustls reads them, for the
+    /// The roots as rustls reads them, for the
     /// connections tminus opens itself ([`Tls::rustls_config`]).
     root_ders: Vec<CertificateDer<'static>>,
     client_auth: Option<Arc<ClientAuth>>,
@@ -161,7 +160,8 @@ impl TlsOptions {
                         c.shown()
                     ));
                 }
-                match key {
+                let cert_pem = pem.clone();
+                let key_pem = match key {
                     Some(k) => {
                         let key_pem = read(k)?;
                         if !has_pem(&key_pem, "PRIVATE KEY") {
@@ -172,6 +172,7 @@ impl TlsOptions {
                         }
                         pem.push(b'\n');
                         pem.extend_from_slice(&key_pem);
+                        key_pem
                     }
                     None if !has_pem(&pem, "PRIVATE KEY") => {
                         return Err(format!(
@@ -179,32 +180,22 @@ impl TlsOptions {
                             c.shown()
                         ))
                     }
-                    None => {}
-                }
-                // The library's message could quote what it failed to
-                // parse: it is not shown.
-                let unusable = || {
-                    format!(
-                        "{}{}: not a certificate and private key tminus can use",
-                        c.shown(),
-                        key.as_ref()
-                            .map(|k| format!(" {}", k.shown()))
-                            .unwrap_or_default()
-                    )
+                    None => pem.clone(),
                 };
-                let id = reqwest::Identity::from_pem(&pem).map_err(|_| unusable())?;
-                let chain = CertificateDer::pem_slice_iter(&pem)
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|_| unusable())?;
-                let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|_| unusable())?;
-                tls.identity = Some(id);
+                let key_shown = key.as_ref().unwrap_or(c).shown();
+                // Every shape that cannot work is said here, by file and
+                // fix, before the TLS library would refuse it at the first
+                // request with no cause.
+                let super::client_cert::ClientPair { chain, key } =
+                    super::client_cert::check(&c.shown(), &cert_pem, &key_shown, &key_pem)?;
                 tls.client_auth = Some(Arc::new(ClientAuth { chain, key }));
             }
         }
         // With a server_name or a CA the reqwest clients take this
         // configuration (`apply`): a failure to build it is said here, not
-        // swallowed there.
-        if tls.server_name.is_some() || !tls.root_ders.is_empty() {
+        // swallowed there. A client certificate is tried in it too, so that
+        // nothing is left for a "builder error" at the first request.
+        if tls.server_name.is_some() || !tls.root_ders.is_empty() || tls.client_auth.is_some() {
             tls.rustls_config()?;
         }
         Ok(tls)
@@ -249,7 +240,6 @@ impl Tls {
     /// that shows none: `transport.mtls_required`).
     pub fn without_identity(&self) -> Tls {
         Tls {
-            identity: None,
             client_auth: None,
             ..self.clone()
         }
@@ -268,12 +258,17 @@ impl Tls {
 
     /// The builder with these roots, this identity and these versions.
     pub fn apply(&self, mut b: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
-        if self.server_name.is_some() || !self.root_ders.is_empty() {
+        if self.server_name.is_some() || !self.root_ders.is_empty() || self.client_auth.is_some() {
             // reqwest checks the certificate against the URL's host, and
             // refuses a self-signed certificate given to trust as the
             // server's own (`CaUsedAsEndEntity`): another name, or a pinned
             // certificate, needs a verifier of tminus's, in a rustls
             // configuration that then carries everything else too.
+            // A client certificate too: reqwest's own identity goes through
+            // webpki, which refuses an X.509 v1 certificate (what `openssl
+            // x509 -req` makes by default) as "builder error"; tminus's
+            // resolver presents it as OpenSSL-based clients do, the pair
+            // checked in `TlsOptions::load` (src/http/client_cert.rs).
             // It built in `TlsOptions::load` already.
             if let Ok(mut config) = self.rustls_config() {
                 config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
@@ -282,9 +277,6 @@ impl Tls {
         }
         if !self.roots.is_empty() {
             b = b.tls_certs_merge(self.roots.iter().cloned());
-        }
-        if let Some(id) = &self.identity {
-            b = b.identity(id.clone());
         }
         if self.tls13_only {
             b = b.tls_version_min(reqwest::tls::Version::TLS_1_3);
@@ -335,7 +327,8 @@ impl Tls {
     }
 
     fn config_with(&self, verifier: Verifier) -> Result<rustls::ClientConfig, String> {
-        let builder = rustls::ClientConfig::builder_with_provider(verifier.provider.clone());
+        let provider = verifier.provider.clone();
+        let builder = rustls::ClientConfig::builder_with_provider(provider.clone());
         let builder = if self.tls13_only {
             builder.with_protocol_versions(&[&rustls::version::TLS13])
         } else {
@@ -346,11 +339,38 @@ impl Tls {
         .with_custom_certificate_verifier(Arc::new(verifier));
         match &self.client_auth {
             None => Ok(builder.with_no_client_auth()),
-            Some(a) => builder
-                .with_client_auth_cert(a.chain.clone(), a.key.clone_key())
-                // rustls's message names the problem, never the key.
-                .map_err(|e| format!("TLS: the client certificate cannot be used: {e}")),
+            Some(a) => {
+                let signer = provider
+                    .key_provider
+                    .load_private_key(a.key.clone_key())
+                    // rustls's message names the problem, never the key.
+                    .map_err(|e| format!("TLS: the client certificate cannot be used: {e}"))?;
+                let certified = rustls::sign::CertifiedKey::new(a.chain.clone(), signer);
+                Ok(builder
+                    .with_client_cert_resolver(Arc::new(FixedClientCert(Arc::new(certified)))))
+            }
         }
+    }
+}
+
+/// The one client certificate, presented whenever the server asks.
+/// Unlike rustls's `with_client_auth_cert`, building it does not parse the
+/// certificate with webpki, which refuses X.509 v1; the server judges the
+/// certificate, as with any OpenSSL-based client.
+#[derive(Debug)]
+struct FixedClientCert(Arc<rustls::sign::CertifiedKey>);
+
+impl rustls::client::ResolvesClientCert for FixedClientCert {
+    fn resolve(
+        &self,
+        _root_hint_subjects: &[&[u8]],
+        _sigschemes: &[rustls::SignatureScheme],
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        Some(self.0.clone())
+    }
+
+    fn has_certs(&self) -> bool {
+        true
     }
 }
 
@@ -440,7 +460,7 @@ pub fn explain(e: &(dyn std::error::Error + 'static)) -> Option<String> {
                 },
                 Error::AlertReceived(AlertDescription::CertificateRequired)
                 | Error::AlertReceived(AlertDescription::HandshakeFailure)
-                    if installed().is_none_or(|t| t.identity.is_none()) =>
+                    if installed().is_none_or(|t| t.client_auth.is_none()) =>
                 {
                     format!(
                         "TLS: the server requires a client certificate ({}): pass --cert FILE and --key FILE",

@@ -196,6 +196,9 @@ pub async fn run(
                     }
                 }
             };
+            if why_not.is_none() {
+                unserved.check_finished();
+            }
             if let (None, None, Some(v)) = (&suite_stop, &why_not, unserved.verdict()) {
                 // Decided during this check: its own verdict rests on the
                 // same 404s, so the cause is what it reports.

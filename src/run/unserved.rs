@@ -10,11 +10,12 @@
 //! The rule is deliberately one-sided: a single answer of any other status
 //! (2xx, 3xx, 401, 422, 429, 5xx...) proves that some route of the suite is
 //! served, and disarms it for the rest of the suite. It decides "not
-//! served" only after [`MIN_ANSWERS`] answers from at least [`MIN_ROUTES`]
-//! distinct routes (or [`MIN_ANSWERS_ONE_ROUTE`] from one route), all
-//! 404/405, before anything else was answered. The price: a suite whose
-//! first checks all ask for missing resources on purpose, on two routes,
-//! is stopped; put a check that reaches a served route first (a GET of a
+//! served" when nothing else was answered yet and either [`MIN_ANSWERS`]
+//! answers came from at least [`MIN_ROUTES`] distinct routes, or
+//! [`MIN_ANSWERS_ONE_ROUTE`] from one route (a storm), or [`MIN_CHECKS`]
+//! checks in a row were answered, all with 404/405. The price: a suite
+//! whose first checks all ask for missing resources on purpose is
+//! stopped; put a check that reaches a served route first (a GET of a
 //! list, a health route). That is an error that names itself, never a
 //! wrong verdict.
 
@@ -31,6 +32,10 @@ pub const MIN_ANSWERS: u32 = 4;
 pub const MIN_ROUTES: usize = 2;
 /// Answers needed when the suite reached fewer than [`MIN_ROUTES`] routes.
 pub const MIN_ANSWERS_ONE_ROUTE: u32 = 20;
+/// Checks in a row, each answered and only with 404/405, that decide it
+/// whatever the routes (checks that stop at their first 404, such as a
+/// side-effect counter read, send one request each).
+pub const MIN_CHECKS: u32 = 3;
 /// Missing routes quoted in the error.
 const QUOTED: usize = 4;
 
@@ -47,6 +52,10 @@ struct State {
     /// Some route answered with something else than 404/405.
     served: bool,
     answers: u32,
+    /// `answers` when the current check started.
+    answers_at_check_start: u32,
+    /// Checks that finished with answers, all 404/405.
+    checks: u32,
     /// "METHOD /path" → (answers, last status).
     routes: BTreeMap<String, (u32, u16)>,
     /// The error, once decided.
@@ -80,6 +89,24 @@ impl Unserved {
                 return;
             }
             notified.await;
+        }
+    }
+
+    /// The current check ended: one more check answered only with
+    /// 404/405, if it was answered at all.
+    pub fn check_finished(&self) {
+        let mut s = self.lock();
+        if s.served || s.verdict.is_some() {
+            return;
+        }
+        if s.answers > s.answers_at_check_start {
+            s.checks += 1;
+        }
+        s.answers_at_check_start = s.answers;
+        if s.checks >= MIN_CHECKS {
+            s.verdict = Some(message(s.answers, &s.routes));
+            drop(s);
+            self.decided.notify_waiters();
         }
     }
 
@@ -185,6 +212,18 @@ mod tests {
         }
         assert!(u.verdict().is_none());
         answer(&u, "POST", "/orders", 404);
+        assert!(u.verdict().is_some());
+    }
+
+    #[test]
+    fn three_checks_answered_only_with_404_decide_it() {
+        let u = Unserved::new(None);
+        u.check_finished(); // a check that sent nothing does not count
+        for i in 0..MIN_CHECKS {
+            assert!(u.verdict().is_none(), "decided after {i} checks");
+            answer(&u, "GET", "/count", 404);
+            u.check_finished();
+        }
         assert!(u.verdict().is_some());
     }
 

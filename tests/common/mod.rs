@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod harness;
+pub mod real_servers;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
