@@ -184,3 +184,94 @@ fn the_burst_sample_is_judged_against_the_contract() {
         }
     }
 }
+
+/// `contract.ignore` and the side-effect counters (issue 37 item 5): a
+/// document that describes the API only (no test hook, no health route)
+/// judges the API's answers; the counter the replay reads is never judged,
+/// and a route listed in `ignore` is not drift. Without `ignore`, the same
+/// health route is reported as undocumented: the list is what exempts it.
+#[test]
+fn ignored_routes_and_effects_counters_are_not_drift() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("src/reference/openapi.json")).unwrap(),
+    )
+    .unwrap();
+    let paths = doc["paths"].as_object_mut().unwrap();
+    paths.retain(|p, _| p.starts_with("/public/"));
+    assert!(paths.contains_key("/public/v1/messages"));
+    std::fs::write(dir.path().join("api.json"), doc.to_string()).unwrap();
+    let suite = |ignore: &str| {
+        format!(
+            "suite: s\ncontract:\n  openapi: api.json\n{ignore}target:\n  headers:\n    Authorization: \"Bearer ref_test_key_a\"\nchecks:\n  - id: replay\n    kind: idempotency.replay\n    request:\n      method: POST\n      path: /public/v1/messages\n      json: {{ contact_id: 1, text: \"hi ${{uuid}}\" }}\n    effects:\n      request: {{ path: /__tminus/effects/messages.create }}\n      value: $.count\n  - id: health\n    steps:\n      - request: {{ path: /healthz }}\n        expect: {{ status: 200 }}\n"
+        )
+    };
+    let contract_of = |name: &str, text: String| -> Vec<(String, String, String)> {
+        let file = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(&file, text).unwrap();
+        let json = dir.path().join(format!("{name}.json"));
+        let out = tminus(
+            dir.path(),
+            &[
+                "run",
+                file.to_str().unwrap(),
+                "--json",
+                json.to_str().unwrap(),
+                "--report-dir",
+                dir.path().join(name).to_str().unwrap(),
+            ],
+            &[],
+            DEADLINE,
+        );
+        let report: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(&json)
+                .unwrap_or_else(|_| panic!("no report: {}", stdout(&out))),
+        )
+        .unwrap();
+        report["suites"][0]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let a = c["assertions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|a| a["property"] == "contract");
+                (
+                    c["id"].as_str().unwrap().to_owned(),
+                    a.map_or("none".into(), |a| a["verdict"].as_str().unwrap().to_owned()),
+                    a.map_or(String::new(), |a| a["message"].as_str().unwrap().to_owned()),
+                )
+            })
+            .collect()
+    };
+    let with = contract_of("with", suite("  ignore: [/healthz]\n"));
+    let replay = &with[0];
+    assert_eq!(replay.1, "pass", "{replay:?}");
+    assert!(!replay.2.contains("__tminus"), "{replay:?}");
+    // The health check saw no documented response: no contract property.
+    assert_eq!(with[1].1, "none", "{:?}", with[1]);
+
+    let without = contract_of("without", suite(""));
+    assert_eq!(without[0].1, "pass", "{:?}", without[0]);
+    let health = &without[1];
+    assert!(
+        health.1 != "pass" && health.1 != "none",
+        "an undocumented route answered and was not reported: {health:?}"
+    );
+    assert!(
+        health.2.contains("/healthz") && health.2.contains("no operation"),
+        "{health:?}"
+    );
+
+    // A pattern that is no path is refused at its place.
+    std::fs::write(dir.path().join("bad.yaml"), suite("  ignore: [healthz]\n")).unwrap();
+    let out = tminus(dir.path(), &["validate", "bad.yaml"], &[], DEADLINE);
+    let text = format!("{}{}", stdout(&out), common::stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("bad.yaml:4:") && text.contains("from the first `/`"),
+        "{text}"
+    );
+}

@@ -11,6 +11,7 @@
 //! client and put its verdicts on checks); it uses `http`, `model`,
 //! `outcome` and `files` only.
 
+mod ignore;
 mod judge;
 mod load;
 mod matcher;
@@ -20,6 +21,7 @@ mod watch;
 
 use std::path::Path;
 
+pub use ignore::IgnoredPath;
 pub use judge::{Level, Seen, Violation};
 pub use load::{Document, Version};
 pub use operation::{is_json, written, Operation, Schemas, Written};
@@ -37,6 +39,8 @@ pub struct Contract {
     pub openapi: String,
     bases: Vec<String>,
     operations: Vec<Operation>,
+    /// `contract.ignore`: paths that are not part of the API.
+    ignored: Vec<IgnoredPath>,
 }
 
 /// What judging one response found.
@@ -55,6 +59,8 @@ pub enum Verdict {
     NotServed,
     /// No operation for the path, and the target answered anyway.
     Undocumented { path: String },
+    /// The path is one of `contract.ignore`: not part of the API.
+    Ignored,
 }
 
 /// Reads the document at `path` and every file it refers to, without
@@ -91,7 +97,14 @@ impl Contract {
             openapi: doc.openapi.clone(),
             bases: matcher::base_paths(doc.root_value()),
             operations,
+            ignored: Vec::new(),
         })
+    }
+
+    /// This contract, never judging the paths of `ignored`.
+    pub fn ignoring(mut self, ignored: Vec<IgnoredPath>) -> Contract {
+        self.ignored = ignored;
+        self
     }
 
     pub fn operations(&self) -> &[Operation] {
@@ -117,6 +130,12 @@ impl Contract {
 
     /// Judges one response to `method url`.
     pub fn judge(&self, method: &str, url: &str, seen: &Seen<'_>) -> Verdict {
+        if !self.ignored.is_empty() {
+            let path = path_of(url);
+            if self.ignored.iter().any(|i| i.matches(&path)) {
+                return Verdict::Ignored;
+            }
+        }
         match self.find_index(method, url) {
             Some(index) => Verdict::Operation {
                 operation: self.operations[index].id.clone(),

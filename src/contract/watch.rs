@@ -70,7 +70,7 @@ impl Watch {
             .unwrap_or_default();
         let mut s = self.lock();
         match verdict {
-            Verdict::NotServed => {}
+            Verdict::NotServed | Verdict::Ignored => {}
             Verdict::Undocumented { path } => {
                 if s.paths.len() < MAX_PATHS && s.paths.insert(path.clone()) {
                     s.check.broken_should += 1;

@@ -396,6 +396,15 @@ impl Client {
         }
     }
 
+    /// The same client, telling nobody: what the suite sends to its own
+    /// instruments (the side-effect counters), which are not the API.
+    pub fn unwatched(&self) -> Client {
+        Client {
+            observer: None,
+            ..self.clone()
+        }
+    }
+
     /// Who is told of every response, if anyone (the burst hands its
     /// contract sample to it).
     pub fn observer(&self) -> Option<std::sync::Arc<dyn Observer>> {

@@ -542,8 +542,15 @@ fn plan_contract(
         .parent()
         .map(|d| d.join(rel))
         .unwrap_or_else(|| rel.to_path_buf());
+    let mut ignore = Vec::new();
+    for p in &spec.ignore {
+        match crate::contract::IgnoredPath::parse(&p.value) {
+            Ok(i) => ignore.push(i),
+            Err(e) => ctx.error(p.referenced, format!("contract.ignore: {e}")),
+        }
+    }
     match crate::contract::Contract::load(&path) {
-        Ok(c) => Some(std::sync::Arc::new(c)),
+        Ok(c) => Some(std::sync::Arc::new(c.ignoring(ignore))),
         Err(e) => {
             ctx.error(spec.openapi.referenced, format!("contract: {e}"));
             None

@@ -263,6 +263,15 @@ pub struct ContractSpec {
     /// file; its `$ref`s may name files in its folder.
     #[schemars(with = "String")]
     pub openapi: Spanned<String>,
+    /// Paths that are not part of the API and are never judged against the
+    /// document (an admin route, a test hook): an exact path, a template
+    /// with `{name}` for one segment, or a prefix ending in `/*`
+    /// (`/internal/*`). The path is the one requests are sent to, base path
+    /// included. The side-effect counters a suite reads (`effects:`) are
+    /// never judged, with or without this list.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub ignore: Vec<Spanned<String>>,
 }
 
 /// Where requests go and what every request carries.
