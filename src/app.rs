@@ -461,6 +461,7 @@ fn cmd_run(a: RunArgs) -> i32 {
         opts,
         reference_tls,
         color,
+        a.verbose,
         ReportFiles {
             summary: SummaryConfig {
                 file: a.summary_md.clone(),
@@ -606,12 +607,15 @@ pub struct ReportFiles {
 fn standard_reporters(
     redactor: &Redactor,
     color: bool,
+    verbose: bool,
     junit: &Path,
     json: &Path,
     html: &Path,
 ) -> Reporters {
     let mut reporters = Reporters::default();
-    reporters.push(Box::new(Console::stderr(redactor.clone(), color)));
+    reporters.push(Box::new(
+        Console::stderr(redactor.clone(), color).verbose(verbose),
+    ));
     reporters.push(Box::new(Junit::new(junit.to_path_buf(), redactor.clone())));
     reporters.push(Box::new(Json::new(json.to_path_buf(), redactor.clone())));
     reporters.push(Box::new(Html::new(html.to_path_buf(), redactor.clone())));
@@ -623,12 +627,14 @@ async fn run_plan(
     mut opts: RunOptions,
     reference_tls: Option<std::sync::Arc<rustls::ServerConfig>>,
     color: bool,
+    verbose: bool,
     files: ReportFiles,
     cancel_rx: tokio::sync::watch::Receiver<bool>,
 ) -> i32 {
     let mut reporters = standard_reporters(
         &plan.redactor,
         color,
+        verbose,
         &files.junit,
         &files.json,
         &files.html,
@@ -699,6 +705,7 @@ fn cmd_checks(a: ChecksArgs) -> i32 {
     let text = match a.format {
         ChecksFormat::Text => checks_text(),
         ChecksFormat::Markdown => checks_markdown(),
+        ChecksFormat::Requirements => crate::catalogue::markdown(),
     };
     // A closed pipe (`tminus checks | head`) is not an error worth a panic.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
@@ -1372,7 +1379,7 @@ fn cmd_merge(a: crate::cli::MergeArgs) -> i32 {
         std::io::IsTerminal::is_terminal(&std::io::stderr()),
         std::env::var_os("NO_COLOR"),
     );
-    let mut reporters = standard_reporters(&plan.redactor, color, &junit, &json, &html);
+    let mut reporters = standard_reporters(&plan.redactor, color, true, &junit, &json, &html);
     let started_at = shards
         .iter()
         .map(|s| s.manifest.started_unix_s)

@@ -152,6 +152,9 @@ pub struct RunArgs {
     /// Colour on stderr: `auto` (a terminal, and NO_COLOR unset or empty), `always` or `never`
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Every property of every check on the console, and a table of verdicts at the end (by default a passing check is one line)
+    #[arg(short, long)]
+    pub verbose: bool,
     /// Markdown summary for CI (also appended to $GITHUB_STEP_SUMMARY when that is set)
     #[arg(long, value_name = "FILE")]
     pub summary_md: Option<PathBuf>,
@@ -315,7 +318,7 @@ pub enum SchemaKind {
 
 #[derive(Args, Debug)]
 pub struct ChecksArgs {
-    /// `text` (a terminal listing) or `markdown` (the reference, as in docs/checks.md)
+    /// `text` (a terminal listing), `markdown` (the reference, as in docs/checks.md) or `requirements` (the catalogue ids, as in docs/requirements.md)
     #[arg(long, value_enum, default_value_t = ChecksFormat::Text)]
     pub format: ChecksFormat,
 }
@@ -324,6 +327,7 @@ pub struct ChecksArgs {
 pub enum ChecksFormat {
     Text,
     Markdown,
+    Requirements,
 }
 
 #[derive(Args, Debug)]

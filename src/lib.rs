@@ -56,6 +56,7 @@ macro_rules! eprint {
     }};
 }
 
+pub mod catalogue;
 pub mod context;
 pub mod contract;
 pub mod coverage;

@@ -109,6 +109,45 @@ fn catalogue_ids_are_unique() {
     }
 }
 
+/// Every id of the coverage table is defined in src/catalogue.rs (what
+/// docs/requirements.md shows), in the same point; and when the project's
+/// catalogue file is present (../shared/checks-catalogue.md, as in CI), the
+/// transcription has exactly its ids. A clone on its own skips that half.
+#[test]
+fn the_catalogue_transcription_defines_every_id() {
+    use tminus::catalogue::{requirement, REQUIREMENTS};
+    for p in CATALOGUE {
+        for id in p.ids {
+            let r = requirement(id).unwrap_or_else(|| panic!("`{id}` is not in src/catalogue.rs"));
+            assert_eq!(r.section, p.number, "`{id}`");
+            assert!(!r.what.is_empty() && !r.severity.is_empty(), "`{id}`");
+        }
+    }
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/checks-catalogue.md");
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        eprintln!("skipped: {} is absent (a clone on its own)", file.display());
+        return;
+    };
+    let re = regex::Regex::new(r"(?m)^\| ([A-Z]+-[0-9A-Z]+[ab]?) \|").unwrap();
+    let mut in_file: BTreeSet<String> = re.captures_iter(&text).map(|c| c[1].to_owned()).collect();
+    // The receiver's valid baseline is defined in the prose above its table.
+    if text.contains("**WH-000**") {
+        in_file.insert("WH-000".to_owned());
+    }
+    let ours: BTreeSet<String> = REQUIREMENTS
+        .iter()
+        .map(|r| r.id.to_owned())
+        .filter(|id| !id.starts_with("SEC-"))
+        .collect();
+    assert_eq!(
+        in_file,
+        ours,
+        "src/catalogue.rs and {} disagree: transcribe the catalogue again",
+        file.display()
+    );
+}
+
 /// A real run: the JSON report, the HTML report, JUnit and the bundle's
 /// manifest carry the coverage of what ran.
 #[test]

@@ -40,6 +40,31 @@ fn committed_check_reference_is_the_generated_one() {
     );
 }
 
+/// The catalogue ids' page (linked from the README and every coverage
+/// table) is the generated one.
+#[test]
+fn committed_requirements_page_is_the_generated_one() {
+    let generated = tminus::catalogue::markdown();
+    let committed = repo_file("docs/requirements.md");
+    if let Some((i, (g, c))) = generated
+        .lines()
+        .zip(committed.lines())
+        .enumerate()
+        .find(|(_, (g, c))| g != c)
+    {
+        panic!(
+            "docs/requirements.md is stale (first difference at line {}):\n  generated: {g}\n  committed: {c}\n\
+             Regenerate it with:\n\n    cargo run -- checks --format requirements > docs/requirements.md\n",
+            i + 1
+        );
+    }
+    assert_eq!(
+        generated.lines().count(),
+        committed.lines().count(),
+        "docs/requirements.md is stale: regenerate it with `cargo run -- checks --format requirements > docs/requirements.md`"
+    );
+}
+
 #[test]
 fn the_cli_prints_the_same_reference() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tminus"))

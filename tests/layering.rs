@@ -65,7 +65,7 @@ const LAYERS: &[Layer] = &[
     // The OpenAPI contract (issue 26): the driver loads it, the runner
     // hooks it into the probe's client; it judges with outcome and http.
     layer("contract", &["contract"]),
-    layer("verdicts", &["outcome", "waiver", "coverage"]),
+    layer("verdicts", &["outcome", "waiver", "coverage", "catalogue"]),
     layer("http", &["http"]),
     layer("values", &["model", "redact"]),
     // `""`: the crate root (`lib.rs`), which holds `fmt_duration`.

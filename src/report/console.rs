@@ -71,6 +71,8 @@ pub struct Console {
     color: bool,
     /// The run's warnings, said at the start and beside the verdict.
     warnings: Vec<String>,
+    /// `-v`: every property of every check, and the table of verdicts.
+    verbose: bool,
 }
 
 impl Console {
@@ -82,7 +84,16 @@ impl Console {
             results: Vec::new(),
             color,
             warnings: Vec::new(),
+            verbose: false,
         }
+    }
+
+    /// With `verbose`, every property of every check and the summary table;
+    /// without, a passing check is one line, and only a check that did not
+    /// pass lists its properties (an all-green run stays short).
+    pub fn verbose(mut self, verbose: bool) -> Self {
+        self.verbose = verbose;
+        self
     }
 
     fn warn(&mut self) {
@@ -199,8 +210,10 @@ impl Reporter for Console {
                     fmt_duration(r.duration)
                 ));
                 // Grouped under the check: one line per property, so a
-                // partial conformer shows what it meets and what it breaks.
-                if r.outcome.assertions.len() > 1 {
+                // partial conformer shows what it meets and what it breaks;
+                // a passing check's list only with -v.
+                let listed = self.verbose || r.outcome.verdict != Verdict::Pass;
+                if listed && r.outcome.assertions.len() > 1 {
                     for a in &r.outcome.assertions {
                         let label = self.paint(a.verdict);
                         let why = match a.verdict {
@@ -233,7 +246,7 @@ impl Reporter for Console {
                     .filter(|r| r.outcome.verdict == Verdict::Warn)
                     .cloned()
                     .collect();
-                if !self.results.is_empty() {
+                if self.verbose && !self.results.is_empty() {
                     self.line("\nSummary");
                     let w = self
                         .results

@@ -274,11 +274,20 @@ impl Html {
         );
         h.push_str("<section class=\"coverage\"><h2>Requirement coverage</h2><table><tr><th>catalogue point</th><th>required</th><th>covered</th><th>passed</th><th>not covered</th></tr>");
         for r in &rows {
-            let missing: Vec<&str> = r
+            // Each id carries its definition (docs/requirements.md) on hover:
+            // the report is read where the docs are not.
+            let missing: Vec<String> = r
                 .required
                 .iter()
                 .copied()
                 .filter(|i| !r.covered.contains(i))
+                .map(|id| match crate::catalogue::requirement(id) {
+                    Some(q) => format!(
+                        "<abbr title=\"{}\">{id}</abbr>",
+                        escape(&format!("{}: {}", q.what, q.pass))
+                    ),
+                    None => escape(id),
+                })
                 .collect();
             let _ = write!(
                 h,
@@ -291,7 +300,7 @@ impl Html {
                 missing.join(", ")
             );
         }
-        h.push_str("</table><p class=\"meta\">Requirements are the ids of the checks catalogue (IDEM-002, RL-002, WH-006, ...). Covered: a check of it ran; passed: every check of it passed (a warning, a waiver or a failure is not a pass).</p></section>");
+        h.push_str("</table><p class=\"meta\">Requirements are the ids of the checks catalogue (IDEM-002, RL-002, WH-006, ...), each defined in docs/requirements.md (<code>tminus checks --format requirements</code>; hover an id for its text). Covered: a check of it ran; passed: every check of it passed (a warning, a waiver or a failure is not a pass).</p></section>");
     }
 
     /// Every waiver and what it did in this run.

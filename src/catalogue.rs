@@ -1,0 +1,955 @@
+//! The requirement catalogue (`IDEM-001`, `RL-002`, ... `OBS-004`): what
+//! each id asks for, transcribed from the project's checks catalogue
+//! (`checks-catalogue.md`, whose rows cite their normative sources), plus
+//! tminus's own transport-security ids (SEC-001..006, point 7). The reports'
+//! coverage table and `docs/requirements.md` (`tminus checks --format
+//! requirements`) define the ids from here; `tests/coverage.rs` holds this
+//! list to the catalogue file when it is present.
+
+/// One requirement of the catalogue.
+#[derive(Debug, Clone, Copy)]
+pub struct Requirement {
+    pub id: &'static str,
+    /// The catalogue section (point) it belongs to.
+    pub section: u8,
+    /// Who plays which part: P probe, R sender to a receiver, M mock
+    /// upstream, S sink, D dependency (empty where the section implies it).
+    pub role: &'static str,
+    /// What is done or observed.
+    pub what: &'static str,
+    /// What passes (empty where `what` says it).
+    pub pass: &'static str,
+    /// C critical, H high, M medium, L low.
+    pub severity: &'static str,
+    pub source: &'static str,
+}
+
+/// The sections' titles.
+pub const SECTIONS: &[(u8, &str)] = &[
+    (1, r#"Idempotency"#),
+    (2, r#"Rate limits and retry behaviour"#),
+    (3, r#"Webhooks"#),
+    (4, r#"Trace correlation"#),
+    (5, r#"Load / SLO (k6-expressible)"#),
+    (6, r#"Polling fallback"#),
+    (
+        7,
+        r#"Transport security (tminus's own ids: the seed's third launch mistake)"#,
+    ),
+    (
+        8,
+        r#"A dependency that overheats (the seeds' second launch mistake)"#,
+    ),
+    (9, r#"Contracts in CI (the seeds' fourth launch mistake)"#),
+    (10, r#"No blind launch (the seeds' fifth launch mistake)"#),
+];
+
+/// Every requirement, in catalogue order.
+pub const REQUIREMENTS: &[Requirement] = &[
+    Requirement {
+        id: "IDEM-001",
+        section: 1,
+        role: "P",
+        what: r#"A mutating POST with no `Idempotency-Key` (observes: Status code, body)"#,
+        pass: r#"PASS if 400 with a problem body or a `Link rel=describedby`. FAIL if it executes. If BOTIX makes the key optional, downgrade to L"#,
+        severity: "H",
+        source: r#"[IK] §Error Handling"#,
+    },
+    Requirement {
+        id: "IDEM-002",
+        section: 1,
+        role: "P",
+        what: r#"POST with key K, then the identical request with K (observes: Status codes, bodies, headers, resource count)"#,
+        pass: r#"1st: 200/201 without `Idempotent-Replayed`. 2nd: same status and same body (same resource id) plus `Idempotent-Replayed: 1`. Exactly one resource or side effect (check by GET)"#,
+        severity: "C",
+        source: r#"BOTIX; [IK] "respond with the result of the previously completed operation""#,
+    },
+    Requirement {
+        id: "IDEM-003",
+        section: 1,
+        role: "P",
+        what: r#"K again, with one field changed (observes: Status code)"#,
+        pass: r#"PASS if 422 (draft) or BOTIX's documented 4xx (Stripe rejects a parameter mismatch with an idempotency error). FAIL on a 2xx replay or a second execution"#,
+        severity: "C",
+        source: r#"[IK]; [STI]"#,
+    },
+    Requirement {
+        id: "IDEM-004",
+        section: 1,
+        role: "P",
+        what: r#"10 identical parallel POSTs with a new K, one of them slowed by a test hook (observes: Statuses, resource count)"#,
+        pass: r#"Exactly 1 execution. The others get 409 (draft) or a replay after waiting. FAIL on ≥2 resources or on a 5xx from a unique-index violation"#,
+        severity: "C",
+        source: r#"[IK] "Concurrent Request … 409"; BOTIX unique `operation_id`"#,
+    },
+    Requirement {
+        id: "IDEM-005",
+        section: 1,
+        role: "P",
+        what: r#"Complete K under API key A, then send the same K and body under API key B (observes: Body)"#,
+        pass: r#"B's request executes independently. FAIL if B receives A's stored response (cross-tenant leak)"#,
+        severity: "C",
+        source: r#"[IK] §Security ("composite key … client attributes"); BOTIX cache key is (api key, K)"#,
+    },
+    Requirement {
+        id: "IDEM-006",
+        section: 1,
+        role: "P",
+        what: r#"Key syntax variants: quoted SF string `"8e03…"`, bare `8e03…`, empty, 256 characters, control characters, a non-UUIDv4/ULID value (observes: Status codes)"#,
+        pass: r#"Malformed keys get 400. The quoted and bare forms must behave as **the same key**: 2nd request replays, or one form is always rejected. FAIL if the two forms execute twice"#,
+        severity: "H",
+        source: r#"[IK] §Syntax (Item, String); BOTIX UUIDv4/ULID; [STI] (≤255 characters)"#,
+    },
+    Requirement {
+        id: "IDEM-007",
+        section: 1,
+        role: "P",
+        what: r#"Send K; resend at TTL − 1 min and at TTL + 1 min (needs a test TTL override or a long run) (observes: Replay header)"#,
+        pass: r#"Replays before expiry; runs fresh after expiry. Expiry policy is published"#,
+        severity: "M",
+        source: r#"BOTIX 24 h; [IK] §Validity; [STI] ≥24 h"#,
+    },
+    Requirement {
+        id: "IDEM-008",
+        section: 1,
+        role: "P",
+        what: r#"An invalid body with K (gets 4xx), then a valid body with the same K (observes: Status of the 2nd request)"#,
+        pass: r#"2nd request executes (201). Under BOTIX, errors are not cached. FAIL if it gets "key reused""#,
+        severity: "H",
+        source: r#"BOTIX; [STI] (nothing is saved when validation fails)"#,
+    },
+    Requirement {
+        id: "IDEM-009",
+        section: 1,
+        role: "P",
+        what: r#"K with a server-side delay of 3 s (hook). Client times out at 1 s and retries K at 1.5 s, then again after completion (observes: Statuses, resource count)"#,
+        pass: r#"Retry during processing → 409. Retry after completion → replay. **Never 2 executions.** This is the dangerous case created by not caching errors"#,
+        severity: "C",
+        source: r#"[IK] 409; BOTIX unique index"#,
+    },
+    Requirement {
+        id: "IDEM-010",
+        section: 1,
+        role: "P",
+        what: r#"K on endpoint A, then K on endpoint B (observes: Status)"#,
+        pass: r#"Not a replay of A's result. Either 4xx or an independent execution"#,
+        severity: "M",
+        source: r#"[STI] (an endpoint mismatch is an idempotency error)"#,
+    },
+    Requirement {
+        id: "IDEM-C01",
+        section: 1,
+        role: "M",
+        what: r#"Drive the integrator to create N logical operations (observes: `Idempotency-Key` on each POST)"#,
+        pass: r#"Present on 100 %. Matches UUIDv4 `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$` (case-insensitive) or ULID `^[0-7][0-9A-HJKMNP-TV-Z]{25}$`. No two operations share a key"#,
+        severity: "H",
+        source: r#"BOTIX"#,
+    },
+    Requirement {
+        id: "IDEM-C02",
+        section: 1,
+        role: "M",
+        what: r#"The mock drops the connection after reading the body, or returns 503 + `Retry-After: 1` or 429 (observes: The retry)"#,
+        pass: r#"Same key and byte-identical body. FAIL on a new key (a duplicate charge risk)"#,
+        severity: "C",
+        source: r#"BOTIX "SDK reuses key""#,
+    },
+    Requirement {
+        id: "IDEM-C03",
+        section: 1,
+        role: "M",
+        what: r#"Mock returns 409 "in progress" (observes: Next request)"#,
+        pass: r#"Waits and retries with the **same** key. FAIL on a new key or on giving up silently"#,
+        severity: "M",
+        source: r#"[IK] (no correction needed on 409)"#,
+    },
+    Requirement {
+        id: "IDEM-C04",
+        section: 1,
+        role: "M",
+        what: r#"Mock returns a replayed 201 with `Idempotent-Replayed: 1` (observes: Integrator side effects)"#,
+        pass: r#"Treated as success. No duplicate downstream action"#,
+        severity: "M",
+        source: r#"BOTIX"#,
+    },
+    Requirement {
+        id: "RL-001",
+        section: 2,
+        role: "P",
+        what: r#"20 sequential requests, including 4xx and 5xx ones (observes: `X-RateLimit-Limit/Remaining/Reset` on **every** response)"#,
+        pass: r#"All present and non-negative integers. Remaining ≤ Limit and does not increase within a window. Reset is an epoch second in [Date, Date + window] (use the `Date` header, not the local clock)"#,
+        severity: "H",
+        source: r#"BOTIX; [GHR]/[XRL] (reset = UTC epoch seconds)"#,
+    },
+    Requirement {
+        id: "RL-002",
+        section: 2,
+        role: "P",
+        what: r#"Exceed the quota (observes: 429 response)"#,
+        pass: r#"429, `Retry-After` = delay-seconds (`1*DIGIT`) or IMF-fixdate, body code `RATE_LIMIT_EXCEEDED`, Remaining = 0"#,
+        severity: "H",
+        source: r#"[HTTP] 6585 §4, 9110 §10.2.3; BOTIX"#,
+    },
+    Requirement {
+        id: "RL-003",
+        section: 2,
+        role: "P",
+        what: r#"After a 429, retry at RA − 1 s and at RA + 1 s (observes: Statuses)"#,
+        pass: r#"The retry after RA succeeds. If `Retry-After` and a reset are both given, Retry-After is not earlier than the reset"#,
+        severity: "M",
+        source: r#"[RL] §Server Behavior"#,
+    },
+    Requirement {
+        id: "RL-004",
+        section: 2,
+        role: "P",
+        what: r#"Exhaust key A, then call with key B (observes: B's status)"#,
+        pass: r#"B is unaffected (quota per partition)"#,
+        severity: "H",
+        source: r#"[RL] pk / partition"#,
+    },
+    Requirement {
+        id: "RL-005",
+        section: 2,
+        role: "P",
+        what: r#"Read any response that carries the IETF fields (observes: `RateLimit-Policy`, `RateLimit`)"#,
+        pass: r#"Parses as SF Lists. Items are Strings. Policy `q` is required (Integer ≥0) and `w` is an Integer >0. `RateLimit` `r` is required (≥0) and `t` is an Integer ≥0. Every policy named in `RateLimit` appears in `RateLimit-Policy`. Never sent in trailers. `r` equals X-RateLimit-Remaining; `t` ≈ Reset − Date (±1 s). Malformed → FAIL (clients must ignore them)"#,
+        severity: "M",
+        source: r#"[RL] §3–4 (e.g. `RateLimit: "default";r=50;t=30`)"#,
+    },
+    Requirement {
+        id: "RL-006",
+        section: 2,
+        role: "P",
+        what: r#"Read a 429 (observes: `Cache-Control`)"#,
+        pass: r#"No explicit freshness (`public`, or `max-age` > 0)"#,
+        severity: "L",
+        source: r#"[HTTP] 6585 §4 (MUST NOT be stored by a cache)"#,
+    },
+    Requirement {
+        id: "RL-007",
+        section: 2,
+        role: "P",
+        what: r#"2× capacity (see LOAD-004) (observes: Rejections)"#,
+        pass: r#"Rejections are fast 429/503 with `Retry-After` (rejection p95 < 100 ms *(proposed)*). No connection drops or timeouts"#,
+        severity: "H",
+        source: r#"BOTIX "don't hold connections"; [RL] FAQ 6 (503 + Retry-After, not dropping connections)"#,
+    },
+    Requirement {
+        id: "RETRY-001",
+        section: 2,
+        role: "M",
+        what: r#"429 + `Retry-After: 3` (observes: Gap until the next attempt)"#,
+        pass: r#"gap ≥ 3 s − 50 ms. For the HTTP-date form, gap ≥ (date − Date header) − 1 s. **Any early retry is a FAIL**"#,
+        severity: "C",
+        source: r#"[HTTP]; [RL] ("Retry-After MUST take precedence")"#,
+    },
+    Requirement {
+        id: "RETRY-002",
+        section: 2,
+        role: "M",
+        what: r#"401, then 403, 400, 422, 404 (observes: Request count)"#,
+        pass: r#"Exactly 1 request, no retry"#,
+        severity: "H",
+        source: r#"BOTIX; [GHR] ("throw an error after a specific number of retries")"#,
+    },
+    Requirement {
+        id: "RETRY-003",
+        section: 2,
+        role: "M",
+        what: r#"Always 429 without `Retry-After` (observes: Attempt timeline)"#,
+        pass: r#"Gaps grow roughly ×2 (each gap ≥ 1.5× the previous, minus jitter). Each gap ≤ 60 s. Attempts ≤ N + 1, then a surfaced error"#,
+        severity: "H",
+        source: r#"BOTIX cap 60 s; [GHR]; [JIT] capped exponential backoff"#,
+    },
+    Requirement {
+        id: "RETRY-004",
+        section: 2,
+        role: "M",
+        what: r#"`Retry-After: 100000` (observes: Client behaviour)"#,
+        pass: r#"Never retries before RA. If RA is above the client's maximum wait, it aborts with an error (a 60 s cap must **not** mean "retry after 60 s")"#,
+        severity: "M",
+        source: r#"[RL] §Denial of Service; BOTIX"#,
+    },
+    Requirement {
+        id: "RETRY-005",
+        section: 2,
+        role: "M",
+        what: r#"K = 50 concurrent clients all get 429 + `Retry-After: 2` at t₀ (observes: Retry arrival times, offset = t − (t₀ + 2))"#,
+        pass: r#"All offsets ≥ 0. Spread: stdev(offset) ≥ 0.2 s *(proposed)* and no 100 ms bucket holds > 20 % of retries. FAIL = thundering herd"#,
+        severity: "H",
+        source: r#"BOTIX jitter; [JIT] (full jitter: `random(0, min(cap, base·2^n))`); [RL] §Resource exhaustion"#,
+    },
+    Requirement {
+        id: "RETRY-006",
+        section: 2,
+        role: "M",
+        what: r#"200 responses with Remaining: 3, Reset +10 s (observes: Request rate)"#,
+        pass: r#"No more than 3 requests before the reset (slows down proactively when Remaining < 5)"#,
+        severity: "M",
+        source: r#"BOTIX; [RL] ("SHOULD NOT exceed … before the window")"#,
+    },
+    Requirement {
+        id: "RETRY-007",
+        section: 2,
+        role: "M",
+        what: r#"Steady load with 5 % injected 503s (observes: Amplification = requests ÷ logical operations)"#,
+        pass: r#"≤ 1.1 *(proposed)*. No retries nested across layers (each attempt is one request)"#,
+        severity: "M",
+        source: r#"[JIT] Builders' Library (retry at one layer, retry budget)"#,
+    },
+    Requirement {
+        id: "RETRY-008",
+        section: 2,
+        role: "M",
+        what: r#"503 with and without `Retry-After` (observes: Retries)"#,
+        pass: r#"Retries only when `Retry-After` is present (BOTIX "optionally 503 with Retry-After") and with the same Idempotency-Key"#,
+        severity: "M",
+        source: r#"BOTIX; [SW] (uses retry-after on 503)"#,
+    },
+    Requirement {
+        id: "WH-000",
+        section: 3,
+        role: "R",
+        what: r#"A correctly signed delivery (the valid baseline every rejection is measured against)"#,
+        pass: r#"A 2xx within 2 s *(proposed)* and always within 10 s (GitHub's cut-off)"#,
+        severity: "C",
+        source: r#"[GHW]; [SW]"#,
+    },
+    Requirement {
+        id: "WH-001",
+        section: 3,
+        role: "R",
+        what: r#"Signature header missing, or id/timestamp header missing"#,
+        pass: r#"Reject"#,
+        severity: "C",
+        source: r#"[SW] lib `test_missing_headers`"#,
+    },
+    Requirement {
+        id: "WH-002",
+        section: 3,
+        role: "R",
+        what: r#"Forged signature: random hex or base64 of the correct length"#,
+        pass: r#"Reject"#,
+        severity: "C",
+        source: r#"[GHW]; [SW]"#,
+    },
+    Requirement {
+        id: "WH-003a",
+        section: 3,
+        role: "R",
+        what: r#"Valid delivery whose **raw** body is non-canonical (pretty-printed, `\u00e9` escapes, reordered keys, trailing `\n`), signed over those raw bytes"#,
+        pass: r#"**Accept** (2xx). A reject here means the receiver verifies over re-serialized JSON"#,
+        severity: "H",
+        source: r#"[SW] (note on re-serialization); [GHW]; [SHP] rawBody"#,
+    },
+    Requirement {
+        id: "WH-003b",
+        section: 3,
+        role: "R",
+        what: r#"Body B′ = re-serialization of B, sent with B's signature"#,
+        pass: r#"Reject"#,
+        severity: "C",
+        source: r#"same"#,
+    },
+    Requirement {
+        id: "WH-004",
+        section: 3,
+        role: "R",
+        what: r#"Truncated signature (half the hex), empty value, `sha256=` alone, `v1,` alone"#,
+        pass: r#"Reject. FAIL if a prefix match is accepted"#,
+        severity: "C",
+        source: r#"[SW] `test_verify_partial_signature`"#,
+    },
+    Requirement {
+        id: "WH-005",
+        section: 3,
+        role: "R",
+        what: r#"Wrong scheme: `sha1=<valid SHA-1 HMAC>`, `v0=`, `v1a,…`, no prefix"#,
+        pass: r#"Reject unless the scheme is explicitly supported"#,
+        severity: "H",
+        source: r#"[GHW] ("always starts with sha256="); [STW] EXPECTED_SCHEME v1"#,
+    },
+    Requirement {
+        id: "WH-006",
+        section: 3,
+        role: "R",
+        what: r#"Valid signature, timestamp = now − (tolerance + 60 s)"#,
+        pass: r#"Reject"#,
+        severity: "C",
+        source: r#"[STW] 300 s; [SW] lib 5 min; [SLK] SDK 300 s; seed article ≤ 5–10 min"#,
+    },
+    Requirement {
+        id: "WH-007",
+        section: 3,
+        role: "R",
+        what: r#"Valid signature, timestamp = now + tolerance + 60 s"#,
+        pass: r#"Reject. Note: stripe-python checks only the past side, while the Standard Webhooks Rust library and slack_sdk (abs) check both"#,
+        severity: "H",
+        source: r#"[SW] lib `FutureTimestampError`; [SLK]"#,
+    },
+    Requirement {
+        id: "WH-008",
+        section: 3,
+        role: "R",
+        what: r#"Replay of an accepted delivery: same id and signature, within tolerance"#,
+        pass: r#"**2xx**, processed once. A non-2xx makes an at-least-once sender keep retrying"#,
+        severity: "C",
+        source: r#"[SW] (`webhook-id` as idempotency key); [GHW] (X-GitHub-Delivery)"#,
+    },
+    Requirement {
+        id: "WH-009",
+        section: 3,
+        role: "R",
+        what: r#"Sender-style retry: same id, **new** timestamp and new valid signature"#,
+        pass: r#"2xx, processed once. FAIL if dedupe keys on id+signature: the seed article's "event_id+signature" inbox lets every retry through"#,
+        severity: "C",
+        source: r#"[SW] ("timestamp of the attempt … updated" on retry)"#,
+    },
+    Requirement {
+        id: "WH-010",
+        section: 3,
+        role: "R",
+        what: r#"Valid signature, then one body byte changed (e.g. `"amount":100` → `900`)"#,
+        pass: r#"Reject"#,
+        severity: "C",
+        source: r#"[GHW]; [SW]"#,
+    },
+    Requirement {
+        id: "WH-011",
+        section: 3,
+        role: "R",
+        what: r#"Header-name case variants (`x-botix-signature`, `X-BOTIX-SIGNATURE`); HTTP/2 lowercases them"#,
+        pass: r#"Accept"#,
+        severity: "M",
+        source: r#"[SLK] ("header names … case-insensitive"); [TC] same principle"#,
+    },
+    Requirement {
+        id: "WH-012",
+        section: 3,
+        role: "R",
+        what: r#"Key rotation: `webhook-signature: v1,<old> v1,<new>` in either order; Stripe style `t=…,v1=<old>,v1=<new>`"#,
+        pass: r#"Accept if any one matches. Reject when none match"#,
+        severity: "H",
+        source: r#"[SW] lib `test_verify_with_multiple_signatures`; [STW] (any of the v1 values)"#,
+    },
+    Requirement {
+        id: "WH-013",
+        section: 3,
+        role: "R",
+        what: r#"Timing probe: 5k signatures sharing a 0-char vs a 63-char correct prefix"#,
+        pass: r#"No significant latency difference (a noisy black-box test; the real check is code review for a constant-time compare)"#,
+        severity: "L",
+        source: r#"[GHW] ("never use a plain ==")"#,
+    },
+    Requirement {
+        id: "WH-014",
+        section: 3,
+        role: "R",
+        what: r#"Burst of 200 valid deliveries in 10 s"#,
+        pass: r#"p95 ack ≤ 2 s *(proposed)*. Processing happens asynchronously (queue)"#,
+        severity: "H",
+        source: r#"BOTIX; [GHW] 10 s; [SW] (15–30 s sender timeout)"#,
+    },
+    Requirement {
+        id: "WH-015",
+        section: 3,
+        role: "R",
+        what: r#"Id containing `.` (Standard Webhooks content is `id.ts.body`)"#,
+        pass: r#"Reject or refuse ids with `.`"#,
+        severity: "L",
+        source: r#"[SW] ("not … include any `.`")"#,
+    },
+    Requirement {
+        id: "WHS-001",
+        section: 3,
+        role: "S",
+        what: r#"Receives an event and recomputes the HMAC over the raw bytes"#,
+        pass: r#"Signature matches. `X-Botix-Event` is present. `X-Botix-Request-Id` is a UUID"#,
+        severity: "C",
+        source: r#"BOTIX"#,
+    },
+    Requirement {
+        id: "WHS-002",
+        section: 3,
+        role: "S",
+        what: r#"Answers 500 every time"#,
+        pass: r#"Attempts at ≈ +30 s, +5 min, +30 min, +2 h, +6 h (±10 % *(proposed)* jitter), same request id each time, then stops"#,
+        severity: "H",
+        source: r#"BOTIX; [SW] (backoff + jitter)"#,
+    },
+    Requirement {
+        id: "WHS-003",
+        section: 3,
+        role: "S",
+        what: r#"Answers 200 on attempt 2"#,
+        pass: r#"No further attempts"#,
+        severity: "H",
+        source: r#"[SW] (2xx = success)"#,
+    },
+    Requirement {
+        id: "WHS-004",
+        section: 3,
+        role: "S",
+        what: r#"Hangs without responding"#,
+        pass: r#"Sender times out within 15–30 s (within its SLO) and treats it as a failure. No parallel duplicates"#,
+        severity: "M",
+        source: r#"[SW] §Request timeouts"#,
+    },
+    Requirement {
+        id: "WHS-005",
+        section: 3,
+        role: "S",
+        what: r#"Answers 410"#,
+        pass: r#"Endpoint disabled or flagged, not retried"#,
+        severity: "L",
+        source: r#"[SW]"#,
+    },
+    Requirement {
+        id: "WHS-006",
+        section: 3,
+        role: "S",
+        what: r#"Answers 429 + `Retry-After: 120`"#,
+        pass: r#"Next attempt ≥ 120 s later"#,
+        severity: "M",
+        source: r#"[SW]"#,
+    },
+    Requirement {
+        id: "TRC-001",
+        section: 4,
+        role: "P",
+        what: r#"`traceparent: 00-<rand32>-<rand16>-01`"#,
+        pass: r#"Response `Trace-Id` equals the sent trace-id. Request logs contain it (log scrape or debug endpoint)"#,
+        severity: "H",
+        source: r#"BOTIX; [TC] ("MUST send it to outgoing requests")"#,
+    },
+    Requirement {
+        id: "TRC-002",
+        section: 4,
+        role: "P",
+        what: r#"No traceparent"#,
+        pass: r#"`Trace-Id` present, 32 lowercase hex, not all zeros. 10k requests → all unique"#,
+        severity: "M",
+        source: r#"[TC] §trace-id"#,
+    },
+    Requirement {
+        id: "TRC-003",
+        section: 4,
+        role: "P",
+        what: r#"Invalid traceparent: uppercase hex, all-zero trace-id or parent-id, version `ff`, wrong field lengths, extra field on version 00, `tracestate` without traceparent"#,
+        pass: r#"No 4xx. A **new** trace-id is issued (restart) and tracestate is dropped"#,
+        severity: "M",
+        source: r#"[TC] ("MUST ignore", processing model)"#,
+    },
+    Requirement {
+        id: "TRC-004",
+        section: 4,
+        role: "P",
+        what: r#"Higher version `01-<t>-<p>-01-xyz`"#,
+        pass: r#"Trace continued with the same trace-id; version downgraded to 00"#,
+        severity: "L",
+        source: r#"[TC] §Versioning"#,
+    },
+    Requirement {
+        id: "TRC-005",
+        section: 4,
+        role: "P→S",
+        what: r#"POST with traceparent T that triggers a webhook"#,
+        pass: r#"The delivery carries `traceparent` with trace-id T and a new parent-id, and/or a payload `trace_id`, plus a link from `X-Botix-Request-Id` to the originating request id. PASS if the harness can join request ⇄ delivery without timestamps"#,
+        severity: "H",
+        source: r#"BOTIX; [TC]"#,
+    },
+    Requirement {
+        id: "TRC-006",
+        section: 4,
+        role: "P",
+        what: r#"tracestate with 3 members, and one with 33 members"#,
+        pass: r#"Outbound tracestate keeps member order; any new key goes leftmost; ≤ 32 members; whole entries truncated"#,
+        severity: "L",
+        source: r#"[TC] §tracestate"#,
+    },
+    Requirement {
+        id: "TRC-007",
+        section: 4,
+        role: "P",
+        what: r#"`X-Request-Id: abc-123` / none / a 10 kB value / one with CRLF"#,
+        pass: r#"Echoed / UUID generated / replaced or sanitized (≤255 characters, alphanumerics and dashes) / never reflected raw"#,
+        severity: "M",
+        source: r#"[RID]"#,
+    },
+    Requirement {
+        id: "TRC-008",
+        section: 4,
+        role: "P",
+        what: r#"An async operation"#,
+        pass: r#"202 + `Location` status URL. A GET on it returns the status and the same Trace-Id"#,
+        severity: "M",
+        source: r#"BOTIX; [HTTP] 9110 §15.3.3 ("point to … a status monitor")"#,
+    },
+    Requirement {
+        id: "TRC-009",
+        section: 4,
+        role: "P",
+        what: r#"Requests that cause 400/401/429/500"#,
+        pass: r#"`Trace-Id` is present on error responses too"#,
+        severity: "M",
+        source: r#"BOTIX ("all responses")"#,
+    },
+    Requirement {
+        id: "TRC-C01",
+        section: 4,
+        role: "M",
+        what: r#"Capture the client's outbound requests"#,
+        pass: r#"Valid traceparent. Retries of one operation share the trace-id with distinct parent-ids. The client logs the response Trace-Id"#,
+        severity: "L",
+        source: r#"[TC]"#,
+    },
+    Requirement {
+        id: "LOAD-001",
+        section: 5,
+        role: "",
+        what: r#"Baseline: `constant-arrival-rate` at the expected RPS for 10 min"#,
+        pass: r#"p95 < SLO; non-429 error rate < 1 %; `dropped_iterations == 0`, otherwise the run is invalid rather than failed"#,
+        severity: "H",
+        source: r#"[K6]"#,
+    },
+    Requirement {
+        id: "LOAD-002",
+        section: 5,
+        role: "",
+        what: r#"**Burst**: `ramping-arrival-rate` from baseline to 3–5× within 30 s, hold **2–5 min**, then ramp down"#,
+        pass: r#"`p(95)` on `{phase:burst}` < SLO; errors other than 429/503 < 1 %; every 429/503 carries Retry-After; post-burst p95 back to baseline ±10 % within 60 s *(proposed)*"#,
+        severity: "H",
+        source: r#"BOTIX; [K6]"#,
+    },
+    Requirement {
+        id: "LOAD-003",
+        section: 5,
+        role: "",
+        what: r#""Pools/queues green" during LOAD-002: scrape server metrics every 15 s"#,
+        pass: r#"Max DB-pool utilisation < 90 %; pool-wait p95 < 50 ms; webhook-queue lag p95 < 60 s; queue depth back to ≤1.1× baseline within 5 min; 0 restarts or OOMs *(all proposed; replace with BOTIX SLO numbers)*"#,
+        severity: "H",
+        source: r#"BOTIX"#,
+    },
+    Requirement {
+        id: "LOAD-004",
+        section: 5,
+        role: "",
+        what: r#"Overload at 2× capacity"#,
+        pass: r#"As RL-007. p95 of admitted requests still < SLO; no status-0 (transport) errors"#,
+        severity: "H",
+        source: r#"BOTIX; [RL] FAQ 6"#,
+    },
+    Requirement {
+        id: "LOAD-005",
+        section: 5,
+        role: "",
+        what: r#"10 % duplicate-key retries mixed into LOAD-002"#,
+        pass: r#"After the run, DB rows = distinct keys (0 duplicates)"#,
+        severity: "C",
+        source: r#"BOTIX unique `operation_id`"#,
+    },
+    Requirement {
+        id: "LOAD-006",
+        section: 5,
+        role: "",
+        what: r#"Webhook end-to-end latency under the burst (role S)"#,
+        pass: r#"p95 from event to sink < SLO; 0 events lost, reconciled via POLL-002"#,
+        severity: "H",
+        source: r#"BOTIX"#,
+    },
+    Requirement {
+        id: "LOAD-007",
+        section: 5,
+        role: "",
+        what: r#"The sink hangs (dependency timeout)"#,
+        pass: r#"Outbound timeout < SLO; ≤ 3 attempts per event per schedule step (retries ≤ 2)"#,
+        severity: "M",
+        source: r#"BOTIX"#,
+    },
+    Requirement {
+        id: "POLL-001",
+        section: 6,
+        role: "P",
+        what: r#"Walk `meta.next_cursor` to the end while inserting concurrently. No duplicates or gaps among items that existed at the start; the last page has a null or absent cursor"#,
+        pass: r#""#,
+        severity: "H",
+        source: r#"BOTIX"#,
+    },
+    Requirement {
+        id: "POLL-002",
+        section: 6,
+        role: "P+S",
+        what: r#"Events whose webhooks the sink refused on every attempt are all retrievable by polling, with the same event id or request id"#,
+        pass: r#""#,
+        severity: "H",
+        source: r#"BOTIX"#,
+    },
+    Requirement {
+        id: "POLL-003",
+        section: 6,
+        role: "M",
+        what: r#"A client's polling loop obeys RL headers (as RETRY-006)"#,
+        pass: r#""#,
+        severity: "M",
+        source: r#"BOTIX; [RL]"#,
+    },
+    Requirement {
+        id: "SEC-001",
+        section: 7,
+        role: "P",
+        what: r#"TLS 1.0 and 1.1 ClientHellos offering every suite of their version"#,
+        pass: r#"Refused; TLS 1.2 or 1.3 negotiated"#,
+        severity: "H",
+        source: r#"RFC 8996; seed #3"#,
+    },
+    Requirement {
+        id: "SEC-002",
+        section: 7,
+        role: "P",
+        what: r#"The server's certificate"#,
+        pass: r#"Trusted for the host, valid for at least 14 more days, with a strong key"#,
+        severity: "H",
+        source: r#"RFC 5280, RFC 6125; seed #3"#,
+    },
+    Requirement {
+        id: "SEC-003",
+        section: 7,
+        role: "P",
+        what: r#"An https answer"#,
+        pass: r#"Carries Strict-Transport-Security with max-age of at least six months"#,
+        severity: "M",
+        source: r#"RFC 6797; seed #3"#,
+    },
+    Requirement {
+        id: "SEC-004",
+        section: 7,
+        role: "P",
+        what: r#"Hostile Origins (another site, `null`, look-alikes of the allowed one), on the request and its preflight"#,
+        pass: r#"Not granted by CORS, never with credentials"#,
+        severity: "H",
+        source: r#"Fetch standard (CORS); seed #3"#,
+    },
+    Requirement {
+        id: "SEC-005",
+        section: 7,
+        role: "P",
+        what: r#"A connection without a client certificate, then one with the configured certificate"#,
+        pass: r#"The first refused, the second served"#,
+        severity: "H",
+        source: r#"RFC 8446 §4.4.2; seed #3 (mTLS for critical integrations)"#,
+    },
+    Requirement {
+        id: "SEC-006",
+        section: 7,
+        role: "P",
+        what: r#"Plain http, sent without the suite's credentials"#,
+        pass: r#"Redirected to https or refused, never served"#,
+        severity: "H",
+        source: r#"RFC 6797 §7.2; seed #3"#,
+    },
+    Requirement {
+        id: "DEP-001",
+        section: 8,
+        role: "D",
+        what: r#"The dependency is slow (just under and well over the declared per-try timeout) and then hangs, at a low open rate"#,
+        pass: r#"Every request answered within the SLO (the maximum, not p95) with a deliberate 5xx/503/504 or a documented fallback; each attempt abandoned within the per-try budget; attempts × budget + backoff ≤ SLO"#,
+        severity: "H",
+        source: r#"seed #2: SLO 400 ms -> upstream timeout 250-300 ms, total ≤ SLO"#,
+    },
+    Requirement {
+        id: "DEP-002",
+        section: 8,
+        role: "D",
+        what: r#"The dependency answers 503 (always; first attempt only; 429 + Retry-After)"#,
+        pass: r#"Attempts per request ≤ the declared maximum (default 3 in all), backoff with jitter, the dependency's Retry-After respected, no retry of a POST without an idempotency key; amplification under sustained failure ≤ 1 + budget"#,
+        severity: "H",
+        source: r#"seed #2: retries ≤ 2 with jitter; Google SRE book (≤ 3 attempts, retry budget)"#,
+    },
+    Requirement {
+        id: "DEP-003",
+        section: 8,
+        role: "D",
+        what: r#"Healthy, then failing long enough to reach the breaker's minimum calls, then healthy"#,
+        pass: r#"It opens (attempt rate drops to a probe rate), leaks few calls while open, probes without a herd, does not flap under a steady fault, closes after recovery"#,
+        severity: "H",
+        source: r#"seed #2: breaker `open` on timeouts/5xx, `half-open` dosed; safe-client-gateway PR #3442 (half-open herd)"#,
+    },
+    Requirement {
+        id: "DEP-004",
+        section: 8,
+        role: "D",
+        what: r#"Beyond capacity (declared or found)"#,
+        pass: r#"429/503 + Retry-After fast (p99 ≤ min(50 ms, 10 % of SLO)); admitted requests within the SLO; goodput at 2× ≥ 80 % of goodput at capacity; no transport errors as the shedding mechanism"#,
+        severity: "H",
+        source: r#"seed #2: semaphores per dependency, full -> 429/503 at once; AWS Builders' Library on load shedding"#,
+    },
+    Requirement {
+        id: "DEP-005",
+        section: 8,
+        role: "D",
+        what: r#"Capacity search (T-3)"#,
+        pass: r#"The knee bracketed with percentile confidence bounds; "bound not found" or "lower bound" when it must; never an invented number"#,
+        severity: "M",
+        source: r#"k6 breakpoint test; IETF MLRsearch"#,
+    },
+    Requirement {
+        id: "CON-001",
+        section: 9,
+        role: "",
+        what: r#"Responses against the OpenAPI document (exists: `contract:`)"#,
+        pass: r#"Every response conforms"#,
+        severity: "H",
+        source: r#"seed #4"#,
+    },
+    Requirement {
+        id: "CON-002",
+        section: 9,
+        role: "",
+        what: r#"The release candidate's document against the last release's"#,
+        pass: r#"No breaking change without a major version bump"#,
+        severity: "H",
+        source: r#"seed #4: additive only in minor releases; oasdiff"#,
+    },
+    Requirement {
+        id: "CON-003",
+        section: 9,
+        role: "",
+        what: r#"Consumers' pacts against the provider"#,
+        pass: r#"Every interaction verified"#,
+        severity: "H",
+        source: r#"seed #4: Pact/Buf in CI"#,
+    },
+    Requirement {
+        id: "CON-004",
+        section: 9,
+        role: "",
+        what: r#"Webhook deliveries against the event schemas (OpenAPI 3.1 `webhooks:`, AsyncAPI)"#,
+        pass: r#"Every delivery conforms"#,
+        severity: "H",
+        source: r#"seed #4: schemas for events, back/forward compatibility"#,
+    },
+    Requirement {
+        id: "CON-005",
+        section: 9,
+        role: "",
+        what: r#"Deprecated operations"#,
+        pass: r#"`Deprecation` (RFC 9745) and `Sunset` (RFC 8594) headers"#,
+        severity: "M",
+        source: r#"seed #4: deprecation plan, grace period"#,
+    },
+    Requirement {
+        id: "OBS-001",
+        section: 10,
+        role: "",
+        what: r#"The target's logs against the requests tminus sent"#,
+        pass: r#"Each request's trace id appears in the logs (JSON, with `trace_id`)"#,
+        severity: "H",
+        source: r#"seed #5: trace_id in all logs and responses"#,
+    },
+    Requirement {
+        id: "OBS-002",
+        section: 10,
+        role: "",
+        what: r#"The target's logs against the secrets and PII tminus sent"#,
+        pass: r#"None appears, in any form"#,
+        severity: "H",
+        source: r#"seed #5: JSON logs without PII"#,
+    },
+    Requirement {
+        id: "OBS-003",
+        section: 10,
+        role: "",
+        what: r#"The target's metrics for every route tminus called"#,
+        pass: r#"Rate, errors and duration series exist per route and method"#,
+        severity: "M",
+        source: r#"seed #5: RED/USE on every endpoint"#,
+    },
+    Requirement {
+        id: "OBS-004",
+        section: 10,
+        role: "",
+        what: r#"Sandbox and production credentials"#,
+        pass: r#"Each refused by the other environment; nothing created"#,
+        severity: "H",
+        source: r#"seed #5: sandbox with isolated keys and domains"#,
+    },
+];
+
+/// The catalogue's short keys for its sources (`[IK]`, `[RL]`, ...), as
+/// the catalogue lists them.
+pub const SOURCES: &str = r#"- **[IK]** `ietf-wg-httpapi/idempotency` @dab060c, `draft-ietf-httpapi-idempotency-key-header.md` (= draft **-06**, 2025-02-24). A -07 exists (2025-10-15); its changes were not read.
+- **[RL]** `ietf-wg-httpapi/ratelimit-headers` @0669b82 = tag **-10** (2025-09-23), `draft-ietf-httpapi-ratelimit-headers.md`.
+- **[SW]** `standard-webhooks/standard-webhooks` @b2fa7b8: `spec/standard-webhooks.md` and `libraries/rust/src/lib.rs`.
+- **[TC]** `w3c/trace-context` @acab820 (editor's draft, Level 3): `spec/20-http_request_header_format.md`, `spec/21-…response…md`, `spec/30-processing-model.md`.
+- **[STI]** docs.stripe.com/idempotency and /api/idempotent_requests (docs-corpus excerpts). **[STW]** `stripe/stripe-python` `stripe/_webhook.py`.
+- **[GHW]** `github/docs`: `content/webhooks/using-webhooks/validating-webhook-deliveries.md` and `best-practices-for-using-webhooks.md`. **[GHR]** `github/docs` `content/rest/using-the-rest-api/rate-limits-for-the-rest-api.md`.
+- **[XRL]** docs.x.com/fundamentals/rate-limits.
+- **[SLK]** api.slack.com/authentication/verifying-requests-from-slack (opening section only) and the slack_sdk `SignatureVerifier` source (slack.dev/python-slack-sdk/api-docs/slack_sdk/signature).
+- **[SHP]** `Shopify/shopify-app-js`: `packages/apps/shopify-api/lib/utils/hmac-validator.ts`, `lib/webhooks/validate.ts`, `header-names.ts`.
+- **[HTTP]** RFC 9110 §10.2.3 (Retry-After) and §15.3.3 (202), and RFC 6585 §4 (429). (as quoted on secondary pages).
+- **[K6]** `grafana/k6-docs` `docs/sources/k6/next/using-k6/thresholds.md` and grafana.com/docs/k6/…/dropped-iterations.
+- **[RID]** Rails `ActionDispatch::RequestId` docs (apidock.com/rails/v8.1.1).
+- **[JIT]** elasticdog.com/Exponential-Backoff-and-Jitter, which quotes AWS full and decorrelated jitter, and the lumigo.io summary of the Builders' Library article on timeouts, retries and backoff."#;
+
+/// The requirement `id`, if the catalogue has it.
+pub fn requirement(id: &str) -> Option<&'static Requirement> {
+    REQUIREMENTS.iter().find(|r| r.id == id)
+}
+
+/// `docs/requirements.md`: every requirement by section, what it asks, and
+/// the kinds that certify it (linked into docs/checks.md), or that none does
+/// yet.
+pub fn markdown() -> String {
+    use std::fmt::Write;
+    let mut out = String::from(
+        "# Requirements: what each catalogue id asks for\n\n\
+         <!-- Generated by `tminus checks --format requirements > docs/requirements.md` from \
+         src/catalogue.rs and the coverage table (src/coverage.rs). Do not edit; \
+         tests/docs.rs fails while this file is stale. -->\n\n\
+         The ids in reports' coverage tables (`IDEM-002`, `RL-003`, ...) are the checks \
+         catalogue's. Each row says what is done, what passes, the severity (C critical, \
+         H high, M medium, L low) and the normative source, and which check kinds certify \
+         it ([docs/checks.md](checks.md) describes each kind). Roles: P probe (tminus \
+         calls the API), R sender to a webhook receiver, M mock upstream (your client \
+         calls tminus), S webhook sink (your platform delivers to tminus), D dependency \
+         (your API calls tminus). An id no kind certifies is listed as such: no run can \
+         certify it yet.\n",
+    );
+    for (number, title) in SECTIONS {
+        let _ = write!(out, "\n## {number}. {title}\n\n");
+        out.push_str("| id | role | what is done | what passes | sev | source | certified by |\n");
+        out.push_str("|---|---|---|---|---|---|---|\n");
+        for r in REQUIREMENTS.iter().filter(|r| r.section == *number) {
+            let kinds: Vec<String> = crate::coverage::KINDS
+                .iter()
+                .filter(|(_, ids)| ids.contains(&r.id))
+                .map(|(k, _)| format!("[`{k}`](checks.md#{})", k.replace('.', "")))
+                .collect();
+            let by = if kinds.is_empty() {
+                "none yet".to_owned()
+            } else {
+                kinds.join(", ")
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {by} |",
+                r.id,
+                r.role,
+                cell(r.what),
+                cell(r.pass),
+                r.severity,
+                cell(r.source)
+            );
+        }
+    }
+    out.push_str("\n## Sources\n\n");
+    out.push_str(SOURCES);
+    out.push('\n');
+    out
+}
+
+/// A table cell: pipes escaped.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
