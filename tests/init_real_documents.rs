@@ -10,7 +10,13 @@
 //!   the credential's variable set and runs against the app served by
 //!   uvicorn on 127.0.0.1 with no error caused by tminus. Without FastAPI
 //!   the test skips with a message, unless TMINUS_REQUIRE_FASTAPI=1
-//!   (`.ci/run` sets it and installs FastAPI).
+//!   (`.ci/run` sets it and installs FastAPI);
+//! - a document Django REST framework's own generator writes (Debian's
+//!   python3-djangorestframework, `rest_framework.schemas.openapi`: OpenAPI
+//!   3.0.2, three request media types, no security at all, a header
+//!   parameter declared the DRF way, in an `AutoSchema` subclass), for an
+//!   app served threaded by wsgiref; the written suite runs with no error.
+//!   Skipped without DRF unless TMINUS_REQUIRE_FASTAPI=1 (CI installs both).
 
 mod common;
 
@@ -172,14 +178,46 @@ else:
 
 const TOKEN: &str = "orders-test-token-3f9a";
 
-/// A python3 that imports FastAPI and uvicorn (PATH's, then Debian's).
-fn python_with_fastapi() -> Option<PathBuf> {
+/// A python3 that imports `modules`; `None` (the test skips) when there is
+/// none, unless TMINUS_REQUIRE_FASTAPI=1 (CI), where that is a failure.
+fn required_python(modules: &str) -> Option<PathBuf> {
+    let found = python_with(modules);
+    if found.is_none() {
+        let required = std::env::var("TMINUS_REQUIRE_FASTAPI").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "TMINUS_REQUIRE_FASTAPI=1 but no python3 imports {modules}"
+        );
+        eprintln!("skipped: no python3 imports {modules} (.ci/run installs them)");
+    }
+    found
+}
+
+/// Writes the app `source` into `dir` and the document it generates
+/// (`app.py openapi`) beside it: the app's path, the document's, and it.
+fn dump_document(python: &Path, source: &str, dir: &Path) -> (PathBuf, PathBuf, serde_json::Value) {
+    let app = dir.join("app.py");
+    std::fs::write(&app, source).unwrap();
+    let dumped = Command::new(python)
+        .arg(&app)
+        .arg("openapi")
+        .output()
+        .unwrap();
+    assert!(dumped.status.success(), "{}", stderr(&dumped));
+    let doc_path = dir.join("openapi.json");
+    std::fs::write(&doc_path, &dumped.stdout).unwrap();
+    let doc = serde_json::from_slice(&dumped.stdout).unwrap();
+    (app, doc_path, doc)
+}
+
+/// A python3 that imports `modules` (PATH's, then Debian's).
+fn python_with(modules: &str) -> Option<PathBuf> {
     ["python3", "/usr/bin/python3"]
         .iter()
         .map(PathBuf::from)
         .find(|p| {
             Command::new(p)
-                .args(["-c", "import fastapi, uvicorn"])
+                .args(["-c", &format!("import {modules}")])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status()
@@ -208,7 +246,7 @@ fn serve(python: &Path, app: &Path) -> Served {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .expect("start the FastAPI app");
+        .expect("start the app");
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
@@ -226,27 +264,11 @@ fn serve(python: &Path, app: &Path) -> Served {
 
 #[test]
 fn a_fastapi_document_with_per_operation_bearer_gives_a_suite_that_runs_with_its_credential() {
-    let Some(python) = python_with_fastapi() else {
-        let required = std::env::var("TMINUS_REQUIRE_FASTAPI").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "TMINUS_REQUIRE_FASTAPI=1 but no python3 imports fastapi and uvicorn"
-        );
-        eprintln!("skipped: no python3 with fastapi and uvicorn (.ci/run installs them)");
+    let Some(python) = required_python("fastapi, uvicorn") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let app = dir.path().join("app.py");
-    std::fs::write(&app, APP).unwrap();
-    let dumped = Command::new(&python)
-        .arg(&app)
-        .arg("openapi")
-        .output()
-        .unwrap();
-    assert!(dumped.status.success(), "{}", stderr(&dumped));
-    let doc_path = dir.path().join("openapi.json");
-    std::fs::write(&doc_path, &dumped.stdout).unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&dumped.stdout).unwrap();
+    let (app, doc_path, doc) = dump_document(&python, APP, dir.path());
     // What FastAPI writes: security per operation, none at the root.
     assert!(doc.get("security").is_none(), "{doc}");
     assert_eq!(
@@ -341,4 +363,204 @@ fn a_fastapi_document_with_per_operation_bearer_gives_a_suite_that_runs_with_its
         );
     }
     assert!(!report.contains("status 401"), "{report}");
+}
+
+/// A Django REST framework app in one file (see the module's doc).
+const DRF_APP: &str = r#"
+# A small Django REST framework API, in one file: orders with an
+# Idempotency-Key header, declared by the view's AutoSchema, as a DRF user
+# declares a header. `openapi` prints the document DRF generates;
+# `serve` binds 127.0.0.1:0, prints the port, serves (threaded).
+import hashlib, json, socket, sys, threading
+
+import django
+from django.conf import settings
+
+settings.configure(
+    DEBUG=False,
+    SECRET_KEY="drf-test-app",
+    ROOT_URLCONF=__name__,
+    ALLOWED_HOSTS=["127.0.0.1", "localhost"],
+    INSTALLED_APPS=["django.contrib.contenttypes", "django.contrib.auth", "rest_framework"],
+    MIDDLEWARE=[],
+    DATABASES={},
+    REST_FRAMEWORK={
+        "DEFAULT_AUTHENTICATION_CLASSES": [],
+        "DEFAULT_PERMISSION_CLASSES": [],
+        "UNAUTHENTICATED_USER": None,
+        "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    },
+)
+django.setup()
+
+from django.urls import path
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.schemas.openapi import AutoSchema, SchemaGenerator
+from rest_framework.views import APIView
+
+lock = threading.Lock()
+orders, keys, executions = {}, {}, {"count": 0}
+
+
+class OrderSerializer(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
+    item = serializers.CharField(max_length=100)
+    quantity = serializers.IntegerField(min_value=1)
+
+
+class CountSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+
+
+class KeyedSchema(AutoSchema):
+    def get_operation(self, path, method):
+        op = super().get_operation(path, method)
+        if method == "POST":
+            op["parameters"].append({
+                "name": "Idempotency-Key", "in": "header", "required": True,
+                "schema": {"type": "string"},
+                "description": "a repeat with the same key returns the first answer"})
+            op["responses"]["409"] = {"description": "the key is in use with another body"}
+            op["x-tminus-effects"] = {"path": "/orders/count/", "value": "$.count"}
+        return op
+
+
+class OrderList(APIView):
+    schema = KeyedSchema(operation_id_base="Order")
+
+    def get_serializer(self, *args, **kwargs):
+        return OrderSerializer(*args, **kwargs)
+
+    def get(self, request):
+        return Response(list(orders.values()))
+
+    def post(self, request):
+        key = request.headers.get("Idempotency-Key")
+        if not key:
+            return Response({"detail": "Idempotency-Key is required"}, status=400)
+        s = OrderSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        body = hashlib.sha256(json.dumps(s.validated_data, sort_keys=True).encode()).hexdigest()
+        with lock:
+            if key in keys:
+                seen, stored = keys[key]
+                if seen != body:
+                    return Response({"detail": "key reused"}, status=409)
+                return Response(stored, status=201)
+            executions["count"] += 1
+            new = {"id": len(orders) + 1, **s.validated_data}
+            orders[new["id"]] = new
+            keys[key] = (body, new)
+            return Response(new, status=status.HTTP_201_CREATED)
+
+
+class OrderCount(APIView):
+    schema = AutoSchema(operation_id_base="OrderCount")
+
+    def get_serializer(self, *args, **kwargs):
+        return CountSerializer(*args, **kwargs)
+
+    def get(self, request):
+        return Response({"count": executions["count"]})
+
+
+class OrderDetail(APIView):
+    schema = AutoSchema(operation_id_base="Order")
+
+    def get_serializer(self, *args, **kwargs):
+        return OrderSerializer(*args, **kwargs)
+
+    def get(self, request, pk):
+        if pk not in orders:
+            return Response({"detail": "Not found."}, status=404)
+        return Response(orders[pk])
+
+
+urlpatterns = [
+    path("orders/", OrderList.as_view()),
+    path("orders/count/", OrderCount.as_view()),
+    path("orders/<int:pk>/", OrderDetail.as_view()),
+]
+
+if sys.argv[1] == "openapi":
+    gen = SchemaGenerator(title="Orders", version="1.0.0", patterns=urlpatterns)
+    print(json.dumps(gen.get_schema(request=None, public=True)))
+else:
+    from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
+    from django.core.wsgi import get_wsgi_application
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    class Threaded(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+
+    s = Threaded(("127.0.0.1", 0), Quiet)
+    s.set_app(get_wsgi_application())
+    print(s.server_address[1], flush=True)
+    s.serve_forever()
+"#;
+
+#[test]
+fn a_django_rest_framework_document_gives_a_suite_that_runs_without_errors() {
+    let Some(python) = required_python("django, rest_framework, uritemplate, yaml") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (app, doc_path, doc) = dump_document(&python, DRF_APP, dir.path());
+    // What DRF writes: 3.0.2, a body in three media types, no security.
+    assert_eq!(doc["openapi"], "3.0.2", "{doc}");
+    assert!(
+        doc.pointer("/paths/~1orders~1/post/requestBody/content/multipart~1form-data")
+            .is_some(),
+        "{doc}"
+    );
+    let served = serve(&python, &app);
+
+    let started = Instant::now();
+    let out = init(dir.path(), doc_path.to_str().unwrap(), "suite.yaml");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let suite = dir.path().join("suite.yaml");
+    let text = std::fs::read_to_string(&suite).unwrap();
+    for kind in ["replay", "mismatch", "concurrent"] {
+        assert!(
+            text.contains(&format!("  - id: create-order-{kind}\n")),
+            "{text}"
+        );
+    }
+    // No security in the document: no credential asked for.
+    assert!(!text.contains("${secret."), "{text}");
+    let v = tminus(
+        dir.path(),
+        &["validate", suite.to_str().unwrap()],
+        &[],
+        Duration::from_secs(30),
+    );
+    assert_eq!(v.status.code(), Some(0), "{}", stderr(&v));
+
+    let run_dir = tempfile::tempdir().unwrap();
+    let (json, out) = run_with_json(run_dir.path(), &suite, &served.url, &[], &[]);
+    let elapsed = started.elapsed();
+    let verdicts = verdicts(&json);
+    let report = std::fs::read_to_string(&json).unwrap();
+    eprintln!(
+        "init -> validate -> first run on the DRF app: {elapsed:?}, exit {:?}; not passing: {:?}",
+        out.status.code(),
+        not_passing(&verdicts)
+    );
+    let errors: Vec<&(String, String)> = verdicts.iter().filter(|(_, v)| v == "error").collect();
+    assert!(errors.is_empty(), "{errors:?}\n{}\n{report}", stderr(&out));
+    assert_ne!(out.status.code(), Some(3), "{}", stderr(&out));
+    // The app honours the key: its idempotency passes, judged by the
+    // counter the document names, and its answers conform to DRF's document.
+    for kind in ["replay", "mismatch", "concurrent"] {
+        let id = format!("orders/create-order-{kind}");
+        assert!(
+            verdicts.iter().any(|(c, v)| c == &id && v == "pass"),
+            "{id}: {verdicts:?}\n{report}"
+        );
+    }
 }
