@@ -42,7 +42,7 @@ load:
 YAML
 
 # The same burst with the reference's contract: its sample is judged.
-{ echo "contract: { openapi: $PWD/src/reference/openapi.json }"; cat "$WORK/bench.yaml"; } > "$WORK/bench-contract.yaml"
+{ echo "contract: { openapi: $PWD/suites/reference.openapi.json }"; cat "$WORK/bench.yaml"; } > "$WORK/bench-contract.yaml"
 
 # cpu_of OUT ERR CMD... : runs CMD (stdout to OUT, stderr to ERR) and sets
 # CPU_S to its user+sys seconds. time(1) prepends a line on a non-zero exit.

@@ -703,7 +703,7 @@ static TRANSPORT_MTLS: Table = Table {
 /// properties still hold, so the message names only `contract`).
 static CONTRACT: Table = Table {
     family: DefectFamily::Contract,
-    suite: "tests/suites/contract.yaml",
+    suite: "suites/contract.yaml",
     runner: Runner::Reference,
     width: 3,
     rows: &[

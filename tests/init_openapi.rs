@@ -29,7 +29,7 @@ fn init(dir: &Path, doc: &Path, extra: &[&str]) -> (std::process::Output, PathBu
 }
 
 fn reference_doc() -> PathBuf {
-    repo().join("src/reference/openapi.json")
+    repo().join("suites/reference.openapi.json")
 }
 
 /// The reference's suite, written once per test into `dir`.

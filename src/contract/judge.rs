@@ -49,7 +49,10 @@ impl Seen<'_> {
 }
 
 /// Every rule `seen` breaks for `op` (empty: it conforms).
-pub fn judge(op: &Operation, seen: &Seen<'_>) -> Vec<Violation> {
+/// `required_header`: the level of a documented `required: true` response
+/// header that is absent (SHOULD by default; MUST where the suite's profile
+/// makes the document its contract).
+pub fn judge(op: &Operation, seen: &Seen<'_>, required_header: Level) -> Vec<Violation> {
     let Some(resp) = op.response(seen.status) else {
         let documented: Vec<&str> = op.responses.iter().map(|r| r.key.as_str()).collect();
         return vec![Violation {
@@ -70,7 +73,7 @@ pub fn judge(op: &Operation, seen: &Seen<'_>) -> Vec<Violation> {
     for name in &resp.required_headers {
         if seen.header(name).is_none() {
             out.push(Violation {
-                level: Level::Should,
+                level: required_header,
                 pointer: format!(
                     "{}/headers/{}",
                     resp.pointer,

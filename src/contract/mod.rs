@@ -41,6 +41,8 @@ pub struct Contract {
     operations: Vec<Operation>,
     /// `contract.ignore`: paths that are not part of the API.
     ignored: Vec<IgnoredPath>,
+    /// The level of an absent `required: true` response header.
+    required_header: Level,
 }
 
 /// What judging one response found.
@@ -98,7 +100,17 @@ impl Contract {
             bases: matcher::base_paths(doc.root_value()),
             operations,
             ignored: Vec::new(),
+            required_header: Level::Should,
         })
+    }
+
+    /// This contract with an absent required response header judged at
+    /// `level`: MUST under `profile: botix`, whose checklist makes the
+    /// document the contract ("CI fails on an incompatible change"); SHOULD
+    /// under `standard`.
+    pub fn required_header_level(mut self, level: Level) -> Contract {
+        self.required_header = level;
+        self
     }
 
     /// This contract, never judging the paths of `ignored`.
@@ -140,9 +152,12 @@ impl Contract {
             Some(index) => Verdict::Operation {
                 operation: self.operations[index].id.clone(),
                 index,
-                violations: judge::judge(&self.operations[index], seen),
+                violations: judge::judge(&self.operations[index], seen, self.required_header),
             },
             None if matches!(seen.status, 404 | 405 | 501) => Verdict::NotServed,
+            // A CORS preflight is answered by the CORS layer, not the API,
+            // and documents rarely list it: not drift unless documented.
+            None if method.eq_ignore_ascii_case("OPTIONS") => Verdict::Ignored,
             None => Verdict::Undocumented { path: path_of(url) },
         }
     }

@@ -550,7 +550,15 @@ fn plan_contract(
         }
     }
     match crate::contract::Contract::load(&path) {
-        Ok(c) => Some(std::sync::Arc::new(c.ignoring(ignore))),
+        Ok(c) => {
+            let level = match ctx.profile {
+                Profile::Botix => crate::contract::Level::Must,
+                Profile::Standard => crate::contract::Level::Should,
+            };
+            Some(std::sync::Arc::new(
+                c.ignoring(ignore).required_header_level(level),
+            ))
+        }
         Err(e) => {
             ctx.error(spec.openapi.referenced, format!("contract: {e}"));
             None

@@ -84,7 +84,7 @@ use state::AppState;
 /// route above with its statuses, headers and body schemas. The test
 /// `tests/reference_openapi.rs` sends real requests to every route and judges
 /// each answer against it, so it stays true; the `contract` defects break it.
-pub const OPENAPI_JSON: &str = include_str!("openapi.json");
+pub const OPENAPI_JSON: &str = include_str!("../../suites/reference.openapi.json");
 
 /// The first configured API key (tenant A).
 pub const DEFAULT_API_KEY: &str = "ref_test_key_a";
