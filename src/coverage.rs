@@ -179,6 +179,8 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("load.threshold", &["LOAD-002"]),
     ("load.delivery", &["LOAD-002"]),
     ("load.effects", &["LOAD-005"]),
+    ("polling.cursor_walk", &["POLL-001"]),
+    ("polling.reconciles_lost_webhooks", &["POLL-002"]),
 ];
 
 /// The point an id belongs to.

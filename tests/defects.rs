@@ -742,6 +742,42 @@ static CONTRACT: Table = Table {
     ],
 };
 
+/// The polling fallback (issue 41): a cursor that skips under inserts fails
+/// only `no_gaps`, a repeated page only `no_duplicates`, and an event dropped
+/// after its last failed delivery only `retrievable`.
+static POLLING: Table = Table {
+    family: DefectFamily::Polling,
+    suite: "suites/polling.yaml",
+    runner: Runner::Reference,
+    width: 2,
+    rows: &[
+        row(
+            &[OffsetCursor],
+            &[(
+                "poll-cursor-walk",
+                "no_gaps: walk 2, with 2 insert(s) during it, missed 2 item(s) that existed before it started",
+            )],
+            &[],
+        ),
+        row(
+            &[RepeatingCursor],
+            &[(
+                "poll-cursor-walk",
+                "no_duplicates: walk 1 saw 5 item(s) twice",
+            )],
+            &[],
+        ),
+        row(
+            &[DropsLostEvents],
+            &[(
+                "poll-lost-webhooks",
+                "retrievable: 2 of 2 event(s) whose 4 deliveries were all refused are missing from the polled list",
+            )],
+            &[],
+        ),
+    ],
+};
+
 /// Every family's table.
 const TABLES: &[&Table] = &[
     &FOUNDATION,
@@ -754,6 +790,7 @@ const TABLES: &[&Table] = &[
     &TRANSPORT_MTLS,
     &CONTRACT,
     &LOAD,
+    &POLLING,
 ];
 
 /// Kinds no defect of the reference can make fail yet, with why. The coverage
@@ -804,6 +841,11 @@ fn contract_defects() {
 #[test]
 fn load_defects() {
     run_table(&LOAD);
+}
+
+#[test]
+fn polling_defects() {
+    run_table(&POLLING);
 }
 
 /// Every defect of the reference (the list behind `tminus reference

@@ -317,6 +317,18 @@ defects! {
         Stall => "stall",
             "every Nth API request pauses the whole API (default every 200th, for 1 s; requests arriving meanwhile wait), so latency tails and coordinated omission show";
     }
+    Polling => "polling" {
+        /// List cursors count the rows left from the newest end, so a row
+        /// inserted during a walk skips an old one.
+        OffsetCursor => "offset-cursor",
+            "next_cursor is an offset counted from the newest end: each row inserted during a walk skips one old row";
+        /// The first page's cursor leads to the second page twice.
+        RepeatingCursor => "repeating-cursor",
+            "the first page's next_cursor serves the second page, whose next_cursor serves it again (a repeated page)";
+        /// An event whose every delivery attempt failed is dropped from `GET /public/v1/events`.
+        DropsLostEvents => "drops-lost-events",
+            "an event whose webhook delivery failed on every attempt is removed from GET /public/v1/events after the last retry";
+    }
 }
 
 impl Defect {

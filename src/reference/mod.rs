@@ -19,6 +19,7 @@
 //! | GET | `/public/v1/scenario-runs/{run_id}` | Bearer | 200 run status |
 //! | GET | `/__tminus/effects`, `/__tminus/effects/{name}` | none | side-effect counters |
 //! | POST | `/public/v1/webhooks` | Bearer | 201 subscription (see `webhook.rs`) |
+//! | GET | `/public/v1/events?limit=&cursor=` | Bearer | 200 `{data, meta.next_cursor}`: every emitted event (`webhook.rs`) |
 //! | POST | `/integrator/webhooks` | webhook signature | 200 integrator-side receiver |
 //! | POST | `/oauth/token` | client credentials | 200 `{access_token, token_type, expires_in}` (see `oauth.rs`) |
 //! | GET | `/__tminus/oauth` | none | the token endpoint's counters |
@@ -191,6 +192,7 @@ pub fn router(config: ReferenceConfig) -> Router {
         .route("/public/v1/scenarios/{id}/run", post(scenarios::run))
         .route("/public/v1/scenario-runs/{run_id}", get(scenarios::status))
         .route("/public/v1/webhooks", post(webhook::subscribe))
+        .route("/public/v1/events", get(webhook::list_events))
         // Innermost: runs after auth, so the key is scoped by the caller's API key.
         .route_layer(middleware::from_fn_with_state(
             idempotency::Idempotency::new(state.clone()),
