@@ -506,6 +506,15 @@ static WEBHOOK: Table = Table {
             )],
             &[],
         ),
+        // WH-011 (issue 41): only the delivery in lower case is accepted.
+        row(
+            &[ReceiverCaseSensitiveHeaders],
+            &[(
+                "wh-header-case",
+                "acknowledged: a valid delivery with its header names in UPPER CASE was not accepted: answered 401",
+            )],
+            &[],
+        ),
     ],
 };
 

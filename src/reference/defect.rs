@@ -235,6 +235,9 @@ defects! {
         /// 410 Gone is retried like a 5xx.
         SenderRetriesGone => "sender-retries-gone",
             "outgoing webhooks keep retrying an endpoint that answered 410 Gone";
+        /// The receiver looks its headers up by their exact spelling.
+        ReceiverCaseSensitiveHeaders => "receiver-case-sensitive-headers",
+            "the integrator receiver finds its webhook-* headers only when spelled in lower case, as the Standard Webhooks documentation writes them (a case-sensitive lookup of the raw names)";
     }
     Client => "client" {
         /// Client: waits its own backoff and ignores Retry-After's value.

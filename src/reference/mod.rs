@@ -54,6 +54,7 @@ mod messages;
 mod metrics;
 pub mod oauth;
 mod pagination;
+mod raw_head;
 mod scenarios;
 mod state;
 pub mod tls;
@@ -301,6 +302,12 @@ impl ReferenceServer {
     ) -> std::io::Result<ReferenceServer> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
+        if config
+            .defects
+            .contains(&Defect::ReceiverCaseSensitiveHeaders)
+        {
+            return Self::start_recording(config, listener).await;
+        }
         let app = router(config);
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -310,6 +317,39 @@ impl ReferenceServer {
             });
             // serve only fails on listener errors, which nobody could act on here.
             let _ = serve.await;
+        });
+        Ok(ReferenceServer {
+            addr,
+            tls: false,
+            shutdown_tx: Some(shutdown_tx),
+            task: Some(task),
+        })
+    }
+
+    /// [`start`](Self::start) under `receiver-case-sensitive-headers`: each
+    /// connection is served on its own, its bytes recorded (`raw_head`), so
+    /// the receiver can see header names as they were written.
+    async fn start_recording(
+        config: ReferenceConfig,
+        listener: tokio::net::TcpListener,
+    ) -> std::io::Result<ReferenceServer> {
+        let addr = listener.local_addr()?;
+        let app = router(config);
+        let (shutdown_tx, mut shutdown_rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            loop {
+                let accepted = tokio::select! {
+                    _ = &mut shutdown_rx => break,
+                    a = listener.accept() => a,
+                };
+                while connections.try_join_next().is_some() {}
+                let Ok((tcp, _)) = accepted else { continue };
+                let app = app.clone();
+                connections.spawn(raw_head::serve_connection(tcp, app, true));
+            }
+            let drain = async { while connections.join_next().await.is_some() {} };
+            let _ = tokio::time::timeout(SHUTDOWN_GRACE / 2, drain).await;
         });
         Ok(ReferenceServer {
             addr,
@@ -332,6 +372,9 @@ impl ReferenceServer {
         let legacy = config.defects.contains(&Defect::AcceptsTls10);
         let hsts = !config.defects.contains(&Defect::NoHsts);
         let serves_plain = config.defects.contains(&Defect::ServesPlainHttp);
+        let record = config
+            .defects
+            .contains(&Defect::ReceiverCaseSensitiveHeaders);
         let mut app = router(config);
         // Plain http on this port: the API itself under the defect, else a
         // permanent redirect to https (RFC 6797 §7.2).
@@ -389,10 +432,7 @@ impl ReferenceServer {
                     let Ok(Ok(stream)) = handshake.await else {
                         return;
                     };
-                    let service = hyper_util::service::TowerToHyperService::new(app);
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
+                    raw_head::serve_connection(stream, app, record).await;
                 });
             }
             // In-flight requests get the grace period; idle keep-alive

@@ -347,9 +347,15 @@ fn reject(e: impl std::fmt::Display) -> (StatusCode, Json<Value>) {
 /// `POST /integrator/webhooks`: the integrator-side receiver.
 pub(crate) async fn receive(
     State(state): State<AppState>,
+    raw: Option<axum::Extension<super::raw_head::RawHead>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> (StatusCode, Json<Value>) {
+    // The defect: only header names written in lower case are found (the
+    // raw names, recorded under this defect only; see `raw_head`).
+    let raw_names: Option<Vec<String>> = raw
+        .filter(|_| state.has(Defect::ReceiverCaseSensitiveHeaders))
+        .and_then(|r| r.0.names("/integrator/webhooks", &body));
     // Standard Webhooks, unless only a GitHub-style signature is present.
     let github =
         headers.contains_key("x-hub-signature-256") && !headers.contains_key("webhook-signature");
@@ -365,6 +371,12 @@ pub(crate) async fn receive(
         }
     };
     let get = |n: &str| {
+        if let Some(names) = &raw_names {
+            let lower = n.to_ascii_lowercase();
+            if !names.contains(&lower) {
+                return None;
+            }
+        }
         headers
             .get(n)
             .and_then(|v| v.to_str().ok())
