@@ -124,6 +124,8 @@ pub const KINDS: &[(&str, &[&str])] = &[
         &["IDEM-C01", "IDEM-C02", "IDEM-C03"],
     ),
     ("client.replay_is_success", &["IDEM-C04"]),
+    // The client family's kind, but the trace point's requirement.
+    ("client.traceparent", &["TRC-C01"]),
     ("rate_limit.headers", &["RL-001", "RL-005"]),
     ("rate_limit.storm", &["RL-002", "RL-006", "RL-007"]),
     ("rate_limit.recovery", &["RL-003"]),

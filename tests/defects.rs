@@ -629,6 +629,15 @@ static CLIENT: Table = Table {
             )],
             &[],
         ),
+        // TRC-C01 (issue 41).
+        row(
+            &[ClientNewTracePerRetry],
+            &[(
+                "client-traceparent",
+                "retries_share_trace: attempts #1, #2, #3 of one operation carry trace-ids",
+            )],
+            &[],
+        ),
     ],
 };
 

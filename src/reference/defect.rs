@@ -279,6 +279,9 @@ defects! {
         /// Client: parses Retry-After as an integer only and crashes on the HTTP-date form.
         ClientCrashesOnHttpDate => "client-crashes-on-http-date",
             "client: reads Retry-After as delay-seconds only and crashes (exit 101) on the HTTP-date form";
+        /// Client: each retry starts a new trace.
+        ClientNewTracePerRetry => "client-new-trace-per-retry",
+            "client: every retry of an operation carries a new trace-id in its traceparent instead of the operation's one";
     }
     Transport => "transport" {
         /// The server certificate expires within a week (`--tls`).
