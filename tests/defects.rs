@@ -629,7 +629,15 @@ static CLIENT: Table = Table {
             )],
             &[],
         ),
-        // TRC-C01 (issue 41).
+        // TRC-C01 (issue 41): `retries_share_trace` rests on `valid`.
+        row(
+            &[ClientNoTraceparent],
+            &[(
+                "client-traceparent",
+                "valid: 3 of 3 attempt(s) without a valid traceparent: #1 has no traceparent",
+            )],
+            &[],
+        ),
         row(
             &[ClientNewTracePerRetry],
             &[(
@@ -782,6 +790,16 @@ static POLLING: Table = Table {
             &[(
                 "poll-cursor-walk",
                 "no_duplicates: walk 1 saw 5 item(s) twice",
+            )],
+            &[],
+        ),
+        // A loop is found (the same cursor twice) and counted; the other
+        // properties are not judged on a walk that did not end.
+        row(
+            &[EndlessCursor],
+            &[(
+                "poll-cursor-walk",
+                "terminates: walk 1: page 4 handed out the cursor",
             )],
             &[],
         ),

@@ -90,6 +90,7 @@ pub fn is_client_defect(d: Defect) -> bool {
             | Defect::ClientRejectsReplay
             | Defect::ClientCrashesOnHttpDate
             | Defect::ClientNewTracePerRetry
+            | Defect::ClientNoTraceparent
     )
 }
 
@@ -203,7 +204,9 @@ async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
                 if !has(Defect::ClientNoKey) {
                     req = req.header("Idempotency-Key", &key);
                 }
-                req = req.header("traceparent", format!("00-{trace}-{}-01", random_hex(8)));
+                if !has(Defect::ClientNoTraceparent) {
+                    req = req.header("traceparent", format!("00-{trace}-{}-01", random_hex(8)));
+                }
                 async {
                     match req.send().await {
                         Ok(resp) => classify(resp.status().as_u16(), resp.headers(), &has),

@@ -282,6 +282,9 @@ defects! {
         /// Client: each retry starts a new trace.
         ClientNewTracePerRetry => "client-new-trace-per-retry",
             "client: every retry of an operation carries a new trace-id in its traceparent instead of the operation's one";
+        /// Client: no traceparent at all.
+        ClientNoTraceparent => "client-no-traceparent",
+            "client: sends no traceparent, so the platform cannot join its requests (or their retries) to the caller's trace";
     }
     Transport => "transport" {
         /// The server certificate expires within a week (`--tls`).
@@ -331,6 +334,9 @@ defects! {
         /// The first page's cursor leads to the second page twice.
         RepeatingCursor => "repeating-cursor",
             "the first page's next_cursor serves the second page, whose next_cursor serves it again (a repeated page)";
+        /// The last page still hands out a cursor, to an empty page that hands it out again.
+        EndlessCursor => "endless-cursor",
+            "the last page's next_cursor is not null: it leads to an empty page whose next_cursor is the same again, so a walk never ends";
         /// An event whose every delivery attempt failed is dropped from `GET /public/v1/events`.
         DropsLostEvents => "drops-lost-events",
             "an event whose webhook delivery failed on every attempt is removed from GET /public/v1/events after the last retry";

@@ -7,7 +7,8 @@
 //! The `broken-pagination` defect swaps in offset cursors that skip one row;
 //! `offset-cursor` counts the position from the newest end (right until a row is
 //! inserted mid-walk, which then skips as many old rows); `repeating-cursor`
-//! hands out a first-page cursor that serves the second page twice.
+//! hands out a first-page cursor that serves the second page twice;
+//! `endless-cursor` never hands out a null cursor.
 
 use std::collections::HashMap;
 
@@ -79,6 +80,7 @@ enum Mode {
     Offset,
     FromEnd,
     Repeating,
+    Endless,
 }
 
 fn decode(kind: &str, cursor: &str, mode_now: Mode) -> Result<Position, ApiError> {
@@ -96,7 +98,7 @@ fn decode(kind: &str, cursor: &str, mode_now: Mode) -> Result<Position, ApiError
     let n = n.ok_or(ApiError::InvalidCursor)?;
     let bad = |_| ApiError::InvalidCursor;
     match (mode, mode_now) {
-        (Some("after"), Mode::Keyset | Mode::FromEnd | Mode::Repeating) => {
+        (Some("after"), Mode::Keyset | Mode::FromEnd | Mode::Repeating | Mode::Endless) => {
             n.parse().map(Position::AfterSeq).map_err(bad)
         }
         (Some("offset"), Mode::Offset) => n.parse().map(Position::Offset).map_err(bad),
@@ -121,6 +123,8 @@ pub(crate) fn paginate<T: Clone>(
         Mode::FromEnd
     } else if state.has(Defect::RepeatingCursor) {
         Mode::Repeating
+    } else if state.has(Defect::EndlessCursor) {
+        Mode::Endless
     } else {
         Mode::Keyset
     };
@@ -135,7 +139,16 @@ pub(crate) fn paginate<T: Clone>(
     };
     let end = (start + req.limit).min(items.len());
     let page = items[start..end].to_vec();
-    let next = if end >= items.len() {
+    let next = if end >= items.len() && mode == Mode::Endless {
+        // The defect: past the end, a cursor to where this page ended (an
+        // empty page hands out the one it was asked with).
+        let seq = match (page.last(), start.checked_sub(1)) {
+            (Some(last), _) => seq_of(last),
+            (None, Some(before)) => seq_of(&items[before]),
+            (None, None) => 0,
+        };
+        Some(encode(kind, &Position::AfterSeq(seq)))
+    } else if end >= items.len() {
         None
     } else {
         match (mode, again) {
