@@ -124,6 +124,8 @@ pub const KINDS: &[(&str, &[&str])] = &[
         &["IDEM-C01", "IDEM-C02", "IDEM-C03"],
     ),
     ("client.replay_is_success", &["IDEM-C04"]),
+    // The client family's kind, but the trace point's requirement.
+    ("client.traceparent", &["TRC-C01"]),
     ("rate_limit.headers", &["RL-001", "RL-005"]),
     ("rate_limit.storm", &["RL-002", "RL-006", "RL-007"]),
     ("rate_limit.recovery", &["RL-003"]),
@@ -158,6 +160,7 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("webhook.key_rotation", &["WH-012"]),
     ("webhook.rejects_dotted_id", &["WH-015"]),
     ("webhook.burst", &["WH-014"]),
+    ("webhook.accepts_header_case", &["WH-011"]),
     ("webhook.sink_delivery", &["WHS-001"]),
     ("webhook.sink_retries", &["WHS-002"]),
     ("webhook.sink_stops_on_success", &["WHS-003"]),
@@ -179,6 +182,8 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("load.threshold", &["LOAD-002"]),
     ("load.delivery", &["LOAD-002"]),
     ("load.effects", &["LOAD-005"]),
+    ("polling.cursor_walk", &["POLL-001"]),
+    ("polling.reconciles_lost_webhooks", &["POLL-002"]),
 ];
 
 /// The point an id belongs to.

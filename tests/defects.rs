@@ -506,6 +506,15 @@ static WEBHOOK: Table = Table {
             )],
             &[],
         ),
+        // WH-011 (issue 41): only the delivery in lower case is accepted.
+        row(
+            &[ReceiverCaseSensitiveHeaders],
+            &[(
+                "wh-header-case",
+                "acknowledged: a valid delivery with its header names in UPPER CASE was not accepted: answered 401",
+            )],
+            &[],
+        ),
     ],
 };
 
@@ -617,6 +626,23 @@ static CLIENT: Table = Table {
             &[(
                 "replay-is-success",
                 "the operation was sent again under a new key",
+            )],
+            &[],
+        ),
+        // TRC-C01 (issue 41): `retries_share_trace` rests on `valid`.
+        row(
+            &[ClientNoTraceparent],
+            &[(
+                "client-traceparent",
+                "valid: 3 of 3 attempt(s) without a valid traceparent: #1 has no traceparent",
+            )],
+            &[],
+        ),
+        row(
+            &[ClientNewTracePerRetry],
+            &[(
+                "client-traceparent",
+                "retries_share_trace: attempts #1, #2, #3 of one operation carry trace-ids",
             )],
             &[],
         ),
@@ -742,6 +768,52 @@ static CONTRACT: Table = Table {
     ],
 };
 
+/// The polling fallback (issue 41): a cursor that skips under inserts fails
+/// only `no_gaps`, a repeated page only `no_duplicates`, and an event dropped
+/// after its last failed delivery only `retrievable`.
+static POLLING: Table = Table {
+    family: DefectFamily::Polling,
+    suite: "suites/polling.yaml",
+    runner: Runner::Reference,
+    width: 2,
+    rows: &[
+        row(
+            &[OffsetCursor],
+            &[(
+                "poll-cursor-walk",
+                "no_gaps: walk 2, with 2 insert(s) during it, missed 2 item(s) that existed before it started",
+            )],
+            &[],
+        ),
+        row(
+            &[RepeatingCursor],
+            &[(
+                "poll-cursor-walk",
+                "no_duplicates: walk 1 saw 5 item(s) twice",
+            )],
+            &[],
+        ),
+        // A loop is found (the same cursor twice) and counted; the other
+        // properties are not judged on a walk that did not end.
+        row(
+            &[EndlessCursor],
+            &[(
+                "poll-cursor-walk",
+                "terminates: walk 1: page 4 handed out the cursor",
+            )],
+            &[],
+        ),
+        row(
+            &[DropsLostEvents],
+            &[(
+                "poll-lost-webhooks",
+                "retrievable: 2 of 2 event(s) whose 4 deliveries were all refused are missing from the polled list",
+            )],
+            &[],
+        ),
+    ],
+};
+
 /// Every family's table.
 const TABLES: &[&Table] = &[
     &FOUNDATION,
@@ -754,6 +826,7 @@ const TABLES: &[&Table] = &[
     &TRANSPORT_MTLS,
     &CONTRACT,
     &LOAD,
+    &POLLING,
 ];
 
 /// Kinds no defect of the reference can make fail yet, with why. The coverage
@@ -804,6 +877,11 @@ fn contract_defects() {
 #[test]
 fn load_defects() {
     run_table(&LOAD);
+}
+
+#[test]
+fn polling_defects() {
+    run_table(&POLLING);
 }
 
 /// Every defect of the reference (the list behind `tminus reference

@@ -229,6 +229,11 @@ async fn every_reference_response_conforms_to_its_openapi_document() {
         .await;
     p.send(M::GET, "/public/v1/messages/count", &[], None, 200)
         .await;
+    // The event log the created messages emitted to (the polling fallback).
+    p.send(M::GET, "/public/v1/events?limit=5", &[], None, 200)
+        .await;
+    p.send(M::GET, "/public/v1/events?cursor=bogus", &[], None, 400)
+        .await;
 
     let people = json!({"contacts": [{"name": "Ada", "phone": "+15550100"}]});
     p.send(

@@ -13,6 +13,7 @@ pub mod common;
 pub mod client;
 pub mod idempotency;
 pub mod load;
+pub mod polling;
 pub mod rate_limit;
 pub mod steps;
 pub mod trace;
@@ -74,6 +75,11 @@ pub const FAMILIES: &[Family] = &[
         doc: transport::spec::DOC,
         kinds: &[KindTable::Typed(transport::spec::KINDS)],
     },
+    Family {
+        name: "polling",
+        doc: polling::spec::DOC,
+        kinds: &[KindTable::Typed(polling::spec::KINDS)],
+    },
 ];
 
 /// Every kind of every family.
@@ -128,6 +134,7 @@ pub fn kind_schemas(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, sch
     out.extend(webhook::spec::WebhookSpec::kind_schemas(g));
     out.extend(client::spec::ClientSpec::kind_schemas(g));
     out.extend(transport::spec::TransportSpec::kind_schemas(g));
+    out.extend(polling::spec::PollingSpec::kind_schemas(g));
     out
 }
 
@@ -141,6 +148,7 @@ pub enum CheckSpec {
     Webhook(Box<webhook::spec::WebhookSpec>),
     Client(Box<client::spec::ClientSpec>),
     Transport(Box<transport::spec::TransportSpec>),
+    Polling(Box<polling::spec::PollingSpec>),
 }
 
 impl CheckSpec {
@@ -168,6 +176,8 @@ impl CheckSpec {
                 .map(|s| Self::Client(Box::new(s))),
             "transport" => transport::spec::TransportSpec::deserialize_kind(kind, d)
                 .map(|s| Self::Transport(Box::new(s))),
+            "polling" => polling::spec::PollingSpec::deserialize_kind(kind, d)
+                .map(|s| Self::Polling(Box::new(s))),
             other => Err(<D::Error as serde::de::Error>::custom(format!(
                 "unknown check family `{other}`"
             ))),
@@ -184,6 +194,7 @@ impl CheckSpec {
             Self::Webhook(s) => s.kind_name(),
             Self::Client(s) => s.kind_name(),
             Self::Transport(s) => s.kind_name(),
+            Self::Polling(s) => s.kind_name(),
         }
     }
 
@@ -196,6 +207,7 @@ impl CheckSpec {
             Self::Webhook(s) => s.common(),
             Self::Client(s) => s.common(),
             Self::Transport(s) => s.common(),
+            Self::Polling(s) => s.common(),
         }
     }
     pub fn id(&self) -> &serde_saphyr::Spanned<String> {
@@ -228,6 +240,7 @@ pub enum CheckPlan {
     Webhook(Box<webhook::plan::WebhookPlan>),
     Client(Box<client::plan::ClientPlan>),
     Transport(Box<transport::plan::TransportPlan>),
+    Polling(Box<polling::plan::PollingPlan>),
 }
 
 /// Plans one check; problems go to `ctx`'s diagnostics.
@@ -242,6 +255,7 @@ pub fn plan_check(ctx: &mut PlanCtx<'_>, spec: &CheckSpec) -> CheckPlan {
         CheckSpec::Webhook(s) => CheckPlan::Webhook(Box::new(webhook::plan::plan(ctx, s))),
         CheckSpec::Client(s) => CheckPlan::Client(Box::new(client::plan::plan(ctx, s))),
         CheckSpec::Transport(s) => CheckPlan::Transport(Box::new(transport::plan::plan(ctx, s))),
+        CheckSpec::Polling(s) => CheckPlan::Polling(Box::new(polling::plan::plan(ctx, s))),
     }
 }
 
@@ -282,7 +296,8 @@ impl CheckPlan {
             CheckPlan::Steps(_)
             | CheckPlan::Idempotency(_)
             | CheckPlan::Client(_)
-            | CheckPlan::Transport(_) => None,
+            | CheckPlan::Transport(_)
+            | CheckPlan::Polling(_) => None,
         }
     }
 }
@@ -300,6 +315,7 @@ impl CheckPlan {
             // platform, never to the target.
             CheckPlan::Client(_) => Requests::default(),
             CheckPlan::Transport(p) => p.requests(),
+            CheckPlan::Polling(p) => p.requests(),
         }
     }
 }
@@ -324,6 +340,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         CheckPlan::Webhook(p) => webhook::exec::run(p, ctx).await,
         CheckPlan::Client(p) => client::exec::run(p, ctx).await,
         CheckPlan::Transport(p) => transport::exec::run(p, ctx).await,
+        CheckPlan::Polling(p) => polling::exec::run(p, ctx).await,
     }
 }
 
@@ -372,6 +389,7 @@ mod tests {
             webhook::spec::WebhookSpec::NAMES,
             client::spec::ClientSpec::NAMES,
             transport::spec::TransportSpec::NAMES,
+            polling::spec::PollingSpec::NAMES,
         ]
         .concat();
         let tables: Vec<&str> = kind_names().collect();

@@ -89,7 +89,21 @@ pub fn is_client_defect(d: Defect) -> bool {
             | Defect::ClientRetryStorm
             | Defect::ClientRejectsReplay
             | Defect::ClientCrashesOnHttpDate
+            | Defect::ClientNewTracePerRetry
+            | Defect::ClientNoTraceparent
     )
+}
+
+/// `bytes` random bytes as lowercase hex, never all zeros (an invalid W3C id).
+fn random_hex(bytes: usize) -> String {
+    loop {
+        let s: String = (0..bytes)
+            .map(|_| format!("{:02x}", rand::random::<u8>()))
+            .collect();
+        if s.bytes().any(|b| b != b'0') {
+            return s;
+        }
+    }
 }
 
 enum Next {
@@ -170,10 +184,17 @@ async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
         };
         let started = Instant::now();
         let mut attempt: u32 = 0;
+        // One trace per operation (W3C Trace Context): every attempt is a
+        // new span of it, with a parent-id of its own.
+        let mut trace = random_hex(16);
         let headers = loop {
             attempt += 1;
             if attempt > 1 && has(Defect::ClientNewKeyPerAttempt) {
                 key = uuid::Uuid::new_v4().to_string();
+            }
+            // The defect: every attempt starts a trace of its own.
+            if attempt > 1 && has(Defect::ClientNewTracePerRetry) {
+                trace = random_hex(16);
             }
             let send = || {
                 let mut req = http
@@ -182,6 +203,9 @@ async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
                     .body(body.clone());
                 if !has(Defect::ClientNoKey) {
                     req = req.header("Idempotency-Key", &key);
+                }
+                if !has(Defect::ClientNoTraceparent) {
+                    req = req.header("traceparent", format!("00-{trace}-{}-01", random_hex(8)));
                 }
                 async {
                     match req.send().await {

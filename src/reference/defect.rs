@@ -235,6 +235,9 @@ defects! {
         /// 410 Gone is retried like a 5xx.
         SenderRetriesGone => "sender-retries-gone",
             "outgoing webhooks keep retrying an endpoint that answered 410 Gone";
+        /// The receiver looks its headers up by their exact spelling.
+        ReceiverCaseSensitiveHeaders => "receiver-case-sensitive-headers",
+            "the integrator receiver finds its webhook-* headers only when spelled in lower case, as the Standard Webhooks documentation writes them (a case-sensitive lookup of the raw names)";
     }
     Client => "client" {
         /// Client: waits its own backoff and ignores Retry-After's value.
@@ -276,6 +279,12 @@ defects! {
         /// Client: parses Retry-After as an integer only and crashes on the HTTP-date form.
         ClientCrashesOnHttpDate => "client-crashes-on-http-date",
             "client: reads Retry-After as delay-seconds only and crashes (exit 101) on the HTTP-date form";
+        /// Client: each retry starts a new trace.
+        ClientNewTracePerRetry => "client-new-trace-per-retry",
+            "client: every retry of an operation carries a new trace-id in its traceparent instead of the operation's one";
+        /// Client: no traceparent at all.
+        ClientNoTraceparent => "client-no-traceparent",
+            "client: sends no traceparent, so the platform cannot join its requests (or their retries) to the caller's trace";
     }
     Transport => "transport" {
         /// The server certificate expires within a week (`--tls`).
@@ -316,6 +325,21 @@ defects! {
         /// Every Nth API request (`ReferenceConfig.stall_every`) pauses the API for `stall_for`.
         Stall => "stall",
             "every Nth API request pauses the whole API (default every 200th, for 1 s; requests arriving meanwhile wait), so latency tails and coordinated omission show";
+    }
+    Polling => "polling" {
+        /// List cursors count the rows left from the newest end, so a row
+        /// inserted during a walk skips an old one.
+        OffsetCursor => "offset-cursor",
+            "next_cursor is an offset counted from the newest end: each row inserted during a walk skips one old row";
+        /// The first page's cursor leads to the second page twice.
+        RepeatingCursor => "repeating-cursor",
+            "the first page's next_cursor serves the second page, whose next_cursor serves it again (a repeated page)";
+        /// The last page still hands out a cursor, to an empty page that hands it out again.
+        EndlessCursor => "endless-cursor",
+            "the last page's next_cursor is not null: it leads to an empty page whose next_cursor is the same again, so a walk never ends";
+        /// An event whose every delivery attempt failed is dropped from `GET /public/v1/events`.
+        DropsLostEvents => "drops-lost-events",
+            "an event whose webhook delivery failed on every attempt is removed from GET /public/v1/events after the last retry";
     }
 }
 

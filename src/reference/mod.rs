@@ -19,6 +19,7 @@
 //! | GET | `/public/v1/scenario-runs/{run_id}` | Bearer | 200 run status |
 //! | GET | `/__tminus/effects`, `/__tminus/effects/{name}` | none | side-effect counters |
 //! | POST | `/public/v1/webhooks` | Bearer | 201 subscription (see `webhook.rs`) |
+//! | GET | `/public/v1/events?limit=&cursor=` | Bearer | 200 `{data, meta.next_cursor}`: every emitted event (`webhook.rs`) |
 //! | POST | `/integrator/webhooks` | webhook signature | 200 integrator-side receiver |
 //! | POST | `/oauth/token` | client credentials | 200 `{access_token, token_type, expires_in}` (see `oauth.rs`) |
 //! | GET | `/__tminus/oauth` | none | the token endpoint's counters |
@@ -53,6 +54,7 @@ mod messages;
 mod metrics;
 pub mod oauth;
 mod pagination;
+mod raw_head;
 mod scenarios;
 mod state;
 pub mod tls;
@@ -191,6 +193,7 @@ pub fn router(config: ReferenceConfig) -> Router {
         .route("/public/v1/scenarios/{id}/run", post(scenarios::run))
         .route("/public/v1/scenario-runs/{run_id}", get(scenarios::status))
         .route("/public/v1/webhooks", post(webhook::subscribe))
+        .route("/public/v1/events", get(webhook::list_events))
         // Innermost: runs after auth, so the key is scoped by the caller's API key.
         .route_layer(middleware::from_fn_with_state(
             idempotency::Idempotency::new(state.clone()),
@@ -299,6 +302,12 @@ impl ReferenceServer {
     ) -> std::io::Result<ReferenceServer> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
+        if config
+            .defects
+            .contains(&Defect::ReceiverCaseSensitiveHeaders)
+        {
+            return Self::start_recording(config, listener).await;
+        }
         let app = router(config);
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -308,6 +317,39 @@ impl ReferenceServer {
             });
             // serve only fails on listener errors, which nobody could act on here.
             let _ = serve.await;
+        });
+        Ok(ReferenceServer {
+            addr,
+            tls: false,
+            shutdown_tx: Some(shutdown_tx),
+            task: Some(task),
+        })
+    }
+
+    /// [`start`](Self::start) under `receiver-case-sensitive-headers`: each
+    /// connection is served on its own, its bytes recorded (`raw_head`), so
+    /// the receiver can see header names as they were written.
+    async fn start_recording(
+        config: ReferenceConfig,
+        listener: tokio::net::TcpListener,
+    ) -> std::io::Result<ReferenceServer> {
+        let addr = listener.local_addr()?;
+        let app = router(config);
+        let (shutdown_tx, mut shutdown_rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            loop {
+                let accepted = tokio::select! {
+                    _ = &mut shutdown_rx => break,
+                    a = listener.accept() => a,
+                };
+                while connections.try_join_next().is_some() {}
+                let Ok((tcp, _)) = accepted else { continue };
+                let app = app.clone();
+                connections.spawn(raw_head::serve_connection(tcp, app, true));
+            }
+            let drain = async { while connections.join_next().await.is_some() {} };
+            let _ = tokio::time::timeout(SHUTDOWN_GRACE / 2, drain).await;
         });
         Ok(ReferenceServer {
             addr,
@@ -330,6 +372,9 @@ impl ReferenceServer {
         let legacy = config.defects.contains(&Defect::AcceptsTls10);
         let hsts = !config.defects.contains(&Defect::NoHsts);
         let serves_plain = config.defects.contains(&Defect::ServesPlainHttp);
+        let record = config
+            .defects
+            .contains(&Defect::ReceiverCaseSensitiveHeaders);
         let mut app = router(config);
         // Plain http on this port: the API itself under the defect, else a
         // permanent redirect to https (RFC 6797 §7.2).
@@ -387,10 +432,7 @@ impl ReferenceServer {
                     let Ok(Ok(stream)) = handshake.await else {
                         return;
                     };
-                    let service = hyper_util::service::TowerToHyperService::new(app);
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
+                    raw_head::serve_connection(stream, app, record).await;
                 });
             }
             // In-flight requests get the grace period; idle keep-alive

@@ -4,7 +4,11 @@
 //! for one list kind. Because sequence numbers only grow and rows are kept in `seq`
 //! order, a walk sees every row that existed when it started exactly once, however
 //! many rows are inserted concurrently; an offset would not have that property.
-//! The `broken-pagination` defect swaps in offset cursors that skip one row.
+//! The `broken-pagination` defect swaps in offset cursors that skip one row;
+//! `offset-cursor` counts the position from the newest end (right until a row is
+//! inserted mid-walk, which then skips as many old rows); `repeating-cursor`
+//! hands out a first-page cursor that serves the second page twice;
+//! `endless-cursor` never hands out a null cursor.
 
 use std::collections::HashMap;
 
@@ -51,17 +55,35 @@ enum Position {
     AfterSeq(u64),
     /// Only produced and accepted under `broken-pagination`.
     Offset(usize),
+    /// Rows left after the page, counted from the newest end: only under
+    /// `offset-cursor`.
+    FromEnd(usize),
+    /// "After `seq`, and hand out the cursor to the same place again": only
+    /// under `repeating-cursor`.
+    Again(u64),
 }
 
 fn encode(kind: &str, pos: &Position) -> String {
     let raw = match pos {
         Position::AfterSeq(seq) => format!("{kind}:after:{seq}"),
         Position::Offset(off) => format!("{kind}:offset:{off}"),
+        Position::FromEnd(n) => format!("{kind}:from-end:{n}"),
+        Position::Again(seq) => format!("{kind}:again:{seq}"),
     };
     URL_SAFE_NO_PAD.encode(raw)
 }
 
-fn decode(kind: &str, cursor: &str, offsets: bool) -> Result<Position, ApiError> {
+/// Which cursor form the reference hands out (one per defect, keyset when healthy).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Keyset,
+    Offset,
+    FromEnd,
+    Repeating,
+    Endless,
+}
+
+fn decode(kind: &str, cursor: &str, mode_now: Mode) -> Result<Position, ApiError> {
     let bytes = URL_SAFE_NO_PAD
         .decode(cursor)
         .map_err(|_| ApiError::InvalidCursor)?;
@@ -73,12 +95,17 @@ fn decode(kind: &str, cursor: &str, offsets: bool) -> Result<Position, ApiError>
     if k != Some(kind) {
         return Err(ApiError::InvalidCursor);
     }
-    match (mode, n, offsets) {
-        (Some("after"), Some(n), false) => n.parse().map(Position::AfterSeq),
-        (Some("offset"), Some(n), true) => n.parse().map(Position::Offset),
-        _ => return Err(ApiError::InvalidCursor),
+    let n = n.ok_or(ApiError::InvalidCursor)?;
+    let bad = |_| ApiError::InvalidCursor;
+    match (mode, mode_now) {
+        (Some("after"), Mode::Keyset | Mode::FromEnd | Mode::Repeating | Mode::Endless) => {
+            n.parse().map(Position::AfterSeq).map_err(bad)
+        }
+        (Some("offset"), Mode::Offset) => n.parse().map(Position::Offset).map_err(bad),
+        (Some("from-end"), Mode::FromEnd) => n.parse().map(Position::FromEnd).map_err(bad),
+        (Some("again"), Mode::Repeating) => n.parse().map(Position::Again).map_err(bad),
+        _ => Err(ApiError::InvalidCursor),
     }
-    .map_err(|_| ApiError::InvalidCursor)
 }
 
 /// One page of `items` (ascending by `seq_of`) and the cursor of the next page, or
@@ -90,23 +117,57 @@ pub(crate) fn paginate<T: Clone>(
     seq_of: impl Fn(&T) -> u64,
     req: &PageRequest,
 ) -> Result<(Vec<T>, Option<String>), ApiError> {
-    let broken = state.has(Defect::BrokenPagination);
-    let start = match req.cursor.as_deref().map(|c| decode(kind, c, broken)) {
-        None => 0,
-        Some(Ok(Position::AfterSeq(seq))) => items.partition_point(|it| seq_of(it) <= seq),
-        Some(Ok(Position::Offset(off))) => off.min(items.len()),
+    let mode = if state.has(Defect::BrokenPagination) {
+        Mode::Offset
+    } else if state.has(Defect::OffsetCursor) {
+        Mode::FromEnd
+    } else if state.has(Defect::RepeatingCursor) {
+        Mode::Repeating
+    } else if state.has(Defect::EndlessCursor) {
+        Mode::Endless
+    } else {
+        Mode::Keyset
+    };
+    let after = |seq: u64| items.partition_point(|it| seq_of(it) <= seq);
+    let (start, again) = match req.cursor.as_deref().map(|c| decode(kind, c, mode)) {
+        None => (0, None),
+        Some(Ok(Position::AfterSeq(seq))) => (after(seq), None),
+        Some(Ok(Position::Offset(off))) => (off.min(items.len()), None),
+        Some(Ok(Position::FromEnd(n))) => (items.len().saturating_sub(n), None),
+        Some(Ok(Position::Again(seq))) => (after(seq), Some(seq)),
         Some(Err(e)) => return Err(e),
     };
     let end = (start + req.limit).min(items.len());
     let page = items[start..end].to_vec();
-    let next = if end >= items.len() {
+    let next = if end >= items.len() && mode == Mode::Endless {
+        // The defect: past the end, a cursor to where this page ended (an
+        // empty page hands out the one it was asked with).
+        let seq = match (page.last(), start.checked_sub(1)) {
+            (Some(last), _) => seq_of(last),
+            (None, Some(before)) => seq_of(&items[before]),
+            (None, None) => 0,
+        };
+        Some(encode(kind, &Position::AfterSeq(seq)))
+    } else if end >= items.len() {
         None
-    } else if broken {
-        // The defect: an off-by-one offset drops the first row of every next page.
-        Some(encode(kind, &Position::Offset(end + 1)))
     } else {
-        page.last()
-            .map(|last| encode(kind, &Position::AfterSeq(seq_of(last))))
+        match (mode, again) {
+            // The defect: an off-by-one offset drops the first row of every next page.
+            (Mode::Offset, _) => Some(encode(kind, &Position::Offset(end + 1))),
+            // The defect: the rows left, counted when the page was served; a
+            // row inserted before the next request moves the start past an
+            // old row.
+            (Mode::FromEnd, _) => Some(encode(kind, &Position::FromEnd(items.len() - end))),
+            // The defect: the page served from an `again` cursor points back
+            // at its own start, so it is served a second time.
+            (Mode::Repeating, Some(seq)) => Some(encode(kind, &Position::AfterSeq(seq))),
+            (Mode::Repeating, None) if req.cursor.is_none() => page
+                .last()
+                .map(|last| encode(kind, &Position::Again(seq_of(last)))),
+            _ => page
+                .last()
+                .map(|last| encode(kind, &Position::AfterSeq(seq_of(last)))),
+        }
     };
     Ok((page, next))
 }

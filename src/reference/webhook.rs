@@ -9,6 +9,11 @@
 //!   `traceparent`, and retries on the compressed schedule of
 //!   `ReferenceConfig::webhook_schedule`, bounded in attempts and per-attempt
 //!   time; no retry after a 2xx or a 410.
+//! - Event log (the polling fallback, catalogue POLL-002): every emitted
+//!   event is kept per tenant and listed by `GET /public/v1/events`
+//!   (cursor-paginated, oldest first) with the id its deliveries carry, so an
+//!   event whose webhook was lost after every retry can still be fetched; the
+//!   `drops-lost-events` defect removes it after the last failed attempt.
 //! - Receiver (integrator side): `POST /integrator/webhooks` verifies Standard
 //!   Webhooks signatures over the raw bytes with
 //!   `ReferenceConfig::webhook_secret`, rejects stale and future timestamps,
@@ -44,6 +49,8 @@ const TOLERANCE_SECS: i64 = 300;
 const SLOW_ACK: Duration = Duration::from_millis(2500);
 /// Remembered delivery ids; the oldest are forgotten beyond this.
 const MAX_SEEN: usize = 100_000;
+/// Events the log keeps per tenant (the oldest are forgotten beyond it).
+const MAX_EVENTS: usize = 100_000;
 /// Subscriptions per tenant.
 const MAX_SUBSCRIPTIONS: usize = 100;
 
@@ -54,11 +61,49 @@ struct Subscription {
     secret: String,
 }
 
+/// One emitted event as the event log keeps it (ascending `seq` per tenant).
+#[derive(Clone, Debug)]
+struct StoredEvent {
+    seq: u64,
+    id: String,
+    body: Value,
+}
+
 #[derive(Default)]
 pub(crate) struct WebhookState {
     seen: Mutex<(HashSet<String>, VecDeque<String>)>,
     subscriptions: Mutex<HashMap<String, Vec<Subscription>>>,
     client: OnceLock<reqwest::Client>,
+    /// Every emitted event, per tenant, for `GET /public/v1/events`.
+    events: Mutex<HashMap<String, Vec<StoredEvent>>>,
+}
+
+impl WebhookState {
+    fn events(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<StoredEvent>>> {
+        self.events.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// `GET /public/v1/events?limit=&cursor=`: the tenant's events, oldest first.
+pub(crate) async fn list_events(
+    State(state): State<AppState>,
+    Tenant(tenant): Tenant,
+    query: Result<
+        axum::extract::Query<HashMap<String, String>>,
+        axum::extract::rejection::QueryRejection,
+    >,
+) -> Result<Json<Value>, ApiError> {
+    let axum::extract::Query(query) =
+        query.map_err(|e| ApiError::validation("query", e.body_text()))?;
+    let page_req = super::pagination::PageRequest::from_query(&query)?;
+    let (page, next) = {
+        let log = state.webhooks().events();
+        let events = log.get(&tenant).map(Vec::as_slice).unwrap_or_default();
+        super::pagination::paginate(&state, "events", events, |e| e.seq, &page_req)?
+    };
+    Ok(Json(super::pagination::page_body(&page, next, |e| {
+        e.body.clone()
+    })))
 }
 
 fn now() -> i64 {
@@ -149,18 +194,38 @@ pub(crate) fn emit(
     } else {
         trace_id
     };
-    for sub in subs {
-        let body = json!({
-            "id": format!("evt_{}", ulid::Ulid::new()),
-            "type": event,
-            "created_at": super::clock::now_rfc3339(),
-            "trace_id": trace_id,
-            "data": data,
+    // One event, one id: every subscription's deliveries and the event log
+    // carry the same `id`, so a lost delivery can be found by polling.
+    let id = format!("evt_{}", ulid::Ulid::new());
+    let body = json!({
+        "id": id,
+        "type": event,
+        "created_at": super::clock::now_rfc3339(),
+        "trace_id": trace_id,
+        "data": data,
+    });
+    {
+        let mut log = state.webhooks().events();
+        // Taken under the log's lock, so the tenant's list stays in `seq` order.
+        let seq = state.next_seq();
+        let list = log.entry(tenant.to_owned()).or_default();
+        list.push(StoredEvent {
+            seq,
+            id: id.clone(),
+            body: body.clone(),
         });
+        // Bounded under a long burst: the oldest go first, in batches.
+        if list.len() > MAX_EVENTS + MAX_EVENTS / 10 {
+            list.drain(..MAX_EVENTS / 10);
+        }
+    }
+    for sub in subs {
         let st = state.clone();
         let trace = trace_id.clone();
         let event = event.to_owned();
-        tokio::spawn(async move { deliver(st, sub, event, body, trace).await });
+        let body = body.clone();
+        let tenant = tenant.to_owned();
+        tokio::spawn(async move { deliver(st, sub, event, body, trace, tenant).await });
     }
 }
 
@@ -170,6 +235,7 @@ async fn deliver(
     event: String,
     body: Value,
     trace_id: Option<String>,
+    tenant: String,
 ) {
     let cfg = state.config();
     let client = state.webhooks().client.get_or_init(|| {
@@ -254,7 +320,18 @@ async fn deliver(
             Some(410) => !state.has(Defect::SenderRetriesGone),
             _ => false,
         };
-        if done || attempt >= max_attempts + usize::from(sent_extra) {
+        if done {
+            return;
+        }
+        if attempt >= max_attempts + usize::from(sent_extra) {
+            // Given up: the event stays in the log for polling (the defect
+            // drops it, as if the log were only a retry queue).
+            if !sent_extra && state.has(Defect::DropsLostEvents) {
+                let id = body.get("id").and_then(Value::as_str).unwrap_or_default();
+                if let Some(list) = state.webhooks().events().get_mut(&tenant) {
+                    list.retain(|e| e.id != id);
+                }
+            }
             return;
         }
     }
@@ -270,9 +347,15 @@ fn reject(e: impl std::fmt::Display) -> (StatusCode, Json<Value>) {
 /// `POST /integrator/webhooks`: the integrator-side receiver.
 pub(crate) async fn receive(
     State(state): State<AppState>,
+    raw: Option<axum::Extension<super::raw_head::RawHead>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> (StatusCode, Json<Value>) {
+    // The defect: only header names written in lower case are found (the
+    // raw names, recorded under this defect only; see `raw_head`).
+    let raw_names: Option<Vec<String>> = raw
+        .filter(|_| state.has(Defect::ReceiverCaseSensitiveHeaders))
+        .and_then(|r| r.0.names("/integrator/webhooks", &body));
     // Standard Webhooks, unless only a GitHub-style signature is present.
     let github =
         headers.contains_key("x-hub-signature-256") && !headers.contains_key("webhook-signature");
@@ -288,6 +371,12 @@ pub(crate) async fn receive(
         }
     };
     let get = |n: &str| {
+        if let Some(names) = &raw_names {
+            let lower = n.to_ascii_lowercase();
+            if !names.contains(&lower) {
+                return None;
+            }
+        }
         headers
             .get(n)
             .and_then(|v| v.to_str().ok())

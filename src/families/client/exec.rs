@@ -175,6 +175,7 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
             value,
             operations,
         } => judge::replay(&runs, header, value, *operations),
+        Judge::Traceparent => super::trace::judge(&runs),
     };
     let total: usize = runs.iter().map(|r| r.attempts.len()).sum();
     out.with_properties(vec![prop("clients", clients), prop("attempts", total)])

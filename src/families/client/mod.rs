@@ -9,3 +9,4 @@ pub mod process;
 pub mod reap;
 pub mod spec;
 pub mod timing;
+pub mod trace;

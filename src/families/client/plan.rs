@@ -126,6 +126,8 @@ pub enum Judge {
         value: String,
         operations: usize,
     },
+    /// TRC-C01: every attempt's traceparent, and the retries of one operation.
+    Traceparent,
 }
 
 #[derive(Debug, Clone)]
@@ -158,7 +160,7 @@ pub const CONTROL_PATH: &str = "/tminus/control";
 
 /// A default scenario: one route that answers every mutating request
 /// (narrowed by `match:`, [`PlanCtx::script`]).
-fn route(steps: Vec<Step>, then: Step) -> Script {
+pub(super) fn route(steps: Vec<Step>, then: Step) -> Script {
     Script {
         routes: vec![RouteScript {
             method: None,
@@ -173,14 +175,14 @@ fn route(steps: Vec<Step>, then: Step) -> Script {
     }
 }
 
-fn created() -> Step {
+pub(super) fn created() -> Step {
     Step::reply(Reply {
         body: r#"{"id":"msg_1","status":"queued"}"#.into(),
         ..Reply::status(201)
     })
 }
 
-fn one(label: &str, script: Script) -> Vec<ClientRun> {
+pub(super) fn one(label: &str, script: Script) -> Vec<ClientRun> {
     vec![ClientRun {
         label: label.into(),
         script,
@@ -235,12 +237,12 @@ fn with_control(p: &mut ClientPlan, control: ControlGroup, steps: Vec<Step>) {
     p.control = Some(control);
 }
 
-fn dur(d: &Option<crate::model::scalar::DurationValue>, default: Duration) -> Duration {
+pub(super) fn dur(d: &Option<crate::model::scalar::DurationValue>, default: Duration) -> Duration {
     d.map(|d| d.0).unwrap_or(default)
 }
 
 impl PlanCtx<'_> {
-    fn command(&mut self, c: &CommandSpec, at: Location) -> CommandPlan {
+    pub(super) fn command(&mut self, c: &CommandSpec, at: Location) -> CommandPlan {
         // `${var.tminus_exe}` is this binary unless the suite or --var sets it.
         let injected = !self.vars.contains_key(TMINUS_EXE_VAR);
         if injected {
@@ -358,7 +360,7 @@ impl PlanCtx<'_> {
 
     /// The scenario of a run: the suite's `upstream:` if given, else the
     /// kind's `default` narrowed by `match:` (one or the other, not both).
-    fn script(
+    pub(super) fn script(
         &mut self,
         u: &Option<UpstreamSpec>,
         m: &Option<Spanned<MatchSpec>>,
@@ -442,7 +444,7 @@ impl PlanCtx<'_> {
         script
     }
 
-    fn client_plan(
+    pub(super) fn client_plan(
         &mut self,
         command: CommandPlan,
         runs: Vec<ClientRun>,
@@ -929,6 +931,7 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &ClientSpec) -> ClientPlan {
         C::SlowsBeforeLimit(s) => ctx.client_slows_before_limit(s),
         C::RetryAmplification(s) => ctx.client_retry_amplification(s),
         C::ReplayIsSuccess(s) => ctx.client_replay_is_success(s),
+        C::Traceparent(s) => ctx.client_traceparent(s),
     }
 }
 

@@ -367,6 +367,26 @@ check_spec!(
     }
 );
 
+check_spec!(
+    /// `client.traceparent` (TRC-C01).
+    TraceparentSpec {
+        pub client: CommandSpec,
+        #[serde(default)]
+        #[schemars(with = "Option<MatchSpec>")]
+        pub r#match: Option<Spanned<MatchSpec>>,
+        #[serde(default)]
+        pub upstream: Option<UpstreamSpec>,
+        /// The retryable answer to the first attempts.
+        #[serde(default)]
+        pub status: Option<u16>,
+        #[serde(default)]
+        pub retry_after: Option<DurationValue>,
+        /// How many attempts get `status` before a 201.
+        #[serde(default)]
+        pub failures: Option<u32>,
+    }
+);
+
 /// Every default of the family: the plan applies these, `KINDS` prints them.
 pub mod defaults {
     use std::time::Duration;
@@ -378,6 +398,9 @@ pub mod defaults {
     /// Retry-After of `client.jitter`, `client.retry_503_policy`,
     /// `client.retry_amplification` and `client.replay_is_success`.
     pub const RETRY_AFTER: Duration = Duration::from_secs(1);
+    /// `client.traceparent`: the retryable answer and how many attempts get it.
+    pub const TRACE_STATUS: u16 = 503;
+    pub const TRACE_FAILURES: u32 = 2;
     /// Retry-After of `client.respects_retry_after`: above the 0.5–1.0 s a
     /// client's own first backoff takes, so ignoring it cannot pass by chance.
     pub const RETRY_AFTER_WAIT: Duration = Duration::from_secs(2);
@@ -855,6 +878,44 @@ pub const KINDS: &[Kind] = &[
             ),
         ],
     },
+    Kind {
+        properties: &[
+            must(
+                "valid",
+                "catalogue TRC-C01; W3C Trace Context §3.2 (version 00, a non-zero 32-hex trace-id and 16-hex parent-id, lower case)",
+                "every attempt carries a valid traceparent",
+            ),
+            must(
+                "retries_share_trace",
+                "catalogue TRC-C01; W3C Trace Context §3.2.2.3-4 (one trace, a new span per request)",
+                "the attempts of one operation (up to and including the one answered 2xx) carry one trace-id, each with a parent-id of its own; not exercised when the client did not retry, not judged when a traceparent is invalid",
+            ),
+        ],
+        name: "client.traceparent",
+        summary: "the client sends a valid traceparent, and the retries of one operation share its trace-id with distinct parent-ids (TRC-C01)",
+        params: &[
+            CMD,
+            CMD_TIMEOUT,
+            CMD_URL_ENV,
+            MATCH,
+            UP,
+            param(
+                "status",
+                D::Int(d::TRACE_STATUS as u64),
+                "the retryable answer to the first attempts",
+            ),
+            param(
+                "retry_after",
+                D::Duration(d::RETRY_AFTER),
+                "its Retry-After",
+            ),
+            param(
+                "failures",
+                D::Int(d::TRACE_FAILURES as u64),
+                "attempts answered `status` before a 201",
+            ),
+        ],
+    },
 ];
 
 family_kinds!(
@@ -870,6 +931,7 @@ family_kinds!(
         "client.slows_before_limit" => SlowsBeforeLimit(SlowsBeforeLimitSpec),
         "client.retry_amplification" => RetryAmplification(RetryAmplificationSpec),
         "client.replay_is_success" => ReplayIsSuccess(ReplayIsSuccessSpec),
+        "client.traceparent" => Traceparent(TraceparentSpec),
     }
 );
 
@@ -894,6 +956,7 @@ mod tests {
         "client.slows_before_limit",
         "client.retry_amplification",
         "client.replay_is_success",
+        "client.traceparent",
     ];
 
     fn plan(kind: &str, extra: &str) -> ClientPlan {
@@ -1033,6 +1096,14 @@ mod tests {
                         ("hold", dur(inject.hold)),
                         ("operations", opt(operations)),
                         ("max_amplification", float(*max)),
+                    ]
+                }
+                Judge::Traceparent => {
+                    let r = reply(&route.steps[0]);
+                    vec![
+                        ("status", int(r.status)),
+                        ("retry_after", retry_after(r)),
+                        ("failures", int(route.steps.len() as u64)),
                     ]
                 }
                 Judge::Replay {

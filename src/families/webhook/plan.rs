@@ -43,6 +43,7 @@ pub enum SenderCase {
     KeyRotation,
     RejectsDottedId,
     Burst,
+    AcceptsHeaderCase,
 }
 
 impl SenderCase {
@@ -65,6 +66,7 @@ impl SenderCase {
             Self::KeyRotation => "webhook.key_rotation",
             Self::RejectsDottedId => "webhook.rejects_dotted_id",
             Self::Burst => "webhook.burst",
+            Self::AcceptsHeaderCase => "webhook.accepts_header_case",
         }
     }
 
@@ -85,7 +87,8 @@ impl SenderCase {
             | Self::RejectsTampered
             | Self::KeyRotation
             | Self::RejectsDottedId
-            | Self::Burst => false,
+            | Self::Burst
+            | Self::AcceptsHeaderCase => false,
         }
     }
 }
@@ -662,6 +665,7 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &WebhookSpec) -> WebhookPlan {
         W::KeyRotation(s) => (S::KeyRotation, s),
         W::RejectsDottedId(s) => (S::RejectsDottedId, s),
         W::Burst(s) => (S::Burst, s),
+        W::AcceptsHeaderCase(s) => (S::AcceptsHeaderCase, s),
         W::SinkDelivery(s) => return WebhookPlan::Sink(ctx.webhook_sink(K::Delivery, s)),
         W::SinkRetries(s) => return WebhookPlan::Sink(ctx.webhook_sink(K::Retries, s)),
         W::SinkStopsOnSuccess(s) => {
@@ -706,7 +710,7 @@ mod tests {
     use super::*;
     use crate::spec::kinds::DefaultValue;
 
-    const SENDERS: [SenderCase; 16] = [
+    const SENDERS: [SenderCase; 17] = [
         SenderCase::AcceptsValid,
         SenderCase::RejectsMissingHeaders,
         SenderCase::RejectsForged,
@@ -723,6 +727,7 @@ mod tests {
         SenderCase::KeyRotation,
         SenderCase::RejectsDottedId,
         SenderCase::Burst,
+        SenderCase::AcceptsHeaderCase,
     ];
     const SINKS: [SinkCase; 7] = [
         SinkCase::Delivery,

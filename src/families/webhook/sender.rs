@@ -26,10 +26,10 @@ use crate::signing::{forged_digest, Delivery, Part};
 /// How long processing may lag an acknowledgement before the counter is judged.
 const SETTLE: Duration = Duration::from_millis(1500);
 
-struct Run<'a> {
-    p: &'a WebhookSenderPlan,
-    ctx: &'a CheckContext,
-    evidence: Vec<Evidence>,
+pub(super) struct Run<'a> {
+    pub(super) p: &'a WebhookSenderPlan,
+    pub(super) ctx: &'a CheckContext,
+    pub(super) evidence: Vec<Evidence>,
 }
 
 fn new_id() -> String {
@@ -38,7 +38,7 @@ fn new_id() -> String {
 }
 
 impl Run<'_> {
-    fn delivery(&self, ts: i64) -> Delivery {
+    pub(super) fn delivery(&self, ts: i64) -> Delivery {
         let id = new_id();
         let mut scope = Scope::new();
         scope.insert(WEBHOOK_ID_VAR.into(), id.clone());
@@ -50,7 +50,7 @@ impl Run<'_> {
     }
 
     /// A delivery signed over `d`, optionally carrying a different body.
-    fn request(&self, d: &Delivery, body: Option<&[u8]>) -> Rendered {
+    pub(super) fn request(&self, d: &Delivery, body: Option<&[u8]>) -> Rendered {
         let scope = Scope::new();
         let url = match &self.p.url {
             UrlPlan::Path(t) => format!("{}{}", self.ctx.target.base_url, t.render(&scope)),
@@ -86,7 +86,7 @@ impl Run<'_> {
         Ok(ex)
     }
 
-    async fn count(&mut self, label: &str) -> Result<Option<i64>, Outcome> {
+    pub(super) async fn count(&mut self, label: &str) -> Result<Option<i64>, Outcome> {
         let Some(c) = &self.p.effects else {
             return Ok(None);
         };
@@ -124,7 +124,7 @@ impl Run<'_> {
     /// `processed_once` from the counter's move since `before`: skipped
     /// without `effects:`, else it must have moved by exactly `want`.
     /// `over_hint` explains a move beyond `want` (`: github does not sign …`).
-    async fn processed(
+    pub(super) async fn processed(
         &mut self,
         before: Option<i64>,
         want: i64,
@@ -464,6 +464,7 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
                 .await
         }
         SenderCase::Burst => burst(&mut r, now).await,
+        SenderCase::AcceptsHeaderCase => super::header_case::run(&mut r, now).await,
         SenderCase::RejectsForged => {
             let d = r.delivery(now);
             let req = r.request(&d, None);

@@ -554,6 +554,12 @@ pub const KINDS: &[Kind] = &[
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS, ACK_WITHIN, COUNT, OVER],
     },
     Kind {
+        properties: &[must("acknowledged", "WH-011; RFC 9110 §5.1 (field names are case-insensitive); RFC 9113 §8.2.1 (HTTP/2 sends them in lower case)", "a valid delivery is answered accept_status whether the scheme's header names are written in lower, UPPER or aLtErNaTiNg case"), PROCESSED_ONCE],
+        name: "webhook.accepts_header_case",
+        summary: "WH-011: valid deliveries with the signature headers' names in lower, UPPER and mixed case are all accepted",
+        params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS],
+    },
+    Kind {
         properties: &[SIGNATURE, EVENT_HEADER, DELIVERY_ID, DELIVERY_ID_UUID],
         name: "webhook.sink_delivery",
         summary: "WHS-001: the target's delivery is signed over the raw bytes, with event header and UUID request id",
@@ -617,6 +623,7 @@ family_kinds!(
         "webhook.key_rotation" => KeyRotation(Box<WebhookSenderSpec>),
         "webhook.rejects_dotted_id" => RejectsDottedId(Box<WebhookSenderSpec>),
         "webhook.burst" => Burst(Box<WebhookSenderSpec>),
+        "webhook.accepts_header_case" => AcceptsHeaderCase(Box<WebhookSenderSpec>),
         "webhook.sink_delivery" => SinkDelivery(Box<WebhookSinkSpec>),
         "webhook.sink_retries" => SinkRetries(Box<WebhookSinkSpec>),
         "webhook.sink_stops_on_success" => SinkStopsOnSuccess(Box<WebhookSinkSpec>),
