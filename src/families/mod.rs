@@ -11,6 +11,7 @@
 pub mod common;
 
 pub mod client;
+pub mod dependency;
 pub mod idempotency;
 pub mod load;
 pub mod rate_limit;
@@ -74,6 +75,11 @@ pub const FAMILIES: &[Family] = &[
         doc: transport::spec::DOC,
         kinds: &[KindTable::Typed(transport::spec::KINDS)],
     },
+    Family {
+        name: "dependency",
+        doc: dependency::spec::DOC,
+        kinds: &[KindTable::Typed(dependency::spec::KINDS)],
+    },
 ];
 
 /// Every kind of every family.
@@ -128,6 +134,7 @@ pub fn kind_schemas(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, sch
     out.extend(webhook::spec::WebhookSpec::kind_schemas(g));
     out.extend(client::spec::ClientSpec::kind_schemas(g));
     out.extend(transport::spec::TransportSpec::kind_schemas(g));
+    out.extend(dependency::spec::DependencySpec::kind_schemas(g));
     out
 }
 
@@ -141,6 +148,7 @@ pub enum CheckSpec {
     Webhook(Box<webhook::spec::WebhookSpec>),
     Client(Box<client::spec::ClientSpec>),
     Transport(Box<transport::spec::TransportSpec>),
+    Dependency(Box<dependency::spec::DependencySpec>),
 }
 
 impl CheckSpec {
@@ -168,6 +176,8 @@ impl CheckSpec {
                 .map(|s| Self::Client(Box::new(s))),
             "transport" => transport::spec::TransportSpec::deserialize_kind(kind, d)
                 .map(|s| Self::Transport(Box::new(s))),
+            "dependency" => dependency::spec::DependencySpec::deserialize_kind(kind, d)
+                .map(|s| Self::Dependency(Box::new(s))),
             other => Err(<D::Error as serde::de::Error>::custom(format!(
                 "unknown check family `{other}`"
             ))),
@@ -184,6 +194,7 @@ impl CheckSpec {
             Self::Webhook(s) => s.kind_name(),
             Self::Client(s) => s.kind_name(),
             Self::Transport(s) => s.kind_name(),
+            Self::Dependency(s) => s.kind_name(),
         }
     }
 
@@ -196,6 +207,7 @@ impl CheckSpec {
             Self::Webhook(s) => s.common(),
             Self::Client(s) => s.common(),
             Self::Transport(s) => s.common(),
+            Self::Dependency(s) => s.common(),
         }
     }
     pub fn id(&self) -> &serde_saphyr::Spanned<String> {
@@ -228,6 +240,7 @@ pub enum CheckPlan {
     Webhook(Box<webhook::plan::WebhookPlan>),
     Client(Box<client::plan::ClientPlan>),
     Transport(Box<transport::plan::TransportPlan>),
+    Dependency(Box<dependency::plan::DependencyPlan>),
 }
 
 /// Plans one check; problems go to `ctx`'s diagnostics.
@@ -242,6 +255,7 @@ pub fn plan_check(ctx: &mut PlanCtx<'_>, spec: &CheckSpec) -> CheckPlan {
         CheckSpec::Webhook(s) => CheckPlan::Webhook(Box::new(webhook::plan::plan(ctx, s))),
         CheckSpec::Client(s) => CheckPlan::Client(Box::new(client::plan::plan(ctx, s))),
         CheckSpec::Transport(s) => CheckPlan::Transport(Box::new(transport::plan::plan(ctx, s))),
+        CheckSpec::Dependency(s) => CheckPlan::Dependency(Box::new(dependency::plan::plan(ctx, s))),
     }
 }
 
@@ -279,6 +293,19 @@ impl CheckPlan {
                 }
                 _ => None,
             },
+            CheckPlan::Dependency(p) => {
+                let d = p.drive();
+                Some(Volume {
+                    requests: d.setup.len() as u64 + d.count(),
+                    // Open arrival: as many in flight as answers are slow.
+                    concurrency: d
+                        .phases
+                        .iter()
+                        .map(|s| (s.rate * d.answer_cap.as_secs_f64()).ceil() as u64)
+                        .max()
+                        .unwrap_or(1),
+                })
+            }
             CheckPlan::Steps(_)
             | CheckPlan::Idempotency(_)
             | CheckPlan::Client(_)
@@ -300,6 +327,7 @@ impl CheckPlan {
             // platform, never to the target.
             CheckPlan::Client(_) => Requests::default(),
             CheckPlan::Transport(p) => p.requests(),
+            CheckPlan::Dependency(p) => p.requests(),
         }
     }
 }
@@ -324,6 +352,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         CheckPlan::Webhook(p) => webhook::exec::run(p, ctx).await,
         CheckPlan::Client(p) => client::exec::run(p, ctx).await,
         CheckPlan::Transport(p) => transport::exec::run(p, ctx).await,
+        CheckPlan::Dependency(p) => dependency::exec::run(p, ctx).await,
     }
 }
 
@@ -372,6 +401,7 @@ mod tests {
             webhook::spec::WebhookSpec::NAMES,
             client::spec::ClientSpec::NAMES,
             transport::spec::TransportSpec::NAMES,
+            dependency::spec::DependencySpec::NAMES,
         ]
         .concat();
         let tables: Vec<&str> = kind_names().collect();

@@ -1,0 +1,136 @@
+//! The reference's circuit breaker in front of its payment provider
+//! (`payments.rs`): closed until `failures` attempts in a row fail, then open
+//! for `open_for` (every payment answered 503 + Retry-After without calling
+//! the provider), then half-open: one probe at a time is let through; its
+//! success closes the breaker, its failure opens it again.
+//!
+//! Defects: `breaker-missing` (it never opens) and `breaker-half-open-herd`
+//! (half-open lets every request through until one succeeds, the
+//! safe-client-gateway outage of PR #3442).
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// What the breaker says about one payment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Admit {
+    /// Call the provider (retries allowed).
+    Call,
+    /// Call once as the half-open probe (no retry).
+    Probe,
+    /// Short-circuit: the breaker is open for this much longer.
+    Reject(Duration),
+}
+
+#[derive(Debug)]
+enum State {
+    Closed { failures: u32 },
+    Open { until: Instant },
+    HalfOpen { probing: bool },
+}
+
+#[derive(Debug)]
+pub(crate) struct Breaker {
+    state: Mutex<State>,
+    failures: u32,
+    open_for: Duration,
+    /// `breaker-missing`.
+    off: bool,
+    /// `breaker-half-open-herd`.
+    herd: bool,
+}
+
+impl Breaker {
+    pub(crate) fn new(failures: u32, open_for: Duration, off: bool, herd: bool) -> Self {
+        Breaker {
+            state: Mutex::new(State::Closed { failures: 0 }),
+            failures: failures.max(1),
+            open_for,
+            off,
+            herd,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn admit(&self) -> Admit {
+        if self.off {
+            return Admit::Call;
+        }
+        let mut s = self.lock();
+        let now = Instant::now();
+        if let State::Open { until } = *s {
+            if now < until {
+                return Admit::Reject(until - now);
+            }
+            *s = State::HalfOpen { probing: false };
+        }
+        match &mut *s {
+            State::Closed { .. } => Admit::Call,
+            State::HalfOpen { .. } if self.herd => Admit::Probe,
+            State::HalfOpen { probing } if !*probing => {
+                *probing = true;
+                Admit::Probe
+            }
+            // A probe is out: wait for its verdict.
+            State::HalfOpen { .. } => Admit::Reject(self.open_for),
+            State::Open { .. } => unreachable!("handled above"),
+        }
+    }
+
+    /// The outcome of one provider attempt.
+    pub(crate) fn record(&self, ok: bool) {
+        if self.off {
+            return;
+        }
+        let mut s = self.lock();
+        let open = State::Open {
+            until: Instant::now() + self.open_for,
+        };
+        *s = match (&*s, ok) {
+            (_, true) => State::Closed { failures: 0 },
+            (State::Closed { failures }, false) if failures + 1 < self.failures => State::Closed {
+                failures: failures + 1,
+            },
+            (State::Open { until }, false) => State::Open { until: *until },
+            _ => open,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opens_probes_once_and_closes() {
+        let b = Breaker::new(2, Duration::from_millis(50), false, false);
+        assert_eq!(b.admit(), Admit::Call);
+        b.record(false);
+        assert_eq!(b.admit(), Admit::Call);
+        b.record(false);
+        assert!(matches!(b.admit(), Admit::Reject(_)));
+        std::thread::sleep(Duration::from_millis(60));
+        assert_eq!(b.admit(), Admit::Probe);
+        assert!(matches!(b.admit(), Admit::Reject(_)), "one probe at a time");
+        b.record(false);
+        assert!(matches!(b.admit(), Admit::Reject(_)), "open again");
+        std::thread::sleep(Duration::from_millis(60));
+        assert_eq!(b.admit(), Admit::Probe);
+        b.record(true);
+        assert_eq!(b.admit(), Admit::Call);
+    }
+
+    #[test]
+    fn the_defects() {
+        let off = Breaker::new(1, Duration::from_secs(9), true, false);
+        off.record(false);
+        assert_eq!(off.admit(), Admit::Call);
+        let herd = Breaker::new(1, Duration::from_millis(10), false, true);
+        herd.record(false);
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!((herd.admit(), herd.admit()), (Admit::Probe, Admit::Probe));
+    }
+}
