@@ -1,8 +1,9 @@
 //! The reference's circuit breaker in front of its payment provider
 //! (`payments.rs`): closed until `failures` attempts in a row fail, then open
 //! for `open_for` (every payment answered 503 + Retry-After without calling
-//! the provider), then half-open: one probe at a time is let through; its
-//! success closes the breaker, its failure opens it again.
+//! the provider), then half-open: one probe at a time is let through (a
+//! probe lost for `open_for` is replaced); its success closes the breaker,
+//! its failure opens it again. Retries go through a closed breaker only.
 //!
 //! Defects: `breaker-missing` (it never opens) and `breaker-half-open-herd`
 //! (half-open lets every request through until one succeeds, the
@@ -24,9 +25,16 @@ pub(crate) enum Admit {
 
 #[derive(Debug)]
 enum State {
-    Closed { failures: u32 },
-    Open { until: Instant },
-    HalfOpen { probing: bool },
+    Closed {
+        failures: u32,
+    },
+    Open {
+        until: Instant,
+    },
+    /// Since when the probe has been out (`None`: no probe yet).
+    HalfOpen {
+        probe_since: Option<Instant>,
+    },
 }
 
 #[derive(Debug)]
@@ -65,19 +73,30 @@ impl Breaker {
             if now < until {
                 return Admit::Reject(until - now);
             }
-            *s = State::HalfOpen { probing: false };
+            *s = State::HalfOpen { probe_since: None };
         }
         match &mut *s {
             State::Closed { .. } => Admit::Call,
             State::HalfOpen { .. } if self.herd => Admit::Probe,
-            State::HalfOpen { probing } if !*probing => {
-                *probing = true;
+            // A probe is out: wait for its verdict, unless it was lost (its
+            // payment's caller went away before the provider answered).
+            State::HalfOpen {
+                probe_since: Some(t),
+            } if now.duration_since(*t) < self.open_for => {
+                Admit::Reject(self.open_for - now.duration_since(*t))
+            }
+            State::HalfOpen { probe_since } => {
+                *probe_since = Some(now);
                 Admit::Probe
             }
-            // A probe is out: wait for its verdict.
-            State::HalfOpen { .. } => Admit::Reject(self.open_for),
             State::Open { .. } => unreachable!("handled above"),
         }
+    }
+
+    /// Whether it is closed (a retry may go through); `breaker-missing`'s
+    /// always is.
+    pub(crate) fn closed(&self) -> bool {
+        self.off || matches!(*self.lock(), State::Closed { .. })
     }
 
     /// The outcome of one provider attempt.
@@ -112,6 +131,7 @@ mod tests {
         assert_eq!(b.admit(), Admit::Call);
         b.record(false);
         assert!(matches!(b.admit(), Admit::Reject(_)));
+        assert!(!b.closed(), "no retry while open");
         std::thread::sleep(Duration::from_millis(60));
         assert_eq!(b.admit(), Admit::Probe);
         assert!(matches!(b.admit(), Admit::Reject(_)), "one probe at a time");

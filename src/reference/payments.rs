@@ -264,7 +264,8 @@ fn policy(state: &AppState) -> Policy {
         Policy {
             tries: 6,
             try_timeout: c.try_timeout,
-            deadline: None,
+            // Within the deadline still: the storm is in the attempts, not the time.
+            deadline: Some(c.deadline),
             backoff: (Duration::ZERO, Duration::ZERO),
             honour_retry_after: false,
         }
@@ -332,9 +333,6 @@ async fn charge(
         if ok || n == tries {
             break;
         }
-        if matches!(p.breaker.admit(), Admit::Reject(_)) {
-            break;
-        }
         let (lo, hi) = pol.backoff;
         let mut wait = if hi > lo {
             lo + (hi - lo).mul_f64(rand::random::<f64>())
@@ -355,6 +353,12 @@ async fn charge(
             }
         }
         tokio::time::sleep(wait).await;
+        // Asked after the backoff, not before: a breaker that opened while
+        // this payment waited stops its retry too (retries go only through
+        // a closed breaker; half-open admits probes, not retries).
+        if !p.breaker.closed() {
+            break;
+        }
     }
     last
 }

@@ -108,11 +108,22 @@ pub fn judge(p: &BreakerPlan, run: &Run) -> Outcome {
             ),
         )
     };
-    // Attempts that began while open, until the fault ended.
-    let open_attempts: Vec<(Duration, Duration)> = run
+    // Attempts that began while open, until the fault ended: leaks and
+    // probes. The herd is counted among the attempts of requests that
+    // arrived while open (the probes the breaker let through): a retry of a
+    // request admitted before it opened is a leak, and a pool that shed a
+    // request before the breaker opened must not turn earlier requests'
+    // retries into a "herd".
+    let leaked = run
         .journal
         .iter()
         .filter(|a| a.at >= t_open && a.at < fault_end)
+        .count();
+    let open_attempts: Vec<(Duration, Duration)> = run
+        .in_stage(fault)
+        .filter(|(_, s)| s.at >= t_open)
+        .flat_map(|(i, _)| run.attempts_of(i))
+        .filter(|a| a.at < fault_end)
         .map(|a| (a.at, a.ended_at.unwrap_or(fault_end.max(a.at))))
         .collect();
     let in_flight = max_overlap(&open_attempts);
@@ -120,7 +131,7 @@ pub fn judge(p: &BreakerPlan, run: &Run) -> Outcome {
         Assertion::fail(
             "no_herd",
             format!(
-                "no_herd: while the breaker was open, {in_flight} dependency attempts were in flight at once ({} began while it was open): a half-open herd",
+                "no_herd: while the breaker was open, {in_flight} dependency attempts of requests it let through were in flight at once ({} such attempts): a half-open herd",
                 open_attempts.len()
             ),
             format!("at most {} at once", p.max_probes),
@@ -130,14 +141,15 @@ pub fn judge(p: &BreakerPlan, run: &Run) -> Outcome {
         Assertion::pass(
             "no_herd",
             format!(
-                "{} probe(s) while the breaker was open, at most {in_flight} at once",
+                "{} probe(s) while the breaker was open, at most {in_flight} at once ({leaked} attempts in all began while it was open)",
                 open_attempts.len()
             ),
         )
     };
     let mut props = props_base;
     props.push(prop("time_to_open_ms", to_open.as_millis() as u64));
-    props.push(prop("attempts_while_open", open_attempts.len()));
+    props.push(prop("attempts_while_open", leaked));
+    props.push(prop("probes", open_attempts.len()));
     props.push(prop("probes_in_flight", in_flight));
     Outcome::judged(vec![opens, no_herd, closes(p, run, recovered)]).with_properties(props)
 }

@@ -31,8 +31,10 @@ pub enum Got {
         /// `502 (X-Request-Id: ...)`, for messages.
         described: String,
     },
-    /// No answer: a transport error or tminus's own cap.
+    /// No answer: a transport error (a refused or dropped connection).
     Transport(String),
+    /// No answer within tminus's own cap (the plan's `answer_cap`).
+    NoAnswer(Duration),
 }
 
 /// One request tminus sent.
@@ -52,7 +54,7 @@ impl Sent {
     pub fn status(&self) -> Option<u16> {
         match &self.got {
             Got::Status { status, .. } => Some(*status),
-            Got::Transport(_) => None,
+            Got::Transport(_) | Got::NoAnswer(_) => None,
         }
     }
     pub fn ok(&self) -> bool {
@@ -63,6 +65,7 @@ impl Sent {
         let got = match &self.got {
             Got::Status { described, .. } => described.clone(),
             Got::Transport(e) => e.clone(),
+            Got::NoAnswer(after) => format!("no answer within {}", crate::fmt_duration(*after)),
         };
         format!(
             "request {} at +{:.2} s: {got} in {}",
@@ -203,6 +206,10 @@ async fn drive(d: &Drive, ctx: &CheckContext, double: &Double) -> Result<Run, Ou
     let mut offset = Duration::ZERO;
     let mut n = 0usize;
     for (si, stage) in d.phases.iter().enumerate() {
+        // The phase changes at the stage's boundary, not when the previous
+        // stage's last request leaves: that request's attempts are its own
+        // stage's.
+        tokio::time::sleep_until((started + offset).into()).await;
         double.set_phase(stage.phase);
         stage_starts.push(double.now());
         let count = (stage.length.as_secs_f64() * stage.rate).round() as u64;
@@ -232,9 +239,7 @@ async fn drive(d: &Drive, ctx: &CheckContext, double: &Double) -> Result<Run, Ou
                         retry_after: ex.response.header("retry-after").is_some(),
                         described: describe(&ex),
                     },
-                    Err(TransportError::Timeout { after, .. }) => {
-                        Got::Transport(format!("no answer within {}", crate::fmt_duration(after)))
-                    }
+                    Err(TransportError::Timeout { after, .. }) => Got::NoAnswer(after),
                     Err(e) => Got::Transport(e.to_string()),
                 };
                 (

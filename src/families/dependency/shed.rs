@@ -165,7 +165,7 @@ pub fn judge(p: &ShedPlan, run: &Run) -> Outcome {
         .sent
         .iter()
         .enumerate()
-        .filter(|(_, s)| matches!(s.got, Got::Transport(_)))
+        .filter(|(_, s)| matches!(s.got, Got::Transport(_) | Got::NoAnswer(_)))
         .collect();
     let no_transport_errors = match transport.first() {
         None => Assertion::pass(

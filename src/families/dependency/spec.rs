@@ -267,7 +267,7 @@ pub const KINDS: &[Kind] = &[
     Kind {
         properties: &[
             must("within_slo", SLO_SOURCE, "every request of the slow and hanging phases is answered within `slo` + `tolerance` (the maximum, not a percentile: a timeout is a bound)"),
-            must("deliberate", SLO_SOURCE, "every answer of those phases is a 2xx (a fallback) or a deliberate 5xx (502/503/504): no transport error, no other status"),
+            must("deliberate", SLO_SOURCE, "every answer of those phases is a 2xx (a fallback) or a deliberate 5xx (502/503/504): no dropped connection, no other status (a request unanswered at tminus's cap fails `within_slo` only)"),
             must("attempts_abandoned", SLO_SOURCE, "every dependency attempt of the slow-over and hanging phases is abandoned (or answered) within `try_timeout` + `tolerance` (`slo` when undeclared)"),
             must("total_within_slo", SLO_SOURCE, "per request, from its first dependency attempt to the end of its last: within `slo` (attempts x budget + backoff); an API that keeps retrying after answering fails here"),
             should("waits_under_timeout", "DEP-001 (a timeout just over the dependency's latency is not cut short)", "requests whose dependency answers in 80 % of `try_timeout` succeed; skipped without `try_timeout`"),

@@ -38,7 +38,7 @@ pub fn judge(p: &TimeoutPlan, run: &Run) -> Outcome {
     // within_slo: the slowest answer of the fault phases.
     let late: Vec<usize> = faults
         .iter()
-        .filter(|(_, s)| s.elapsed > bound || matches!(s.got, Got::Transport(_)))
+        .filter(|(_, s)| s.elapsed > bound || s.status().is_none())
         .map(|(i, _)| *i)
         .collect();
     let slowest = faults
@@ -72,12 +72,15 @@ pub fn judge(p: &TimeoutPlan, run: &Run) -> Outcome {
             )
         }
     };
-    // deliberate: a fallback (2xx) or a 5xx, never a dropped connection or a 4xx.
+    // deliberate: a fallback (2xx) or a 5xx, never a dropped connection or a
+    // 4xx. A request still unanswered at tminus's cap is `within_slo`'s
+    // failure, not this one's: what it would have answered is unknown.
     let undeliberate: Vec<usize> = faults
         .iter()
-        .filter(|(_, s)| match s.status() {
-            Some(st) => !((200..300).contains(&st) || (500..600).contains(&st)),
-            None => true,
+        .filter(|(_, s)| match (&s.got, s.status()) {
+            (Got::NoAnswer(_), _) => false,
+            (_, Some(st)) => !((200..300).contains(&st) || (500..600).contains(&st)),
+            (_, None) => true,
         })
         .map(|(i, _)| *i)
         .collect();
