@@ -311,7 +311,7 @@ pub const KINDS: &[Kind] = &[
     Kind {
         properties: &[
             must("opens", "DEP-003 (seed #2: the breaker opens on timeouts/5xx)", "during the fault, requests are answered without reaching the dependency, and in the fault's second half at most half reach it; within `open_within` when declared"),
-            must("no_herd", "DEP-003; safe-client-gateway PR #3442 (a half-open herd)", "while open, at most `max_probes_in_flight` dependency attempts at once; skipped when it never opened"),
+            must("no_herd", "DEP-003; safe-client-gateway PR #3442 (a half-open herd)", "the requests let through while it was open (its probes) have at most `max_probes_in_flight` dependency attempts in flight at once; not judged when it never opened"),
             must("closes", "DEP-003", "after recovery, requests succeed again before the phase ends (within `close_within` when declared)"),
         ],
         name: "dependency.breaker",
