@@ -143,6 +143,22 @@ mod tests {
         assert_eq!(b.admit(), Admit::Call);
     }
 
+    /// A probe whose payment was dropped before it recorded anything (its
+    /// caller went away) does not hold the breaker half-open for ever.
+    #[test]
+    fn a_lost_probe_is_replaced() {
+        let b = Breaker::new(1, Duration::from_millis(40), false, false);
+        b.record(false);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(b.admit(), Admit::Probe);
+        assert!(matches!(b.admit(), Admit::Reject(_)));
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(b.admit(), Admit::Probe, "the lost probe is replaced");
+        assert!(!b.closed());
+        b.record(true);
+        assert!(b.closed());
+    }
+
     #[test]
     fn the_defects() {
         let off = Breaker::new(1, Duration::from_secs(9), true, false);

@@ -289,3 +289,79 @@ async fn drive(d: &Drive, ctx: &CheckContext, double: &Double) -> Result<Run, Ou
         evidence,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(at_ms: u64, request: Option<&str>) -> DepAttempt {
+        DepAttempt {
+            at: Duration::from_millis(at_ms),
+            ended_at: Some(Duration::from_millis(at_ms + 5)),
+            end: End::Answered(200),
+            method: "POST".into(),
+            path: "/v1/charges".into(),
+            request: request.map(str::to_owned),
+            idempotency_key: None,
+            phase: 1,
+        }
+    }
+
+    fn sent(id: &str) -> Sent {
+        Sent {
+            stage: 0,
+            at: Duration::ZERO,
+            elapsed: Duration::from_millis(10),
+            got: Got::Status {
+                status: 201,
+                retry_after: false,
+                described: "201".into(),
+            },
+            id: id.into(),
+        }
+    }
+
+    fn run(journal: Vec<DepAttempt>, sent: Vec<Sent>) -> Run {
+        let owner = journal
+            .iter()
+            .map(|a| {
+                a.request
+                    .as_deref()
+                    .and_then(|r| sent.iter().position(|s| s.id == r))
+            })
+            .collect();
+        Run {
+            sent,
+            journal,
+            stage_starts: vec![Duration::ZERO],
+            owner,
+            evidence: Vec::new(),
+        }
+    }
+
+    /// Nothing reached the double, or nothing that reached it carried
+    /// tminus's ids: "not exercised", never a judged run.
+    #[test]
+    fn unattributed_journals_are_not_exercised() {
+        let r = run(vec![], vec![sent("a"), sent("b")]);
+        let e = r.not_exercised(&None).unwrap();
+        assert!(e.contains("0 of 2 requests reached the dependency"), "{e}");
+        let r = run(
+            vec![attempt(1, None), attempt(2, Some("someone-else"))],
+            vec![sent("a")],
+        );
+        let e = r.not_exercised(&Some("X-Tminus-Id".into())).unwrap();
+        assert!(e.contains("none carried the `X-Tminus-Id` header"), "{e}");
+        let r = run(
+            vec![
+                attempt(1, Some("a")),
+                attempt(9, Some("a")),
+                attempt(4, None),
+            ],
+            vec![sent("a"), sent("b")],
+        );
+        assert_eq!(r.not_exercised(&None), None);
+        assert_eq!(r.attempts_of(0).len(), 2);
+        assert_eq!((r.reached(), r.attributed()), (1, 2));
+    }
+}
