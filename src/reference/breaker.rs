@@ -5,9 +5,10 @@
 //! probe lost for `open_for` is replaced); its success closes the breaker,
 //! its failure opens it again. Retries go through a closed breaker only.
 //!
-//! Defects: `breaker-missing` (it never opens) and `breaker-half-open-herd`
+//! Defects: `breaker-missing` (it never opens), `breaker-half-open-herd`
 //! (half-open lets every request through until one succeeds, the
-//! safe-client-gateway outage of PR #3442).
+//! safe-client-gateway outage of PR #3442) and `breaker-flaps` (it closes
+//! when its wait ends, without a probe).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -46,16 +47,25 @@ pub(crate) struct Breaker {
     off: bool,
     /// `breaker-half-open-herd`.
     herd: bool,
+    /// `breaker-flaps`.
+    flaps: bool,
 }
 
 impl Breaker {
-    pub(crate) fn new(failures: u32, open_for: Duration, off: bool, herd: bool) -> Self {
+    pub(crate) fn new(
+        failures: u32,
+        open_for: Duration,
+        off: bool,
+        herd: bool,
+        flaps: bool,
+    ) -> Self {
         Breaker {
             state: Mutex::new(State::Closed { failures: 0 }),
             failures: failures.max(1),
             open_for,
             off,
             herd,
+            flaps,
         }
     }
 
@@ -73,7 +83,11 @@ impl Breaker {
             if now < until {
                 return Admit::Reject(until - now);
             }
-            *s = State::HalfOpen { probe_since: None };
+            *s = if self.flaps {
+                State::Closed { failures: 0 }
+            } else {
+                State::HalfOpen { probe_since: None }
+            };
         }
         match &mut *s {
             State::Closed { .. } => Admit::Call,
@@ -125,7 +139,7 @@ mod tests {
 
     #[test]
     fn opens_probes_once_and_closes() {
-        let b = Breaker::new(2, Duration::from_millis(50), false, false);
+        let b = Breaker::new(2, Duration::from_millis(50), false, false, false);
         assert_eq!(b.admit(), Admit::Call);
         b.record(false);
         assert_eq!(b.admit(), Admit::Call);
@@ -147,7 +161,7 @@ mod tests {
     /// caller went away) does not hold the breaker half-open for ever.
     #[test]
     fn a_lost_probe_is_replaced() {
-        let b = Breaker::new(1, Duration::from_millis(40), false, false);
+        let b = Breaker::new(1, Duration::from_millis(40), false, false, false);
         b.record(false);
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(b.admit(), Admit::Probe);
@@ -161,12 +175,16 @@ mod tests {
 
     #[test]
     fn the_defects() {
-        let off = Breaker::new(1, Duration::from_secs(9), true, false);
+        let off = Breaker::new(1, Duration::from_secs(9), true, false, false);
         off.record(false);
         assert_eq!(off.admit(), Admit::Call);
-        let herd = Breaker::new(1, Duration::from_millis(10), false, true);
+        let herd = Breaker::new(1, Duration::from_millis(10), false, true, false);
         herd.record(false);
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!((herd.admit(), herd.admit()), (Admit::Probe, Admit::Probe));
+        let flaps = Breaker::new(1, Duration::from_millis(10), false, false, true);
+        flaps.record(false);
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!((flaps.admit(), flaps.admit()), (Admit::Call, Admit::Call));
     }
 }

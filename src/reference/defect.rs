@@ -330,6 +330,9 @@ defects! {
         /// Half-open lets every request through until one succeeds.
         BreakerHalfOpenHerd => "breaker-half-open-herd",
             "the half-open breaker lets every payment through to the failing provider instead of one probe at a time";
+        /// The breaker closes when its wait ends, without a probe.
+        BreakerFlaps => "breaker-flaps",
+            "the breaker closes again when its wait ends, without a probe, so a steady provider failure opens and closes it over and over";
         /// A full provider pool queues instead of answering 503 at once.
         QueuesInsteadOfShedding => "queues-instead-of-shedding",
             "when the provider pool is full, payments wait in a queue instead of being answered 503 + Retry-After at once";

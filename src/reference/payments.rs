@@ -21,7 +21,7 @@
 //!
 //! Defects, one per property: `dependency-slow-timeout` (2 s per try, 3 tries,
 //! no deadline), `dependency-retry-storm` (6 tries back to back, Retry-After
-//! ignored), `breaker-missing`, `breaker-half-open-herd`,
+//! ignored), `breaker-missing`, `breaker-half-open-herd`, `breaker-flaps`,
 //! `queues-instead-of-shedding` (a full pool queues), `dependency-cached`
 //! (answers from a cache and never calls the provider).
 
@@ -105,6 +105,7 @@ impl Payments {
                 c.breaker_open_for,
                 state.has(Defect::BreakerMissing),
                 state.has(Defect::BreakerHalfOpenHerd),
+                state.has(Defect::BreakerFlaps),
             ),
             pool: tokio::sync::Semaphore::new(c.pool.max(1)),
         })

@@ -64,6 +64,7 @@ pub fn judge(p: &BreakerPlan, run: &Run) -> Outcome {
                 format!("{through} of {n} reached it"),
             ),
             Assertion::skipped("no_herd", "not judged: the breaker never opened"),
+            Assertion::skipped("no_flapping", "not judged: the breaker never opened"),
             closes(p, run, recovered),
         ])
         .with_properties(props_base);
@@ -146,12 +147,73 @@ pub fn judge(p: &BreakerPlan, run: &Run) -> Outcome {
             ),
         )
     };
+    let no_flapping = flapping(p, run, fault);
     let mut props = props_base;
     props.push(prop("time_to_open_ms", to_open.as_millis() as u64));
     props.push(prop("attempts_while_open", leaked));
     props.push(prop("probes", open_attempts.len()));
     props.push(prop("probes_in_flight", in_flight));
-    Outcome::judged(vec![opens, no_herd, closes(p, run, recovered)]).with_properties(props)
+    Outcome::judged(vec![opens, no_herd, no_flapping, closes(p, run, recovered)])
+        .with_properties(props)
+}
+
+/// Requests in a row answered without reaching the dependency that show
+/// the breaker is open (a pool's odd rejection is not a breaker).
+pub const OPEN_RUN: usize = 3;
+
+/// `no_flapping`: once the breaker is established open ([`OPEN_RUN`]
+/// requests in a row short-circuited), the steady fault must not close it
+/// again: a run of more than `max_probes_in_flight` + 1 requests in a row
+/// reaching the failing dependency is a second closed episode.
+fn flapping(p: &BreakerPlan, run: &Run, fault: usize) -> Assertion {
+    let reqs: Vec<(usize, bool)> = run
+        .in_stage(fault)
+        .map(|(i, _)| (i, !run.attempts_of(i).is_empty()))
+        .collect();
+    let mut short = 0usize;
+    let Some(established) = reqs.iter().position(|(_, reached)| {
+        short = if *reached { 0 } else { short + 1 };
+        short >= OPEN_RUN
+    }) else {
+        return Assertion::skipped(
+            "no_flapping",
+            format!(
+                "not judged: the breaker was never seen open for {OPEN_RUN} requests in a row during the fault"
+            ),
+        );
+    };
+    let allowed = p.max_probes as usize + 1;
+    let (mut episodes, mut streak, mut longest) = (1usize, 0usize, 0usize);
+    let mut first_reopen = None;
+    for (i, reached) in &reqs[established + 1..] {
+        if *reached {
+            streak += 1;
+            if streak == allowed + 1 {
+                episodes += 1;
+                first_reopen.get_or_insert(*i);
+            }
+            longest = longest.max(streak);
+        } else {
+            streak = 0;
+        }
+    }
+    match first_reopen {
+        None => Assertion::pass(
+            "no_flapping",
+            format!(
+                "one open episode while the fault held: at most {longest} request(s) in a row reached the dependency after it opened"
+            ),
+        ),
+        Some(i) => Assertion::fail(
+            "no_flapping",
+            format!(
+                "no_flapping: the breaker closed again while the dependency still failed: {episodes} closed stretches, the longest {longest} requests in a row reaching it (from {})",
+                run.sent[i].line(i)
+            ),
+            format!("one open episode; at most {allowed} requests in a row reach the dependency"),
+            format!("{longest} in a row"),
+        ),
+    }
 }
 
 fn closes(p: &BreakerPlan, run: &Run, recovered: usize) -> Assertion {

@@ -298,7 +298,8 @@ fn retry(ctx: &mut PlanCtx<'_>, s: &RetryBoundSpec) -> RetryPlan {
         stage(
             "failing",
             Phase::Fail(s.fail_status, Duration::ZERO),
-            length * 2,
+            // Its second half outlasts a breaker's wait (1.5 x phase_for).
+            length * 3,
         ),
     ];
     RetryPlan {

@@ -21,7 +21,7 @@ pub mod defaults {
 
     pub const TIMEOUT_RATE: f64 = 10.0;
     pub const PHASE_FOR: Duration = Duration::from_secs(1);
-    pub const TOLERANCE: Duration = Duration::from_millis(50);
+    pub const TOLERANCE: Duration = Duration::from_millis(100);
     pub const RETRY_RATE: f64 = 10.0;
     pub const MAX_ATTEMPTS: u64 = 3;
     pub const RETRY_BUDGET: f64 = 0.1;
@@ -312,10 +312,11 @@ pub const KINDS: &[Kind] = &[
         properties: &[
             must("opens", "DEP-003 (seed #2: the breaker opens on timeouts/5xx)", "during the fault, requests are answered without reaching the dependency, and in the fault's second half at most half reach it; within `open_within` when declared"),
             must("no_herd", "DEP-003; safe-client-gateway PR #3442 (a half-open herd)", "the requests let through while it was open (its probes) have at most `max_probes_in_flight` dependency attempts in flight at once; not judged when it never opened"),
+            must("no_flapping", "DEP-003 (one open episode while the fault is steady)", "once it is seen open (3 requests in a row short-circuited), no more than `max_probes_in_flight` + 1 requests in a row reach the failing dependency: the breaker does not close again while the fault holds"),
             must("closes", "DEP-003", "after recovery, requests succeed again before the phase ends (within `close_within` when declared)"),
         ],
         name: "dependency.breaker",
-        summary: "healthy, failing, healthy again: the breaker opens, probes one at a time, closes (DEP-003)",
+        summary: "healthy, failing, healthy again: the breaker opens, probes one at a time, does not flap, closes (DEP-003)",
         params: &[
             REQUEST,
             SETUP,

@@ -4,7 +4,7 @@
 //!
 //! A timeout is a bound, so the rules read maxima, not percentiles: one
 //! request over the SLO fails `within_slo`, one attempt held past the per-try
-//! budget fails `attempts_abandoned`. Each bound carries `tolerance` (50 ms by
+//! budget fails `attempts_abandoned`. Each bound carries `tolerance` (100 ms by
 //! default) for tminus's own measurement; the README states the error rates.
 
 use std::time::Duration;
