@@ -154,7 +154,10 @@ fn cmd_run(a: RunArgs) -> i32 {
     // The command line's own credentials (a URL's userinfo, with or without
     // its scheme), so its usage errors are redacted like any output.
     let cli_secrets = Redactor::new();
-    for u in [&a.target, &a.sink_url].into_iter().flatten() {
+    for u in [&a.target, &a.sink_url, &a.dependency_url]
+        .into_iter()
+        .flatten()
+    {
         cli_secrets.add_userinfo(u);
     }
     let url_error = |flag: &str, u: &str, e: String| {
@@ -174,6 +177,11 @@ fn cmd_run(a: RunArgs) -> i32 {
             return usage_error(
                 "--sink-url needs --sink-listen ADDR:PORT with a fixed port: the URL must lead to where the sink listens",
             );
+        }
+    }
+    if let Some(u) = &a.dependency_url {
+        if let Err(e) = crate::context::check_base_url(u.trim_end_matches('/')) {
+            return url_error("--dependency-url", u, e);
         }
     }
     // The certificates tminus's own servers show (read before anything
@@ -454,6 +462,15 @@ fn cmd_run(a: RunArgs) -> i32 {
                 usize::try_from(m).unwrap_or(usize::MAX)
             }),
         upstream_tls,
+        dependency: crate::double::DependencyEndpoint {
+            listen: a
+                .dependency_listen
+                .unwrap_or(crate::double::DependencyEndpoint::default().listen),
+            public_url: a
+                .dependency_url
+                .as_ref()
+                .map(|u| u.trim_end_matches('/').to_owned()),
+        },
         warnings,
     };
     let code = rt.block_on(run_plan(
@@ -1014,11 +1031,47 @@ fn apply_reference_tuning(a: &ReferenceArgs, config: &mut ReferenceConfig) -> Re
         }
         config.max_concurrency = Some(n);
     }
+    apply_dependency_tuning(a, &mut config.dependency)?;
     if let Some(s) = &a.webhook_schedule {
         config.webhook_schedule = s
             .split(',')
             .map(|d| dur("--webhook-schedule", d))
             .collect::<Result<_, _>>()?;
+    }
+    Ok(())
+}
+
+/// The payment provider knobs (`--dependency-*`, `--breaker-*`).
+fn apply_dependency_tuning(
+    a: &ReferenceArgs,
+    c: &mut crate::reference::DependencyConfig,
+) -> Result<(), String> {
+    let dur = |flag: &str, text: &str| {
+        crate::model::scalar::parse_duration(text).map_err(|e| format!("{flag}: {e}"))
+    };
+    if let Some(u) = &a.dependency_url {
+        c.url = Some(u.trim_end_matches('/').to_owned());
+    }
+    if let Some(t) = &a.dependency_timeout {
+        c.try_timeout = dur("--dependency-timeout", t)?;
+    }
+    if let Some(t) = &a.dependency_deadline {
+        c.deadline = dur("--dependency-deadline", t)?;
+    }
+    if let Some(n) = a.dependency_pool {
+        if n == 0 {
+            return Err("--dependency-pool must be at least 1".into());
+        }
+        c.pool = n;
+    }
+    if let Some(n) = a.breaker_failures {
+        if n == 0 {
+            return Err("--breaker-failures must be at least 1".into());
+        }
+        c.breaker_failures = n;
+    }
+    if let Some(t) = &a.breaker_open_for {
+        c.breaker_open_for = dur("--breaker-open-for", t)?;
     }
     Ok(())
 }

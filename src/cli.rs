@@ -164,6 +164,12 @@ pub struct RunArgs {
     /// Public base URL that leads to --sink-listen, given to the target as ${var.sink_url} (plus a per-check path); overrides `target.sink.url`
     #[arg(long, value_name = "URL")]
     pub sink_url: Option<String>,
+    /// Where `dependency.*` checks' dependency double listens (default 127.0.0.1:0); the target's dependency URL must lead here
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub dependency_listen: Option<std::net::SocketAddr>,
+    /// Base URL that leads to --dependency-listen, given to the target as ${var.dependency_url}
+    #[arg(long, value_name = "URL", requires = "dependency_listen")]
+    pub dependency_url: Option<String>,
     /// The largest webhook delivery body the sink accepts (default 2MiB); larger ones are answered 413 and named in the verdict
     #[arg(long, value_name = "SIZE", value_parser = crate::model::scalar::parse_bytes)]
     pub sink_max_body: Option<u64>,
@@ -391,6 +397,24 @@ pub struct ReferenceArgs {
     /// Delays between outgoing webhook attempts, e.g. 30s,5m,30m,2h,6h (default 100ms,200ms,400ms)
     #[arg(long, value_name = "DURATIONS")]
     pub webhook_schedule: Option<String>,
+    /// The payment provider POST /public/v1/payments calls (loopback http; also settable with PUT /public/v1/payment-provider)
+    #[arg(long, value_name = "URL")]
+    pub dependency_url: Option<String>,
+    /// One provider attempt's time limit (default 300ms)
+    #[arg(long, value_name = "DURATION")]
+    pub dependency_timeout: Option<String>,
+    /// A payment's total time limit across its attempts (default 800ms)
+    #[arg(long, value_name = "DURATION")]
+    pub dependency_deadline: Option<String>,
+    /// Provider calls at once; beyond, payments are answered 503 + Retry-After (default 8)
+    #[arg(long, value_name = "N")]
+    pub dependency_pool: Option<usize>,
+    /// Failed provider attempts in a row that open the breaker (default 10)
+    #[arg(long, value_name = "N")]
+    pub breaker_failures: Option<u32>,
+    /// How long the breaker stays open before a probe (default 1s)
+    #[arg(long, value_name = "DURATION")]
+    pub breaker_open_for: Option<String>,
     /// Serve https with a CA generated at start; its certificate is written to DIR/ca.pem (for --cacert)
     #[arg(long, value_name = "DIR")]
     pub tls: Option<PathBuf>,

@@ -22,7 +22,8 @@ pub struct Point {
     pub ids: &'static [&'static str],
 }
 
-/// The catalogue's points (sections 1 to 6, and 7 for transport security), each with all its ids:
+/// The catalogue's points (sections 1 to 6, 7 for transport security and 8
+/// for a dependency that overheats), each with all its ids:
 /// what a complete certification covers.
 pub const CATALOGUE: &[Point] = &[
     Point {
@@ -92,10 +93,16 @@ pub const CATALOGUE: &[Point] = &[
             "SEC-001", "SEC-002", "SEC-003", "SEC-004", "SEC-005", "SEC-006",
         ],
     },
+    Point {
+        number: 8,
+        title: "A dependency that overheats",
+        ids: &["DEP-001", "DEP-002", "DEP-003", "DEP-004", "DEP-005"],
+    },
 ];
 
-/// What a kind certifies: catalogue ids, all of one point (none for
-/// `steps`, whose meaning is the suite author's).
+/// What a kind certifies: catalogue ids (none for `steps`, whose meaning is
+/// the suite author's); its point is its first id's (a dependency kind also
+/// certifies the load point's LOAD-004 or LOAD-007, which it judges too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Requirements {
     pub point: Option<u8>,
@@ -184,6 +191,12 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("load.effects", &["LOAD-005"]),
     ("polling.cursor_walk", &["POLL-001"]),
     ("polling.reconciles_lost_webhooks", &["POLL-002"]),
+    // The dependency point (catalogue section 8); the outbound timeout and
+    // the overload are also the load point's LOAD-007 and LOAD-004.
+    ("dependency.timeout_budget", &["DEP-001", "LOAD-007"]),
+    ("dependency.retry_bound", &["DEP-002"]),
+    ("dependency.breaker", &["DEP-003"]),
+    ("dependency.shed", &["DEP-004", "LOAD-004"]),
 ];
 
 /// The point an id belongs to.

@@ -91,6 +91,7 @@ pub mod certify;
 pub mod cli;
 pub mod compare;
 pub mod cost;
+pub mod double;
 pub mod events;
 pub mod exit;
 pub mod families;

@@ -827,6 +827,8 @@ const TABLES: &[&Table] = &[
     &CONTRACT,
     &LOAD,
     &POLLING,
+    // Run by tests/dependency.rs (its own binary: its suite judges timing).
+    &common::dependency::DEPENDENCY,
 ];
 
 /// Kinds no defect of the reference can make fail yet, with why. The coverage
@@ -926,6 +928,7 @@ fn rows_are_well_formed() {
                 .iter()
                 .map(|(id, _)| *id)
                 .chain(r.skips.iter().copied())
+                .chain(r.errors.iter().map(|(id, _)| *id))
             {
                 if !seen.insert(id) {
                     problems.push(format!("{who}: `{id}` named twice"));
@@ -934,7 +937,9 @@ fn rows_are_well_formed() {
                     problems.push(format!("{who}: `{id}` is not a check of the suite"));
                 }
             }
-            if r.defects.is_empty() || r.fails.is_empty() && r.skips.is_empty() {
+            if r.defects.is_empty()
+                || r.fails.is_empty() && r.skips.is_empty() && r.errors.is_empty()
+            {
                 problems.push(format!("{who}: a row needs defects and an effect"));
             }
         }

@@ -61,7 +61,7 @@ const LAYERS: &[Layer] = &[
     layer("family support", &["families::common"]),
     layer("context", &["context"]),
     layer("vocabulary", &["spec"]),
-    layer("roles", &["upstream", "sink", "signing"]),
+    layer("roles", &["upstream", "sink", "double", "signing"]),
     // The OpenAPI contract (issue 26): the driver loads it, the runner
     // hooks it into the probe's client; it judges with outcome and http.
     layer("contract", &["contract"]),

@@ -293,6 +293,64 @@ async fn every_reference_response_conforms_to_its_openapi_document() {
     )
     .await;
 
+    // Payments through a provider: tminus's dependency double plays it.
+    p.send(
+        M::POST,
+        "/public/v1/payments",
+        &[],
+        j(json!({"amount": 100})),
+        503,
+    )
+    .await;
+    let provider = tminus::double::Double::start(&Default::default(), None)
+        .await
+        .unwrap();
+    p.send(
+        M::PUT,
+        "/public/v1/payment-provider",
+        &[],
+        j(json!({"url": provider.url()})),
+        200,
+    )
+    .await;
+    p.send(
+        M::PUT,
+        "/public/v1/payment-provider",
+        &[],
+        j(json!({"url": "https://provider.example.com"})),
+        422,
+    )
+    .await;
+    p.send(
+        M::POST,
+        "/public/v1/payments",
+        &[],
+        j(json!({"amount": 100})),
+        201,
+    )
+    .await;
+    p.send(M::POST, "/public/v1/payments", &[], j(json!({})), 422)
+        .await;
+    provider.set_phase(tminus::double::Phase::Fail(500, Duration::ZERO));
+    p.send(
+        M::POST,
+        "/public/v1/payments",
+        &[],
+        j(json!({"amount": 100})),
+        502,
+    )
+    .await;
+    provider.set_phase(tminus::double::Phase::Hang);
+    p.send(
+        M::POST,
+        "/public/v1/payments",
+        &[],
+        j(json!({"amount": 100})),
+        504,
+    )
+    .await;
+    provider.shutdown().await;
+
     // The receiver: an unsigned delivery is refused (401 without a scheme).
     p.send(
         M::POST,

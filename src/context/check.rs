@@ -23,6 +23,8 @@ pub struct CheckContext {
     pub upstream_max_body: usize,
     /// `--upstream-cert`: the mock upstream serves https.
     pub upstream_tls: Option<crate::http::tls_server::ServerTls>,
+    /// Where a `dependency.*` check's double listens and how it is reached.
+    pub dependency: crate::double::DependencyEndpoint,
 }
 
 /// A check that sends more requests than this, or more at once than

@@ -11,6 +11,7 @@
 pub mod common;
 
 pub mod client;
+pub mod dependency;
 pub mod idempotency;
 pub mod load;
 pub mod polling;
@@ -80,6 +81,11 @@ pub const FAMILIES: &[Family] = &[
         doc: polling::spec::DOC,
         kinds: &[KindTable::Typed(polling::spec::KINDS)],
     },
+    Family {
+        name: "dependency",
+        doc: dependency::spec::DOC,
+        kinds: &[KindTable::Typed(dependency::spec::KINDS)],
+    },
 ];
 
 /// Every kind of every family.
@@ -135,6 +141,7 @@ pub fn kind_schemas(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, sch
     out.extend(client::spec::ClientSpec::kind_schemas(g));
     out.extend(transport::spec::TransportSpec::kind_schemas(g));
     out.extend(polling::spec::PollingSpec::kind_schemas(g));
+    out.extend(dependency::spec::DependencySpec::kind_schemas(g));
     out
 }
 
@@ -149,6 +156,7 @@ pub enum CheckSpec {
     Client(Box<client::spec::ClientSpec>),
     Transport(Box<transport::spec::TransportSpec>),
     Polling(Box<polling::spec::PollingSpec>),
+    Dependency(Box<dependency::spec::DependencySpec>),
 }
 
 impl CheckSpec {
@@ -178,6 +186,8 @@ impl CheckSpec {
                 .map(|s| Self::Transport(Box::new(s))),
             "polling" => polling::spec::PollingSpec::deserialize_kind(kind, d)
                 .map(|s| Self::Polling(Box::new(s))),
+            "dependency" => dependency::spec::DependencySpec::deserialize_kind(kind, d)
+                .map(|s| Self::Dependency(Box::new(s))),
             other => Err(<D::Error as serde::de::Error>::custom(format!(
                 "unknown check family `{other}`"
             ))),
@@ -195,6 +205,7 @@ impl CheckSpec {
             Self::Client(s) => s.kind_name(),
             Self::Transport(s) => s.kind_name(),
             Self::Polling(s) => s.kind_name(),
+            Self::Dependency(s) => s.kind_name(),
         }
     }
 
@@ -208,6 +219,7 @@ impl CheckSpec {
             Self::Client(s) => s.common(),
             Self::Transport(s) => s.common(),
             Self::Polling(s) => s.common(),
+            Self::Dependency(s) => s.common(),
         }
     }
     pub fn id(&self) -> &serde_saphyr::Spanned<String> {
@@ -241,6 +253,7 @@ pub enum CheckPlan {
     Client(Box<client::plan::ClientPlan>),
     Transport(Box<transport::plan::TransportPlan>),
     Polling(Box<polling::plan::PollingPlan>),
+    Dependency(Box<dependency::plan::DependencyPlan>),
 }
 
 /// Plans one check; problems go to `ctx`'s diagnostics.
@@ -256,6 +269,7 @@ pub fn plan_check(ctx: &mut PlanCtx<'_>, spec: &CheckSpec) -> CheckPlan {
         CheckSpec::Client(s) => CheckPlan::Client(Box::new(client::plan::plan(ctx, s))),
         CheckSpec::Transport(s) => CheckPlan::Transport(Box::new(transport::plan::plan(ctx, s))),
         CheckSpec::Polling(s) => CheckPlan::Polling(Box::new(polling::plan::plan(ctx, s))),
+        CheckSpec::Dependency(s) => CheckPlan::Dependency(Box::new(dependency::plan::plan(ctx, s))),
     }
 }
 
@@ -293,6 +307,19 @@ impl CheckPlan {
                 }
                 _ => None,
             },
+            CheckPlan::Dependency(p) => {
+                let d = p.drive();
+                Some(Volume {
+                    requests: d.setup.len() as u64 + d.count(),
+                    // Open arrival: as many in flight as answers are slow.
+                    concurrency: d
+                        .phases
+                        .iter()
+                        .map(|s| (s.rate * d.answer_cap.as_secs_f64()).ceil() as u64)
+                        .max()
+                        .unwrap_or(1),
+                })
+            }
             CheckPlan::Steps(_)
             | CheckPlan::Idempotency(_)
             | CheckPlan::Client(_)
@@ -316,6 +343,7 @@ impl CheckPlan {
             CheckPlan::Client(_) => Requests::default(),
             CheckPlan::Transport(p) => p.requests(),
             CheckPlan::Polling(p) => p.requests(),
+            CheckPlan::Dependency(p) => p.requests(),
         }
     }
 }
@@ -341,6 +369,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         CheckPlan::Client(p) => client::exec::run(p, ctx).await,
         CheckPlan::Transport(p) => transport::exec::run(p, ctx).await,
         CheckPlan::Polling(p) => polling::exec::run(p, ctx).await,
+        CheckPlan::Dependency(p) => dependency::exec::run(p, ctx).await,
     }
 }
 
@@ -390,6 +419,7 @@ mod tests {
             client::spec::ClientSpec::NAMES,
             transport::spec::TransportSpec::NAMES,
             polling::spec::PollingSpec::NAMES,
+            dependency::spec::DependencySpec::NAMES,
         ]
         .concat();
         let tables: Vec<&str> = kind_names().collect();

@@ -341,6 +341,29 @@ defects! {
         DropsLostEvents => "drops-lost-events",
             "an event whose webhook delivery failed on every attempt is removed from GET /public/v1/events after the last retry";
     }
+    Dependency => "dependency" {
+        /// The provider is called with 2 s per try and 3 tries, no deadline.
+        DependencySlowTimeout => "dependency-slow-timeout",
+            "POST /public/v1/payments calls its provider with a 2 s timeout and 3 tries (6 s and more when it hangs), far past its 1 s SLO";
+        /// Six tries back to back, Retry-After ignored.
+        DependencyRetryStorm => "dependency-retry-storm",
+            "a failing provider call is retried 5 times at once, without backoff, ignoring the provider's Retry-After";
+        /// The breaker never opens.
+        BreakerMissing => "breaker-missing",
+            "no circuit breaker: a failing provider keeps receiving every payment and its retries";
+        /// Half-open lets every request through until one succeeds.
+        BreakerHalfOpenHerd => "breaker-half-open-herd",
+            "the half-open breaker lets every payment through to the failing provider instead of one probe at a time";
+        /// The breaker closes when its wait ends, without a probe.
+        BreakerFlaps => "breaker-flaps",
+            "the breaker closes again when its wait ends, without a probe, so a steady provider failure opens and closes it over and over";
+        /// A full provider pool queues instead of answering 503 at once.
+        QueuesInsteadOfShedding => "queues-instead-of-shedding",
+            "when the provider pool is full, payments wait in a queue instead of being answered 503 + Retry-After at once";
+        /// Payments are answered from a cache; the provider is never called.
+        DependencyCached => "dependency-cached",
+            "payments are answered 201 from a cache without ever calling the provider, so nothing about the dependency can be judged";
+    }
 }
 
 impl Defect {

@@ -23,6 +23,8 @@
 //! | POST | `/integrator/webhooks` | webhook signature | 200 integrator-side receiver |
 //! | POST | `/oauth/token` | client credentials | 200 `{access_token, token_type, expires_in}` (see `oauth.rs`) |
 //! | GET | `/__tminus/oauth` | none | the token endpoint's counters |
+//! | POST | `/public/v1/payments` | Bearer | 201 payment, charged through the provider (see `payments.rs`) |
+//! | PUT | `/public/v1/payment-provider` | Bearer | 200 `{url}`: where the provider is |
 //! | GET | `/healthz` | none | 200 `{"status":"ok"}` |
 //! | GET | `/metrics` | none | 200 Prometheus text: in-flight requests, queue depth, pool use (see `metrics.rs`) |
 //! | GET | `/openapi.json` | none | 200 this API's OpenAPI 3.1 document ([`OPENAPI_JSON`]) |
@@ -43,6 +45,7 @@
 //! `errors.rs` the error shape.
 
 mod auth;
+mod breaker;
 mod clock;
 mod contacts;
 mod cors;
@@ -55,6 +58,7 @@ mod metrics;
 pub mod oauth;
 mod pagination;
 mod raw_head;
+mod payments;
 mod scenarios;
 mod state;
 pub mod tls;
@@ -67,6 +71,7 @@ mod rate_limit;
 mod webhook;
 
 pub mod client;
+pub use payments::DependencyConfig;
 pub use rate_limit::{RateLimitConfig, RateLimitDialect, LOAD_API_KEY};
 
 use std::net::SocketAddr;
@@ -132,6 +137,8 @@ pub struct ReferenceConfig {
     pub oauth_clients: Vec<(String, String)>,
     /// How long a token `/oauth/token` issues is accepted (`--token-lifetime`).
     pub token_lifetime: Duration,
+    /// How `POST /public/v1/payments` calls its provider (`payments.rs`).
+    pub dependency: DependencyConfig,
 }
 
 /// The reference receiver's default secret (a test value, never a real one).
@@ -168,6 +175,7 @@ impl Default for ReferenceConfig {
                 ),
             ],
             token_lifetime: oauth::DEFAULT_TOKEN_LIFETIME,
+            dependency: DependencyConfig::default(),
         }
     }
 }
@@ -176,6 +184,7 @@ impl Default for ReferenceConfig {
 pub fn router(config: ReferenceConfig) -> Router {
     let oauth = oauth::OAuth::new(config.oauth_clients.clone(), config.token_lifetime);
     let state = AppState::new(config);
+    let payments = (state.clone(), payments::Payments::new(&state));
 
     // Route layers apply to matched public routes only; the last one added is the
     // outermost, so latency wraps auth and 401s are delayed like everything else.
@@ -194,6 +203,14 @@ pub fn router(config: ReferenceConfig) -> Router {
         .route("/public/v1/scenario-runs/{run_id}", get(scenarios::status))
         .route("/public/v1/webhooks", post(webhook::subscribe))
         .route("/public/v1/events", get(webhook::list_events))
+        .route(
+            "/public/v1/payments",
+            post(payments::create).with_state(payments.clone()),
+        )
+        .route(
+            "/public/v1/payment-provider",
+            axum::routing::put(payments::set_provider).with_state(payments),
+        )
         // Innermost: runs after auth, so the key is scoped by the caller's API key.
         .route_layer(middleware::from_fn_with_state(
             idempotency::Idempotency::new(state.clone()),

@@ -32,6 +32,8 @@ pub struct RunOptions {
     pub upstream_max_body: usize,
     /// `--upstream-cert`/`--upstream-key`: the mock upstream serves https.
     pub upstream_tls: Option<crate::http::tls_server::ServerTls>,
+    /// `--dependency-listen`/`--dependency-url`: the dependency double's address.
+    pub dependency: crate::double::DependencyEndpoint,
     /// What every report must say about the whole run (`--insecure`).
     pub warnings: Vec<String>,
 }
@@ -169,6 +171,7 @@ pub async fn run(
                     sink: suite.sink.clone(),
                     upstream_max_body: opts.upstream_max_body,
                     upstream_tls: opts.upstream_tls.clone(),
+                    dependency: opts.dependency.clone(),
                 };
                 // The check's requests are reserved by its first request to
                 // a limited path, so it is not cut across a window's reset by

@@ -51,6 +51,9 @@ pub struct Row {
     /// `(check id, substring of its failure message)`.
     pub fails: &'static [(&'static str, &'static str)],
     pub skips: &'static [&'static str],
+    /// `(check id, substring of its message)`: checks that must be errors
+    /// (the harness could not judge: "not exercised"), never passes.
+    pub errors: &'static [(&'static str, &'static str)],
     /// Runs this suite instead of the table's (ids are then that suite's).
     pub suite: Option<&'static str>,
 }
@@ -65,6 +68,7 @@ pub const fn row(
         defects,
         fails,
         skips,
+        errors: &[],
         suite: None,
     }
 }
@@ -77,6 +81,12 @@ impl Row {
             suite: Some(suite),
             ..self
         }
+    }
+
+    /// The same row, with these checks errors (each with a substring of
+    /// its message).
+    pub const fn erring(self, errors: &'static [(&'static str, &'static str)]) -> Row {
+        Row { errors, ..self }
     }
 
     pub fn suite<'a>(&'a self, table: &'a Table) -> &'a str {
@@ -285,7 +295,8 @@ fn judge(
             problems.push(format!("{id}: declared in {suite} but not reported"));
         }
     }
-    for id in fails.keys().chain(skips.iter()) {
+    let errors: BTreeMap<&str, &str> = row.errors.iter().copied().collect();
+    for id in fails.keys().chain(skips.iter()).chain(errors.keys()) {
         if !reported.contains(id) {
             problems.push(format!("{id}: named by the row but not reported"));
         }
@@ -312,6 +323,8 @@ fn judge(
         }
         let want = if fails.contains_key(r.id.as_str()) {
             "fail"
+        } else if errors.contains_key(r.id.as_str()) {
+            "error"
         } else if skips.contains(r.id.as_str()) {
             "skipped"
         } else {
@@ -330,7 +343,7 @@ fn judge(
             ));
             continue;
         }
-        if let Some(reason) = fails.get(r.id.as_str()) {
+        if let Some(reason) = fails.get(r.id.as_str()).or(errors.get(r.id.as_str())) {
             if reason.is_empty() || !r.message.contains(reason) {
                 problems.push(format!(
                     "{}: fails, but the message lacks the reason `{reason}`: {}",
@@ -339,7 +352,12 @@ fn judge(
             }
         }
     }
-    let code = if fails.is_empty() { 0 } else { 1 };
+    // A failure outranks an error; an error (nothing failed) is exit 3.
+    let code = match (fails.is_empty(), errors.is_empty()) {
+        (false, _) => 1,
+        (true, false) => 3,
+        (true, true) => 0,
+    };
     if out.status.code() != Some(code) {
         problems.push(format!(
             "exit code {:?}, expected {code}",

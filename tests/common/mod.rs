@@ -2,6 +2,7 @@
 //! and reference servers on 127.0.0.1:0 with chosen defects.
 #![allow(dead_code)]
 
+pub mod dependency;
 pub mod harness;
 pub mod real_servers;
 

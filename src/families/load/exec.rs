@@ -383,6 +383,7 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
         // A load runs no sink check, and no client check.
         sink: Default::default(),
         upstream_max_body: crate::upstream::DEFAULT_MAX_BODY,
+        dependency: Default::default(),
         upstream_tls: None,
     };
     let before = match &plan.effects {
