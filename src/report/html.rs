@@ -23,18 +23,22 @@ pub enum Point {
     RateLimits,
     Webhooks,
     Trace,
+    Polling,
     Transport,
+    Dependency,
     Burst,
     Other,
 }
 
 impl Point {
-    pub const ALL: [Point; 7] = [
+    pub const ALL: [Point; 9] = [
         Point::Idempotency,
         Point::RateLimits,
         Point::Webhooks,
         Point::Trace,
+        Point::Polling,
         Point::Transport,
+        Point::Dependency,
         Point::Burst,
         Point::Other,
     ];
@@ -45,16 +49,15 @@ impl Point {
             Point::RateLimits => "2. Rate limits and backoff",
             Point::Webhooks => "3. Webhooks",
             Point::Trace => "4. Trace correlation",
+            Point::Polling => "6. Polling fallback",
             Point::Transport => "Transport security",
+            Point::Dependency => "A dependency that overheats",
             Point::Burst => "Burst rehearsal",
             Point::Other => "Other checks",
         }
     }
 }
 
-/// The checklist point a check kind certifies, by its family prefix. The
-/// client family is split: a client's idempotency keys and treating a replay
-/// as success are idempotency; its retries, backoff and jitter are point 2.
 /// Text as HTML shows it: markup characters escaped, control characters
 /// from a target's text (or a file's) shown as escapes, never kept.
 pub fn escape(s: &str) -> String {
@@ -74,15 +77,22 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// The checklist point a check kind certifies, by its family prefix. The
+/// client family is split: a client's idempotency keys and treating a replay
+/// as success are idempotency; its retries, backoff and jitter are point 2; its traceparent is point 4.
 pub fn checklist_point(kind: &str) -> Point {
     match kind {
         "client.idempotency_keys" | "client.replay_is_success" => Point::Idempotency,
+        // A client's traceparent is trace correlation (TRC-C01).
+        "client.traceparent" => Point::Trace,
         k if k.starts_with("idempotency.") => Point::Idempotency,
         k if k.starts_with("rate_limit.") || k.starts_with("client.") => Point::RateLimits,
         k if k.starts_with("webhook.") => Point::Webhooks,
         k if k.starts_with("trace.") => Point::Trace,
         k if k.starts_with("transport.") => Point::Transport,
         k if k.starts_with("load.") => Point::Burst,
+        k if k.starts_with("polling.") => Point::Polling,
+        k if k.starts_with("dependency.") => Point::Dependency,
         _ => Point::Other,
     }
 }
@@ -572,6 +582,9 @@ mod tests {
         assert_eq!(checklist_point("trace.present"), Point::Trace);
         assert_eq!(checklist_point("load.threshold"), Point::Burst);
         assert_eq!(checklist_point("transport.hsts"), Point::Transport);
+        assert_eq!(checklist_point("client.traceparent"), Point::Trace);
+        assert_eq!(checklist_point("polling.cursor_walk"), Point::Polling);
+        assert_eq!(checklist_point("dependency.breaker"), Point::Dependency);
         assert_eq!(checklist_point("steps"), Point::Other);
         // Every shipped kind but plain steps lands on one of the points, so a
         // new family cannot silently fall into "other checks".
