@@ -24,6 +24,7 @@ fn every_kind(client: &str) -> String {
         ("slows", "client.slows_before_limit", ""),
         ("amplification", "client.retry_amplification", ""),
         ("replay", "client.replay_is_success", ""),
+        ("traceparent", "client.traceparent", ""),
     ];
     let kinds_in_table: Vec<&str> = tminus::families::client::spec::KINDS
         .iter()
@@ -92,7 +93,7 @@ fn assert_nothing_passes(report: &serde_json::Value) -> Vec<(String, String)> {
         }
         out.push((id, message));
     }
-    assert_eq!(out.len(), 10, "{report:#}");
+    assert_eq!(out.len(), 11, "{report:#}");
     out
 }
 

@@ -60,6 +60,7 @@ fn suite(all_effects: bool) -> String {
         "rejects_tampered",
         "key_rotation",
         "rejects_dotted_id",
+        "accepts_header_case",
     ] {
         s.push_str(&sender(kind, false, ""));
     }
