@@ -26,8 +26,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 /// Longest a `hang` holds an attempt (then 504), so nothing waits forever.
 pub const HANG_CAP: Duration = Duration::from_secs(30);
@@ -136,8 +134,7 @@ pub struct Double {
     addr: SocketAddr,
     url: String,
     inner: Arc<Inner>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    serving: crate::http::serve_task::ServeTask,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -169,10 +166,9 @@ impl Double {
             .fallback(handle)
             .layer(axum::extract::DefaultBodyLimit::disable())
             .with_state(inner.clone());
-        let (stop, stop_rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
+        let serving = crate::http::serve_task::ServeTask::spawn(|stop| async move {
             let serve = axum::serve(listener, app).with_graceful_shutdown(async {
-                let _ = stop_rx.await;
+                let _ = stop.await;
             });
             let _ = serve.await;
         });
@@ -180,8 +176,7 @@ impl Double {
             addr,
             url,
             inner,
-            stop: Some(stop),
-            task: Some(task),
+            serving,
         })
     }
 
@@ -220,26 +215,8 @@ impl Double {
     }
 
     /// Stops serving; open attempts are aborted within 1 s.
-    pub async fn shutdown(mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(mut t) = self.task.take() {
-            if tokio::time::timeout(Duration::from_secs(1), &mut t)
-                .await
-                .is_err()
-            {
-                t.abort();
-            }
-        }
-    }
-}
-
-impl Drop for Double {
-    fn drop(&mut self) {
-        if let Some(t) = self.task.take() {
-            t.abort();
-        }
+    pub async fn shutdown(self) {
+        self.serving.shutdown().await;
     }
 }
 

@@ -20,7 +20,16 @@ pub async fn send_plan(
 }
 
 pub async fn send(ctx: &CheckContext, r: &Rendered, label: &str) -> Result<Exchange, Outcome> {
-    ctx.client
+    send_on(&ctx.client, r, label).await
+}
+
+/// [`send`] through `client` (the check's, or one telling nobody).
+async fn send_on(
+    client: &crate::http::Client,
+    r: &Rendered,
+    label: &str,
+) -> Result<Exchange, Outcome> {
+    client
         .send(r)
         .await
         .map_err(|e| Outcome::transport(label, &e))
@@ -39,12 +48,7 @@ pub async fn read_counter(
     // answers are neither judged by the contract nor taken as the target
     // serving the suite's routes.
     let r = ctx.target.render(&counter.request, scope);
-    let ex = ctx
-        .client
-        .unwatched()
-        .send(&r)
-        .await
-        .map_err(|e| Outcome::transport(label, &e))?;
+    let ex = send_on(&ctx.client.unwatched(), &r, label).await?;
     let value = ex.response.json().and_then(|d| counter.value.select(&d));
     let n = match &value {
         Some(serde_json::Value::Number(n)) => n.as_i64(),

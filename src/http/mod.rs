@@ -7,6 +7,7 @@ pub mod exchange;
 pub mod oauth;
 pub mod proxy;
 pub mod quota;
+pub mod serve_task;
 pub mod stream;
 pub mod tls;
 pub mod tls_legacy;

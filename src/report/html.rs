@@ -77,22 +77,20 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// The checklist point a check kind certifies, by its family prefix. The
-/// client family is split: a client's idempotency keys and treating a replay
-/// as success are idempotency; its retries, backoff and jitter are point 2; its traceparent is point 4.
+/// The checklist point a check kind certifies: the catalogue point of the
+/// requirements it covers (src/coverage.rs), so a new kind lands where its
+/// ids say and never needs a second table here. A client's idempotency keys
+/// are point 1, its retries point 2, its traceparent point 4.
 pub fn checklist_point(kind: &str) -> Point {
-    match kind {
-        "client.idempotency_keys" | "client.replay_is_success" => Point::Idempotency,
-        // A client's traceparent is trace correlation (TRC-C01).
-        "client.traceparent" => Point::Trace,
-        k if k.starts_with("idempotency.") => Point::Idempotency,
-        k if k.starts_with("rate_limit.") || k.starts_with("client.") => Point::RateLimits,
-        k if k.starts_with("webhook.") => Point::Webhooks,
-        k if k.starts_with("trace.") => Point::Trace,
-        k if k.starts_with("transport.") => Point::Transport,
-        k if k.starts_with("load.") => Point::Burst,
-        k if k.starts_with("polling.") => Point::Polling,
-        k if k.starts_with("dependency.") => Point::Dependency,
+    match crate::coverage::of_kind(kind).point {
+        Some(1) => Point::Idempotency,
+        Some(2) => Point::RateLimits,
+        Some(3) => Point::Webhooks,
+        Some(4) => Point::Trace,
+        Some(5) => Point::Burst,
+        Some(6) => Point::Polling,
+        Some(7) => Point::Transport,
+        Some(8) => Point::Dependency,
         _ => Point::Other,
     }
 }

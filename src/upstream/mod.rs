@@ -31,8 +31,6 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use sha2::{Digest, Sha256};
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 use conn::{ConnKill, KillListener};
 
@@ -359,8 +357,7 @@ pub struct Upstream {
     /// Served over https (`--upstream-cert`).
     https: bool,
     inner: Arc<Inner>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    serving: crate::http::serve_task::ServeTask,
 }
 
 impl Upstream {
@@ -403,10 +400,9 @@ impl Upstream {
             .layer(axum::extract::DefaultBodyLimit::disable())
             .with_state(inner.clone())
             .into_make_service_with_connect_info::<ConnKill>();
-        let (stop, stop_rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
+        let serving = crate::http::serve_task::ServeTask::spawn(|stop| async move {
             let serve = axum::serve(listener, app).with_graceful_shutdown(async {
-                let _ = stop_rx.await;
+                let _ = stop.await;
             });
             let _ = serve.await;
         });
@@ -414,8 +410,7 @@ impl Upstream {
             addr,
             https,
             inner,
-            stop: Some(stop),
-            task: Some(task),
+            serving,
         })
     }
 
@@ -450,26 +445,8 @@ impl Upstream {
     }
 
     /// Stops serving; hung requests and open connections are aborted within 1 s.
-    pub async fn shutdown(mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(mut t) = self.task.take() {
-            if tokio::time::timeout(Duration::from_secs(1), &mut t)
-                .await
-                .is_err()
-            {
-                t.abort();
-            }
-        }
-    }
-}
-
-impl Drop for Upstream {
-    fn drop(&mut self) {
-        if let Some(t) = self.task.take() {
-            t.abort();
-        }
+    pub async fn shutdown(self) {
+        self.serving.shutdown().await;
     }
 }
 
