@@ -933,7 +933,7 @@ pub fn checks_markdown() -> String {
          (src/families/*/spec.rs) and the family docs the registry includes \
          (src/families/mod.rs: a README.md per family). \
          Do not edit: change those, then run `{CHECKS_MD_COMMAND}`. \
-         tests/docs.rs fails while this file is stale. -->\n\n\
+         tests/it/docs.rs fails while this file is stale. -->\n\n\
          Every check kind, family by family: what it sends, what passes, its parameters \
          with their defaults (the values the planner applies, read from the same \
          constants) and what its failure looks like. `tminus checks` prints the same \

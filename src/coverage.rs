@@ -6,7 +6,7 @@
 //!
 //! The table is keyed by kind name rather than kept in each family's
 //! `KINDS` rows so it reads as one list against the catalogue; a test
-//! (`tests/coverage.rs`) holds it to the registry: every kind has a row,
+//! (`tests/it/coverage.rs`) holds it to the registry: every kind has a row,
 //! every row is a kind, every id is in the catalogue, and every id a kind's
 //! summary names is in its row.
 

@@ -1,7 +1,7 @@
 //! Exit codes, in one place. [`ALL`] is the table every other statement of
 //! them is drawn from or checked against: the README's table, docs/ci.md,
 //! action.yml's gate, the `--help` of every command that exits by it and
-//! `serve`'s verdict words (tests/first_hour.rs compares them).
+//! `serve`'s verdict words (tests/it/first_hour.rs compares them).
 
 /// Every selected check passed.
 pub const OK: i32 = 0;

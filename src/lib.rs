@@ -1,7 +1,7 @@
 //! tminus: certifies HTTP integrations before launch.
 //!
 //! Layering (no arrows back; the table and its test: docs/architecture.md,
-//! tests/layering.rs): the face (`cli`, `app`) over the reporters, the
+//! tests/it/layering.rs): the face (`cli`, `app`) over the reporters, the
 //! runner (`run`, `events`), the reader (`suite`, YAML with positions) and
 //! the planning driver (`plan`), then the registry (`families`), one folder
 //! per check family (`families::<f>`, never importing each other), the

@@ -10,7 +10,7 @@
 //! (`cost.rs`). The figures are maxima from the plan (steps, samples,
 //! probes and rounds counted from the suite; side-effect counter reads
 //! included), and every shipped check of the gate is held to its figure by
-//! `tests/quota.rs`, which compares it with what the run's book counted.
+//! `tests/it/quota.rs`, which compares it with what the run's book counted.
 //!
 //! Checks that exhaust the quota on purpose (`rate_limit.storm`, `recovery`,
 //! `partition`) reserve nothing: they are sized from the advertised limit

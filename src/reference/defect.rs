@@ -6,7 +6,7 @@
 //! one-line summary. Adding a defect is one row in its family's block plus its
 //! behaviour behind `state.has(Defect::X)`; the compiler then points at every
 //! exhaustive `match` that needs an arm, and the defect harness
-//! (`tests/defects.rs`) at the family table that needs a row.
+//! (`tests/serial/defects.rs`) at the family table that needs a row.
 
 use std::fmt;
 use std::str::FromStr;

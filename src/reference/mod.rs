@@ -89,7 +89,7 @@ use state::AppState;
 
 /// The reference's OpenAPI 3.1 document, served at `/openapi.json`: every
 /// route above with its statuses, headers and body schemas. The test
-/// `tests/reference_openapi.rs` sends real requests to every route and judges
+/// `tests/it/reference_openapi.rs` sends real requests to every route and judges
 /// each answer against it, so it stays true; the `contract` defects break it.
 pub const OPENAPI_JSON: &str = include_str!("../../suites/reference.openapi.json");
 

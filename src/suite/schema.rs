@@ -8,7 +8,7 @@
 //! types have matching schemas in `model::json_schema`), and each kind's
 //! summary, parameter descriptions and defaults come from the families'
 //! `KINDS` tables, the same rows `tminus checks` prints. The committed
-//! `schema/suite.schema.json` is this output (`tests/suite_schema.rs` fails
+//! `schema/suite.schema.json` is this output (`tests/it/suite_schema.rs` fails
 //! when it is stale).
 
 use schemars::generate::SchemaSettings;

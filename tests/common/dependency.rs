@@ -2,8 +2,8 @@
 //! reference's payment route fails only the checks of `suites/dependency.yaml`
 //! that judge its property, and the caching defect (the provider never
 //! called) is an error on every check, never a pass. Listed in
-//! `tests/defects.rs`'s tables (every defect has one home there) and run by
-//! `tests/dependency.rs`.
+//! `tests/serial/defects.rs`'s tables (every defect has one home there) and run by
+//! `tests/serial/dependency.rs`.
 
 use tminus::reference::{Defect::*, DefectFamily};
 

@@ -375,3 +375,14 @@ where
     });
     url
 }
+
+/// Held for the whole of a test in `tests/serial/`: those tests run one at
+/// a time whatever `--test-threads` says, because each loads the machine or
+/// judges timing and must not make another's noise. A test that panicked
+/// poisons nothing: the next one still runs.
+pub fn alone() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent verifier of a tminus certification bundle (tests/bundle.rs).
+"""An independent verifier of a tminus certification bundle (tests/it/bundle.rs).
 
 Written from the formats, not from tminus's code: the DSSE v1 envelope
 (secure-systems-lab/dsse protocol.md: the signature is over
