@@ -38,6 +38,10 @@ pub fn main(cli: Cli) -> i32 {
         // command: certification
         Command::Bundle(a) => crate::certify::cmd_bundle(a),
         Command::Verify(a) => crate::certify::cmd_verify(a),
+        // command: contract
+        Command::Contract(a) => match a.command {
+            crate::cli::ContractCommand::Diff(d) => cmd_contract_diff(&d),
+        },
         // command: end
     }
 }
@@ -1559,4 +1563,95 @@ fn cmd_sign(a: crate::cli::SignArgs) -> i32 {
         say!("{k}: {v}");
     }
     exit::OK
+}
+
+// command: contract
+/// `tminus contract diff OLD NEW`: each side read from a file (with the
+/// files its `$ref`s name) or a URL (bounded as `init --from-openapi`
+/// reads one), compared, and reported on stdout and in the files asked
+/// for. A side that cannot be read is exit 3 (broken): tminus could not
+/// do its job, which says nothing about the change.
+fn cmd_contract_diff(a: &crate::cli::DiffArgs) -> i32 {
+    use crate::cli::{DiffFormat, FailOn};
+    use crate::contract::diff;
+    let read = |source: &str| -> Result<crate::contract::Document, String> {
+        if crate::init::is_url(source) {
+            let f = crate::init::fetch_document(source, &a.openapi_header)?;
+            crate::contract::load_document_text(&f.text, source)
+        } else {
+            crate::contract::load_document(Path::new(source))
+        }
+    };
+    let (old, new) = match (read(&a.old), read(&a.new)) {
+        (Ok(o), Ok(n)) => (o, n),
+        (o, n) => {
+            for e in [o.err(), n.err()].into_iter().flatten() {
+                eprintln!("error: {e}");
+            }
+            return exit::RUN_BROKEN;
+        }
+    };
+    let fail_on = match a.fail_on {
+        FailOn::Err => diff::Level::Err,
+        FailOn::Warn => diff::Level::Warn,
+    };
+    let report = diff::diff(&old, &a.old, &new, &a.new);
+    let json = || {
+        let mut t = serde_json::to_string_pretty(&diff::json(&report, fail_on)).unwrap_or_default();
+        t.push('\n');
+        t
+    };
+    let junit = || diff::junit(&report, fail_on);
+    let markdown = || diff::markdown(&report, fail_on);
+    let stdout = match a.format {
+        DiffFormat::Text => Ok(diff::console(&report, fail_on)),
+        DiffFormat::Json => Ok(json()),
+        DiffFormat::Junit => junit(),
+        DiffFormat::Markdown => Ok(markdown()),
+    };
+    let mut code = report.exit_code(fail_on);
+    match stdout {
+        Ok(text) => {
+            say_bytes(text.as_bytes());
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            code = exit::RUN_BROKEN;
+        }
+    }
+    let mut files: Vec<(&Path, Result<String, String>)> = Vec::new();
+    if let Some(p) = &a.json {
+        files.push((p, Ok(json())));
+    }
+    if let Some(p) = &a.junit {
+        files.push((p, junit()));
+    }
+    if let Some(p) = &a.markdown {
+        files.push((p, Ok(markdown())));
+    }
+    for (path, text) in files {
+        let written = text.and_then(|t| {
+            std::fs::write(path, t).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        });
+        if let Err(e) = written {
+            eprintln!("error: {e}");
+            code = exit::RUN_BROKEN;
+        }
+    }
+    // GitHub gives every step the same summary file: append, as `run` does.
+    if let Some(step) = SummaryConfig::default()
+        .github(|k| std::env::var(k).ok())
+        .append
+    {
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&step)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{}\n", markdown()).as_bytes()));
+        if let Err(e) = appended {
+            eprintln!("error: cannot append to {}: {e}", step.display());
+            code = exit::RUN_BROKEN;
+        }
+    }
+    code
 }

@@ -60,6 +60,9 @@ pub enum Command {
     Bundle(BundleArgs),
     /// Check a bundle: its ed25519 signature, every file's SHA-256, nothing missing or added; exit 0 (passed), or 1 (failed) naming the first that differs
     Verify(VerifyArgs),
+    // command: contract
+    /// The API's OpenAPI documents: `contract diff OLD NEW` classifies every change between two versions as breaking (ERR), potentially breaking (WARN) or compatible (INFO)
+    Contract(ContractArgs),
     // command: end
 }
 
@@ -208,6 +211,73 @@ pub struct RunArgs {
     /// Sign the bundle's manifest with this ed25519 private key (PKCS#8 PEM, as `openssl genpkey -algorithm ed25519` writes); never printed
     #[arg(long, value_name = "FILE", requires = "bundle")]
     pub sign_key: Option<PathBuf>,
+}
+
+// command: contract
+#[derive(Args, Debug)]
+pub struct ContractArgs {
+    #[command(subcommand)]
+    pub command: ContractCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ContractCommand {
+    /// Compare two OpenAPI 3.0/3.1 documents (files or http(s) URLs): every change to operations, parameters, bodies, responses and security classified breaking (ERR), potentially breaking (WARN) or compatible (INFO), under rule ids named after oasdiff's; breaking changes are allowed when the major version moves (info.version, or a /v1 -> /v2 path)
+    #[command(after_help = DIFF_EXIT_CODES)]
+    Diff(DiffArgs),
+}
+
+/// `contract diff`'s exit codes (numbers and names from src/exit.rs).
+pub const DIFF_EXIT_CODES: &str = "Exit codes:
+    0  passed: no change fails --fail-on (changes a new major version allows do not)
+    1  failed: a breaking change (ERR), or with --fail-on WARN a potentially breaking one, that no major version move allows
+    2  invalid: bad usage
+    3  broken: a document could not be read or is not OpenAPI 3.0/3.1 (file:line:col where the parser gives one), a URL did not answer in time or in size, or a report could not be written";
+
+/// `--fail-on`: the lowest level that fails the diff (oasdiff's words).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailOn {
+    #[value(name = "ERR")]
+    Err,
+    #[value(name = "WARN")]
+    Warn,
+}
+
+/// What `contract diff` prints on stdout.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffFormat {
+    Text,
+    Json,
+    Junit,
+    Markdown,
+}
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The document as released (the base branch's, the last release's): a file or an http(s) URL
+    #[arg(value_name = "OLD")]
+    pub old: String,
+    /// The document as changed: a file or an http(s) URL
+    #[arg(value_name = "NEW")]
+    pub new: String,
+    /// The lowest level that fails: `ERR` (breaking changes) or `WARN` (potentially breaking ones too)
+    #[arg(long, value_enum, ignore_case = true, value_name = "LEVEL", default_value = "ERR")]
+    pub fail_on: FailOn,
+    /// What stdout gets: `text` (a listing), `json`, `junit` or `markdown`
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
+    /// Also write the JSON report to FILE
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write JUnit (one testcase per rule) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write the Markdown summary to FILE (it is also appended to $GITHUB_STEP_SUMMARY when that is set)
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// A header sent when reading a URL (NAME: VALUE, repeatable); nothing else identifies you to it
+    #[arg(long, value_name = "NAME: VALUE")]
+    pub openapi_header: Vec<String>,
 }
 
 // command: certification

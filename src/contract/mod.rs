@@ -6,11 +6,14 @@
 //! request to an operation (`matcher.rs`), judges the response
 //! (`judge.rs`), and, during a run, watches every response the probe's
 //! client sees and tallies them per check and per operation (`watch.rs`).
+//! `diff/` compares two versions of a document (`tminus contract diff`,
+//! issue 43).
 //!
 //! Layer: below the families and the runner (which hook it into the HTTP
 //! client and put its verdicts on checks); it uses `http`, `model`,
 //! `outcome` and `files` only.
 
+pub mod diff;
 mod ignore;
 mod judge;
 mod load;

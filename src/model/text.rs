@@ -1,4 +1,5 @@
-//! Small helpers on text: "did you mean" for messages, percent-encoding.
+//! Small helpers on text: "did you mean" for messages, percent-encoding,
+//! Markdown that shows text as written (the CI summaries).
 
 /// The closest candidate within an edit distance of 2, for "did you mean".
 pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
@@ -27,6 +28,42 @@ pub fn percent_encode(s: &str, plus_for_space: bool, upper: bool) -> String {
         }
     }
     out
+}
+
+/// Text that Markdown shows as written: one line, and no character that
+/// would start markup, a link or HTML (a target's message may hold any).
+pub fn markdown_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' | '\r' | '\t' => out.push(' '),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A code span; backticks and pipes (a table cell's end even inside code)
+/// cannot occur inside one, so they are replaced.
+pub fn markdown_code(s: &str) -> String {
+    let inner: String = s
+        .chars()
+        .map(|c| match c {
+            '`' => '\'',
+            '|' => '/',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect();
+    format!("`{inner}`")
 }
 
 #[cfg(test)]

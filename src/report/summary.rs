@@ -238,41 +238,9 @@ impl MarkdownSummary {
     }
 }
 
-/// Text that Markdown shows as written: one line, and no character that
-/// would start markup, a link or HTML (a target's message may hold any).
-pub fn text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\n' | '\r' | '\t' => out.push(' '),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A code span; backticks and pipes (a table cell's end even inside code)
-/// cannot occur inside one, so they are replaced.
-pub fn code(s: &str) -> String {
-    let inner: String = s
-        .chars()
-        .map(|c| match c {
-            '`' => '\'',
-            '|' => '/',
-            c if c.is_control() => ' ',
-            c => c,
-        })
-        .collect();
-    format!("`{inner}`")
-}
+// The escapers live with the value types so `contract diff` (below the
+// reporters) writes its Markdown by the same rules.
+pub use crate::model::text::{markdown_code as code, markdown_text as text};
 
 impl Reporter for MarkdownSummary {
     fn event(&mut self, e: &Event) {
