@@ -41,6 +41,9 @@ pub fn main(cli: Cli) -> i32 {
         // command: contract
         Command::Contract(a) => match a.command {
             crate::cli::ContractCommand::Diff(d) => cmd_contract_diff(&d),
+            crate::cli::ContractCommand::Rules => {
+                say_bytes(crate::contract::diff::rules_markdown().as_bytes())
+            }
         },
         // command: end
     }

@@ -225,6 +225,8 @@ pub enum ContractCommand {
     /// Compare two OpenAPI 3.0/3.1 documents (files or http(s) URLs): every change to operations, parameters, bodies, responses and security classified breaking (ERR), potentially breaking (WARN) or compatible (INFO), under rule ids named after oasdiff's; breaking changes are allowed when the major version moves (info.version, or a /v1 -> /v2 path)
     #[command(after_help = DIFF_EXIT_CODES)]
     Diff(DiffArgs),
+    /// Print the rules `contract diff` classifies changes by (Markdown: id, level, oasdiff counterpart), as docs/contract.md shows them
+    Rules,
 }
 
 /// `contract diff`'s exit codes (numbers and names from src/exit.rs).

@@ -30,7 +30,7 @@ use super::load::Document;
 
 pub use output::{json, junit};
 pub use render::{console, markdown};
-pub use rules::{rule, Rule, RULES};
+pub use rules::{markdown as rules_markdown, rule, Rule, RULES};
 
 /// How much a change can hurt a client written against OLD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -158,6 +158,26 @@ pub fn rule(id: &str) -> &'static Rule {
         .unwrap_or_else(|| panic!("contract diff rule `{id}` is not in RULES"))
 }
 
+/// The rule table as docs/contract.md shows it (`tminus contract rules`
+/// prints it; a test holds the page to it).
+pub fn markdown() -> String {
+    let mut out = String::from("| rule | level | oasdiff | the change |\n|---|---|---|---|\n");
+    for r in RULES {
+        let oasdiff = if r.oasdiff.is_empty() {
+            "none".to_owned()
+        } else if r.oasdiff == r.id {
+            "same id".to_owned()
+        } else {
+            format!("`{}`", r.oasdiff)
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {oasdiff} | {} |\n",
+            r.id, r.level, r.summary
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
