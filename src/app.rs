@@ -1624,13 +1624,13 @@ fn cmd_contract_diff(a: &crate::cli::DiffArgs) -> i32 {
     }
     let mut files: Vec<(&Path, Result<String, String>)> = Vec::new();
     if let Some(p) = &a.json {
-        files.push((p, Ok(json())));
+        files.push((p.as_path(), Ok(json())));
     }
     if let Some(p) = &a.junit {
-        files.push((p, junit()));
+        files.push((p.as_path(), junit()));
     }
     if let Some(p) = &a.markdown {
-        files.push((p, Ok(markdown())));
+        files.push((p.as_path(), Ok(markdown())));
     }
     for (path, text) in files {
         let written = text.and_then(|t| {

@@ -233,3 +233,72 @@ pub fn diff(old: &Document, old_source: &str, new: &Document, new_source: &str) 
         incomplete,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A document of `n` schemas each referring to the next and back to
+    /// the first (a dense web of cycles), and `n` operations answering one
+    /// each: the shape that makes a naive walk exponential.
+    fn web(n: usize, last_type: &str) -> String {
+        let mut schemas = serde_json::Map::new();
+        for i in 0..n {
+            let next = (i + 1) % n;
+            let mut props = json!({
+                "next": {"$ref": format!("#/components/schemas/S{next}")},
+                "first": {"$ref": "#/components/schemas/S0"},
+                "list": {"type": "array", "items": {"$ref": format!("#/components/schemas/S{next}")}},
+            });
+            if i == n - 1 {
+                props["leaf"] = json!({"type": last_type});
+            }
+            schemas.insert(
+                format!("S{i}"),
+                json!({"type": "object", "required": ["next"], "properties": props}),
+            );
+        }
+        let mut paths = serde_json::Map::new();
+        for i in 0..n {
+            paths.insert(
+                format!("/s{i}"),
+                json!({"get": {"responses": {"200": {"description": "ok", "content": {
+                    "application/json": {"schema": {"$ref": format!("#/components/schemas/S{i}")}}}}}}}),
+            );
+        }
+        json!({
+            "openapi": "3.1.0",
+            "info": {"title": "web", "version": "1.0.0"},
+            "paths": paths,
+            "components": {"schemas": schemas},
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn a_web_of_cycles_ends_fast_and_reports_a_deep_change_in_every_operation() {
+        let n = 50;
+        let a = crate::contract::load_document_text(&web(n, "string"), "a.json").unwrap();
+        let b = crate::contract::load_document_text(&web(n, "integer"), "b.json").unwrap();
+        let started = std::time::Instant::now();
+        let same = diff(&a, "a", &a, "a");
+        assert!(same.changes.is_empty() && same.incomplete.is_none(), "{same:?}");
+        let changed = diff(&a, "a", &b, "b");
+        assert!(changed.incomplete.is_none(), "{:?}", changed.incomplete);
+        // Every operation reaches S{n-1}.leaf: each reports it once.
+        let typed: Vec<_> = changed
+            .changes
+            .iter()
+            .filter(|c| c.rule.id == "response-property-type-changed")
+            .collect();
+        assert_eq!(typed.len(), n, "{:#?}", changed.changes.first());
+        assert_eq!(changed.changes.len(), n);
+        assert_eq!(changed.exit_code(Level::Err), crate::exit::CHECK_FAILED);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+}

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::schema::{Flow, Found, Key, Node, Subject, MAX_STEPS};
+use super::schema::{Flow, Key, Node, Subject, Visit, MAX_STEPS};
 use super::{rules, version, Change, Level, Rule};
 use crate::contract::load::Document;
 
@@ -46,8 +46,13 @@ pub struct Diff<'a> {
     stopped: Option<String>,
     /// Schema pairs found clean, in any operation.
     pub clean: HashSet<Key>,
-    /// Schema pairs of the schema being compared: `None` while in progress.
-    pub visiting: HashMap<Key, Option<Found>>,
+    /// Schema pairs of the top-level schema being compared.
+    pub visiting: HashMap<Key, Visit>,
+    /// How many pairs are being compared (the stack's depth).
+    pub open: usize,
+    /// Pairs that ended with no change while a pair above them was still
+    /// open: clean once that pair ends clean.
+    pub pending: Vec<Key>,
 }
 
 /// One operation of one document.
@@ -102,6 +107,8 @@ impl<'a> Diff<'a> {
             stopped: None,
             clean: HashSet::new(),
             visiting: HashMap::new(),
+            open: 0,
+            pending: Vec::new(),
         }
     }
 
@@ -165,7 +172,7 @@ impl<'a> Diff<'a> {
             for m in METHODS {
                 if let Some(op) = item.get(*m).filter(|o| o.is_object()) {
                     out.push(Op {
-                        method: m,
+                        method: *m,
                         path: path.clone(),
                         key: format!("{} {base}{key}", m),
                         names: names.clone(),
@@ -269,6 +276,7 @@ impl<'a> Diff<'a> {
             allowed,
         };
         self.visiting.clear();
+        self.pending.clear();
         let mut renames = HashMap::new();
         for (a, b) in o.names.iter().zip(&n.names) {
             if a != b {
@@ -338,10 +346,9 @@ impl<'a> Diff<'a> {
         let required = |p: &Node<'_>, place: &str| {
             place == "path" || p.v.get("required").and_then(Value::as_bool) == Some(true)
         };
-        for ((place, key), (name, p)) in &olds {
+        for ((place, key), (name, _)) in &olds {
             if !news.contains_key(&(place.clone(), key.clone())) {
                 let at = w.place(format!("{place} parameter {name}"));
-                let _ = p;
                 self.push(rules::rule("request-parameter-removed"), &at, "", format!("`{name}` removed"));
             }
         }
@@ -369,6 +376,7 @@ impl<'a> Diff<'a> {
                     }
                     if let (Some(a), Some(b)) = (param_schema(*op), param_schema(*p)) {
                         self.visiting.clear();
+        self.pending.clear();
                         self.schema(&at, Flow::Request, Subject::Parameter, "", a, b, 0);
                     }
                 }
@@ -443,6 +451,7 @@ impl<'a> Diff<'a> {
             let schema = |m: &Node<'a>| m.v.get("schema").map(|s| Node { at: m.at, v: s });
             if let (Some(sa), Some(sb)) = (schema(ov), schema(nv)) {
                 self.visiting.clear();
+        self.pending.clear();
                 self.schema(&here, flow, Subject::Body, "", sa, sb, 0);
             }
         }
@@ -535,6 +544,7 @@ impl<'a> Diff<'a> {
             }
             if let (Some(a), Some(b)) = (param_schema(*oh), param_schema(*nh)) {
                 self.visiting.clear();
+        self.pending.clear();
                 self.schema(&at, Flow::Response, Subject::Header, "", a, b, 0);
             }
         }

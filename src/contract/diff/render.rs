@@ -62,7 +62,11 @@ pub fn console(r: &Report, fail_on: Level) -> String {
     let mut out = format!("contract diff: {} -> {}\n", side(&r.old), side(&r.new));
     let width = r.changes.iter().map(|c| c.rule.id.len()).max().unwrap_or(0);
     for c in &r.changes {
-        let mark = if c.fails(fail_on) { "" } else if c.allowed.is_some() { " (allowed)" } else { "" };
+        let mark = if c.allowed.is_some() && !c.fails(fail_on) {
+            " (allowed)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
             "{:<4}  {:<width$}  {}: {}{mark}",

@@ -132,6 +132,8 @@ pub const RULES: &[Rule] = &[
     r("response-property-min-length-decreased", Warn, "response-property-min-length-decreased", "a response property's minLength was lowered or removed"),
     r("response-property-max-increased", Warn, "response-property-max-increased", "a response property's maximum was raised or removed"),
     r("response-property-min-decreased", Warn, "response-property-min-decreased", "a response property's minimum was lowered or removed"),
+    r("response-property-max-items-increased", Warn, "response-property-max-items-increased", "a response array's maxItems was raised or removed"),
+    r("response-property-min-items-decreased", Warn, "response-property-min-items-decreased", "a response array's minItems was lowered or removed"),
     r("response-property-one-of-added", Err, "response-body-one-of-added", "a oneOf/anyOf alternative the server may now send was added"),
     r("response-property-one-of-removed", Info, "response-body-one-of-removed", "a oneOf/anyOf alternative of a response was removed"),
     // Security.

@@ -21,9 +21,9 @@ use super::operations::{Diff, Where};
 use super::rules;
 
 /// Schema pairs compared in one diff, at most.
-pub const MAX_STEPS: usize = 200_000;
+pub const MAX_STEPS: usize = 1_000_000;
 /// Nesting followed below one schema (properties, items, branches), at most.
-pub const MAX_DEPTH: usize = 64;
+pub const MAX_DEPTH: usize = 128;
 /// `allOf` inside `allOf` merged, at most.
 const MAX_ALL_OF_DEPTH: usize = 16;
 
@@ -57,24 +57,39 @@ pub type Key = (usize, usize, Flow, Subject, bool);
 
 /// What a comparison below a pair found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Found {
-    /// No change anywhere below.
-    Clean,
-    /// A change was reported.
-    Dirty,
-    /// No change, but a pair still being compared above was met (its
-    /// verdict is not known yet, so this one is not remembered as clean).
-    Provisional,
+pub struct Found {
+    /// A change was reported below.
+    pub dirty: bool,
+    /// The stack depth of the shallowest pair still being compared that
+    /// was met below (`usize::MAX`: none). A pair whose region met only
+    /// pairs at its own depth or deeper is decided when it ends (as
+    /// Tarjan's algorithm decides a strongly connected component at its
+    /// root), so a web of recursive schemas is remembered clean whole.
+    pub low: usize,
 }
 
 impl Found {
+    pub const CLEAN: Found = Found {
+        dirty: false,
+        low: usize::MAX,
+    };
+    /// Undecided for good (the diff stopped): never remembered clean.
+    const UNKNOWN: Found = Found { dirty: false, low: 0 };
+
     fn and(self, other: Found) -> Found {
-        match (self, other) {
-            (Found::Dirty, _) | (_, Found::Dirty) => Found::Dirty,
-            (Found::Provisional, _) | (_, Found::Provisional) => Found::Provisional,
-            _ => Found::Clean,
+        Found {
+            dirty: self.dirty || other.dirty,
+            low: self.low.min(other.low),
         }
     }
+}
+
+/// A pair's state in the comparison of one top-level schema.
+#[derive(Debug, Clone, Copy)]
+pub enum Visit {
+    /// Being compared, at this stack depth.
+    Open(usize),
+    Done(Found),
 }
 
 /// A schema read for comparison.
@@ -281,7 +296,7 @@ impl<'a> Diff<'a> {
         }
         for kw in BOUNDS {
             if let Some(n) = m.get(*kw).and_then(Value::as_f64) {
-                s.bounds.insert(kw, n);
+                s.bounds.insert(*kw, n);
             }
         }
         s.pattern = m.get("pattern").and_then(Value::as_str).map(str::to_owned);
@@ -351,20 +366,20 @@ impl<'a> Diff<'a> {
         depth: usize,
     ) -> Found {
         if self.stopped() {
-            return Found::Provisional;
+            return Found::UNKNOWN;
         }
         if depth > MAX_DEPTH {
             self.stop(format!("schemas nested more than {MAX_DEPTH} deep at {path}"));
-            return Found::Provisional;
+            return Found::UNKNOWN;
         }
         if !self.step() {
-            return Found::Provisional;
+            return Found::UNKNOWN;
         }
         let Some((o_node, o)) = self.shape(true, old, 0) else {
-            return Found::Provisional;
+            return Found::UNKNOWN;
         };
         let Some((n_node, n)) = self.shape(false, new, 0) else {
-            return Found::Provisional;
+            return Found::UNKNOWN;
         };
         let key: Key = (
             o_node.v as *const Value as usize,
@@ -374,27 +389,39 @@ impl<'a> Diff<'a> {
             path.is_empty(),
         );
         if self.clean.contains(&key) {
-            return Found::Clean;
+            return Found::CLEAN;
         }
         match self.visiting.get(&key) {
-            Some(None) => return Found::Provisional,
-            Some(Some(found)) => {
-                // Compared already in this operation: its changes were
-                // reported at the first path that led to it.
-                return *found;
+            Some(Visit::Open(d)) => {
+                return Found {
+                    dirty: false,
+                    low: *d,
+                }
             }
+            // Compared already under this top-level schema: its changes
+            // were reported at the first path that led to it.
+            Some(Visit::Done(found)) => return *found,
             None => {}
         }
-        self.visiting.insert(key, None);
-        let before = self.changes.len();
+        let me = self.open;
+        self.open += 1;
+        self.visiting.insert(key, Visit::Open(me));
+        let (before, pending) = (self.changes.len(), self.pending.len());
         let mut found = self.compare(w, flow, subject, path, &o, &n, depth);
-        if self.changes.len() > before {
-            found = Found::Dirty;
-        }
-        self.visiting.insert(key, Some(found));
-        if found == Found::Clean {
+        self.open -= 1;
+        found.dirty |= self.changes.len() > before;
+        if found.dirty || self.stopped() {
+            self.pending.truncate(pending);
+        } else if found.low >= me {
+            // Every pair met below is decided now: clean, all of them.
+            found.low = usize::MAX;
             self.clean.insert(key);
+            let region: Vec<Key> = self.pending.drain(pending..).collect();
+            self.clean.extend(region);
+        } else {
+            self.pending.push(key);
         }
+        self.visiting.insert(key, Visit::Done(found));
         found
     }
 
@@ -460,7 +487,7 @@ impl<'a> Diff<'a> {
                 _ => {}
             }
         }
-        let mut found = Found::Clean;
+        let mut found = Found::CLEAN;
         if o.is("object") && n.is("object") {
             found = found.and(self.properties(w, flow, subject, path, o, n, depth));
         }
@@ -570,14 +597,14 @@ impl<'a> Diff<'a> {
             .properties
             .keys()
             .filter(|k| !n.properties.contains_key(*k))
-            .filter(|k| !unseen(true, k, self))
+            .filter(|k| !unseen(true, k.as_str(), self))
             .cloned()
             .collect();
         let added: Vec<String> = n
             .properties
             .keys()
             .filter(|k| !o.properties.contains_key(*k))
-            .filter(|k| !unseen(false, k, self))
+            .filter(|k| !unseen(false, k.as_str(), self))
             .cloned()
             .collect();
         let renamed = !request
@@ -609,7 +636,7 @@ impl<'a> Diff<'a> {
                 self.push(rules::rule(id), w, &p, msg);
             }
         }
-        let mut found = Found::Clean;
+        let mut found = Found::CLEAN;
         let common: Vec<(String, Node<'a>, Node<'a>)> = o
             .properties
             .iter()
@@ -618,7 +645,7 @@ impl<'a> Diff<'a> {
         for (name, ov, nv) in common {
             let p = join(path, &name);
             let (was, is) = (o.required.contains(&name), n.required.contains(&name));
-            if was != is && !unseen(false, &name, self) {
+            if was != is && !unseen(false, name.as_str(), self) {
                 let id = match (request, is) {
                     (true, true) => "request-property-became-required",
                     (true, false) => "request-property-became-optional",
@@ -678,7 +705,7 @@ impl<'a> Diff<'a> {
         for b in added {
             self.emit(w, flow, subject, path, "one-of-added", format!("alternative `{b}` added"));
         }
-        let mut found = Found::Clean;
+        let mut found = Found::CLEAN;
         for (label, on, nn) in pairs {
             let p = format!("{path}({label})");
             found = found.and(self.schema(w, flow, subject, &p, on, nn, depth + 1));
@@ -686,11 +713,25 @@ impl<'a> Diff<'a> {
         found
     }
 
-    /// Whether two schemas read the same (their `$ref`s followed one hop:
-    /// enough to call a renamed property's schema unchanged).
+    /// Whether two schemas read the same, their annotations aside (a
+    /// generator titles a property after its name: pydantic writes
+    /// `title: Name`), their `$ref`s followed: enough to call a property
+    /// that left under one name and came back under another renamed.
     fn same(&self, old: Node<'a>, new: Node<'a>) -> bool {
+        const NOTES: &[&str] = &["title", "description", "example", "examples", "$comment"];
+        let bare = |v: &Value| -> Value {
+            match v {
+                Value::Object(m) => Value::Object(
+                    m.iter()
+                        .filter(|(k, _)| !NOTES.contains(&k.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ),
+                other => other.clone(),
+            }
+        };
         match (self.old.deref(old.at, old.v), self.new.deref(new.at, new.v)) {
-            (Ok((_, a)), Ok((_, b))) => a == b,
+            (Ok((_, a)), Ok((_, b))) => bare(a) == bare(b),
             _ => false,
         }
     }

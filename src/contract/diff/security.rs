@@ -33,7 +33,7 @@ fn requirement(root: &Value, op: &Value) -> Option<Vec<Alternative>> {
         out.push(
             m.iter()
                 .map(|(k, v)| {
-                    let scopes = v
+                    let scopes: BTreeSet<String> = v
                         .as_array()
                         .map(|s| s.iter().filter_map(Value::as_str).map(str::to_owned).collect())
                         .unwrap_or_default();
@@ -82,6 +82,7 @@ pub fn operation(d: &mut Diff<'_>, w: &Where, old_op: &Value, new_op: &Value) {
             d.push(rules::rule("api-security-removed"), &w, "", msg);
         }
         (Some(o), Some(n)) => {
+            let mut replaced = false;
             for alt in o.iter().filter(|a| !n.contains(a)) {
                 let same_schemes = n
                     .iter()
@@ -95,6 +96,7 @@ pub fn operation(d: &mut Diff<'_>, w: &Where, old_op: &Value, new_op: &Value) {
                         d.push(rules::rule("api-security-scope-added"), &w, "", msg);
                     }
                     None => {
+                        replaced = true;
                         let now: Vec<String> = n.iter().map(text).collect();
                         let msg = format!(
                             "`{}` is no longer accepted (now: {})",
@@ -105,7 +107,9 @@ pub fn operation(d: &mut Diff<'_>, w: &Where, old_op: &Value, new_op: &Value) {
                     }
                 }
             }
-            for alt in n.iter().filter(|b| !o.iter().any(|a| a.keys().eq(b.keys()))) {
+            // A scheme that replaced one is the replacement already reported.
+            let added = n.iter().filter(|b| !o.iter().any(|a| a.keys().eq(b.keys())));
+            for alt in added.filter(|_| !replaced) {
                 let msg = format!("`{}` accepted too", text(alt));
                 d.push(rules::rule("api-security-alternative-added"), &w, "", msg);
             }
