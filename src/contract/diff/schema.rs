@@ -342,11 +342,26 @@ impl<'a> Diff<'a> {
                 }
             }
         }
+        // An untyped schema says its type by what it holds.
         if s.types.is_empty() {
             if !s.properties.is_empty() {
                 s.types.insert("object".into());
             } else if s.items.is_some() {
                 s.types.insert("array".into());
+            } else if let Some(values) = s.enumv.as_ref().filter(|v| !v.is_empty()) {
+                for v in values {
+                    s.types.insert(
+                        match v {
+                            Value::String(_) => "string",
+                            Value::Bool(_) => "boolean",
+                            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+                            Value::Number(_) => "number",
+                            Value::Array(_) => "array",
+                            _ => "object",
+                        }
+                        .into(),
+                    );
+                }
             }
         }
         Some((here, s))
