@@ -1650,7 +1650,9 @@ fn cmd_contract_diff(a: &crate::cli::DiffArgs) -> i32 {
             .create(true)
             .append(true)
             .open(&step)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{}\n", markdown()).as_bytes()));
+            .and_then(|mut f| {
+                std::io::Write::write_all(&mut f, format!("{}\n", markdown()).as_bytes())
+            });
         if let Err(e) = appended {
             eprintln!("error: cannot append to {}: {e}", step.display());
             code = exit::RUN_BROKEN;

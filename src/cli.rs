@@ -263,7 +263,13 @@ pub struct DiffArgs {
     #[arg(value_name = "NEW")]
     pub new: String,
     /// The lowest level that fails: `ERR` (breaking changes) or `WARN` (potentially breaking ones too)
-    #[arg(long, value_enum, ignore_case = true, value_name = "LEVEL", default_value = "ERR")]
+    #[arg(
+        long,
+        value_enum,
+        ignore_case = true,
+        value_name = "LEVEL",
+        default_value = "ERR"
+    )]
     pub fail_on: FailOn,
     /// What stdout gets: `text` (a listing), `json`, `junit` or `markdown`
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = DiffFormat::Text)]

@@ -55,16 +55,19 @@ fn the_corpus_gives_every_change_its_class() {
         .filter(|p| p.is_dir())
         .collect();
     cases.sort();
-    assert!(cases.len() >= 40, "only {} pairs in the corpus", cases.len());
+    assert!(
+        cases.len() >= 40,
+        "only {} pairs in the corpus",
+        cases.len()
+    );
     let dir = tempfile::tempdir().unwrap();
     let mut met = BTreeSet::new();
     let mut wrong = Vec::new();
     for case in &cases {
         let name = case.file_name().unwrap().to_string_lossy().into_owned();
-        let expect: Value = serde_saphyr::from_str(
-            &std::fs::read_to_string(case.join("expect.yaml")).unwrap(),
-        )
-        .unwrap();
+        let expect: Value =
+            serde_saphyr::from_str(&std::fs::read_to_string(case.join("expect.yaml")).unwrap())
+                .unwrap();
         let want: BTreeSet<String> = expect["rules"]
             .as_array()
             .unwrap()
@@ -105,10 +108,18 @@ fn the_corpus_gives_every_change_its_class() {
             met.insert(rule.id);
         }
         if allowed {
-            assert!(report["version_note"].is_string() || report["changes"][0]["allowed"].is_string());
+            assert!(
+                report["version_note"].is_string() || report["changes"][0]["allowed"].is_string()
+            );
         }
     }
-    assert!(wrong.is_empty(), "{} of {} cases differ:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} of {} cases differ:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
     let unmet: Vec<&str> = tminus::contract::diff::RULES
         .iter()
         .map(|r| r.id)
@@ -183,14 +194,26 @@ fn console_json_junit_and_markdown_agree() {
         "{appended}"
     );
     // The same two documents, stdout as JUnit and Markdown.
-    for (format, start) in [("junit", "<?xml"), ("markdown", "## tminus contract diff: FAIL")] {
+    for (format, start) in [
+        ("junit", "<?xml"),
+        ("markdown", "## tminus contract diff: FAIL"),
+    ] {
         let out = diff(
             dir.path(),
-            &[old.to_str().unwrap(), new.to_str().unwrap(), "--format", format],
+            &[
+                old.to_str().unwrap(),
+                new.to_str().unwrap(),
+                "--format",
+                format,
+            ],
             &[],
         );
         assert_eq!(out.status.code(), Some(1));
-        assert!(stdout(&out).starts_with(start), "{format}: {}", stdout(&out));
+        assert!(
+            stdout(&out).starts_with(start),
+            "{format}: {}",
+            stdout(&out)
+        );
     }
 }
 
@@ -210,7 +233,11 @@ fn a_url_is_read_and_compared() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("{}/openapi.yaml", served.url);
     let new = case.join("new.yaml");
-    let out = diff(dir.path(), &[&url, new.to_str().unwrap(), "--format", "json"], &[]);
+    let out = diff(
+        dir.path(),
+        &[&url, new.to_str().unwrap(), "--format", "json"],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(
         ids(&json_of(&out)),
@@ -227,26 +254,59 @@ fn a_document_tminus_cannot_read_is_exit_3_named_at_its_position() {
     let dir = tempfile::tempdir().unwrap();
     let good = corpus().join("58-identical/old.yaml");
     let bad = dir.path().join("bad.yaml");
-    std::fs::write(&bad, "openapi: 3.0.3\ninfo: {title: x, version: 1}\npaths:\n  /a: [\n").unwrap();
-    let out = diff(dir.path(), &[good.to_str().unwrap(), bad.to_str().unwrap()], &[]);
+    std::fs::write(
+        &bad,
+        "openapi: 3.0.3\ninfo: {title: x, version: 1}\npaths:\n  /a: [\n",
+    )
+    .unwrap();
+    let out = diff(
+        dir.path(),
+        &[good.to_str().unwrap(), bad.to_str().unwrap()],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let err = stderr(&out);
     let at = regex::Regex::new(r"bad\.yaml:\d+:\d+: not valid YAML").unwrap();
     assert!(at.is_match(&err), "{err}");
     let json = dir.path().join("bad.json");
     std::fs::write(&json, "{\"openapi\": \"3.1.0\",\n \"paths\": {,}}").unwrap();
-    let out = diff(dir.path(), &[good.to_str().unwrap(), json.to_str().unwrap()], &[]);
+    let out = diff(
+        dir.path(),
+        &[good.to_str().unwrap(), json.to_str().unwrap()],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(3));
     assert!(stderr(&out).contains("bad.json:2:"), "{}", stderr(&out));
     let swagger = dir.path().join("swagger.yaml");
-    std::fs::write(&swagger, "swagger: '2.0'\ninfo: {title: x, version: 1}\npaths: {}\n").unwrap();
-    let out = diff(dir.path(), &[swagger.to_str().unwrap(), good.to_str().unwrap()], &[]);
+    std::fs::write(
+        &swagger,
+        "swagger: '2.0'\ninfo: {title: x, version: 1}\npaths: {}\n",
+    )
+    .unwrap();
+    let out = diff(
+        dir.path(),
+        &[swagger.to_str().unwrap(), good.to_str().unwrap()],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(3));
     assert!(stderr(&out).contains("Swagger 2.0"), "{}", stderr(&out));
-    let out = diff(dir.path(), &["/nonexistent/openapi.yaml", good.to_str().unwrap()], &[]);
+    let out = diff(
+        dir.path(),
+        &["/nonexistent/openapi.yaml", good.to_str().unwrap()],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(3));
     // A bad flag is usage (exit 2), not a broken diff.
-    let out = diff(dir.path(), &[good.to_str().unwrap(), good.to_str().unwrap(), "--fail-on", "SOMETIMES"], &[]);
+    let out = diff(
+        dir.path(),
+        &[
+            good.to_str().unwrap(),
+            good.to_str().unwrap(),
+            "--fail-on",
+            "SOMETIMES",
+        ],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -264,7 +324,10 @@ fn real_documents_against_themselves_report_nothing_quickly() {
     let mut seen = 0;
     for entry in std::fs::read_dir(&shared).unwrap() {
         let p = entry.unwrap().path();
-        if !matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json")) {
+        if !matches!(
+            p.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml" | "json")
+        ) {
             continue;
         }
         let doc = p.to_str().unwrap();
@@ -338,7 +401,10 @@ fn python_with(modules: &str) -> Option<PathBuf> {
         });
     if found.is_none() {
         let required = std::env::var("TMINUS_REQUIRE_FASTAPI").is_ok_and(|v| v == "1");
-        assert!(!required, "TMINUS_REQUIRE_FASTAPI=1 but no python3 imports {modules}");
+        assert!(
+            !required,
+            "TMINUS_REQUIRE_FASTAPI=1 but no python3 imports {modules}"
+        );
         eprintln!("skipped: no python3 imports {modules} (.ci/run installs them)");
     }
     found
@@ -353,7 +419,11 @@ fn two_versions_of_a_fastapi_document_give_the_changes_made() {
     let app = dir.path().join("app.py");
     std::fs::write(&app, APP).unwrap();
     let dump = |v: &str, version: &str| {
-        let out = Command::new(&python).arg(&app).args([v, version]).output().unwrap();
+        let out = Command::new(&python)
+            .arg(&app)
+            .args([v, version])
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
         let path = dir.path().join(format!("v{v}-{version}.json"));
         std::fs::write(&path, &out.stdout).unwrap();
@@ -362,7 +432,12 @@ fn two_versions_of_a_fastapi_document_give_the_changes_made() {
     let (v1, v2) = (dump("1", "1.0.0"), dump("2", "1.1.0"));
     let out = diff(
         dir.path(),
-        &[v1.to_str().unwrap(), v2.to_str().unwrap(), "--format", "json"],
+        &[
+            v1.to_str().unwrap(),
+            v2.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
         &[],
     );
     let report = json_of(&out);
@@ -389,7 +464,10 @@ fn two_versions_of_a_fastapi_document_give_the_changes_made() {
         );
     }
     assert!(
-        report["version_note"].as_str().unwrap_or("").contains("1.0.0 -> 1.1.0"),
+        report["version_note"]
+            .as_str()
+            .unwrap_or("")
+            .contains("1.0.0 -> 1.1.0"),
         "{report}"
     );
     // The same change under a new major version is allowed.
@@ -402,7 +480,36 @@ fn two_versions_of_a_fastapi_document_give_the_changes_made() {
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).contains("(allowed)"), "{}", stdout(&out));
     // A FastAPI document against itself: nothing.
-    let out = diff(dir.path(), &[v1.to_str().unwrap(), v1.to_str().unwrap(), "--format", "json"], &[]);
+    let out = diff(
+        dir.path(),
+        &[
+            v1.to_str().unwrap(),
+            v1.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(json_of(&out)["changes"], serde_json::json!([]));
+}
+
+/// docs/contract.md shows the rule table as `tminus contract rules` prints it.
+#[test]
+fn the_docs_show_the_rule_table() {
+    let page = std::fs::read_to_string(repo().join("docs/contract.md")).unwrap();
+    let table = tminus::contract::diff::rules_markdown();
+    assert!(
+        page.contains(&table),
+        "docs/contract.md lacks the rule table: `tminus contract rules` prints it:\n{table}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = tminus(
+        dir.path(),
+        &["contract", "rules"],
+        &[],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), table);
 }

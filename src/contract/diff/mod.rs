@@ -181,13 +181,10 @@ pub fn diff(old: &Document, old_source: &str, new: &Document, new_source: &str) 
     let side = |d: &Document, source: &str| Side {
         source: source.to_owned(),
         openapi: d.openapi.clone(),
-        version: d
-            .root_value()
-            .pointer("/info/version")
-            .map(|v| match v {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            }),
+        version: d.root_value().pointer("/info/version").map(|v| match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }),
     };
     let (old_side, new_side) = (side(old, old_source), side(new, new_source));
     let bump = version::major_bump(old_side.version.as_deref(), new_side.version.as_deref());
@@ -283,7 +280,10 @@ mod tests {
         let b = crate::contract::load_document_text(&web(n, "integer"), "b.json").unwrap();
         let started = std::time::Instant::now();
         let same = diff(&a, "a", &a, "a");
-        assert!(same.changes.is_empty() && same.incomplete.is_none(), "{same:?}");
+        assert!(
+            same.changes.is_empty() && same.incomplete.is_none(),
+            "{same:?}"
+        );
         let changed = diff(&a, "a", &b, "b");
         assert!(changed.incomplete.is_none(), "{:?}", changed.incomplete);
         // Every operation reaches S{n-1}.leaf: each reports it once.

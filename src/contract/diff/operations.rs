@@ -189,8 +189,11 @@ impl<'a> Diff<'a> {
     pub fn operations(&mut self) {
         let olds = self.ops(true);
         let news = self.ops(false);
-        let mut new_left: BTreeMap<String, usize> =
-            news.iter().enumerate().map(|(i, o)| (o.key.clone(), i)).collect();
+        let mut new_left: BTreeMap<String, usize> = news
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (o.key.clone(), i))
+            .collect();
         let mut unpaired = Vec::new();
         let mut pairs = Vec::new();
         for o in &olds {
@@ -247,7 +250,10 @@ impl<'a> Diff<'a> {
                 allowed: None,
             };
             let (id, msg) = if o.deprecated() {
-                ("api-removed-with-deprecation", "removed (it was deprecated)")
+                (
+                    "api-removed-with-deprecation",
+                    "removed (it was deprecated)",
+                )
             } else {
                 ("api-removed-without-deprecation", "removed")
             };
@@ -281,14 +287,30 @@ impl<'a> Diff<'a> {
         for (a, b) in o.names.iter().zip(&n.names) {
             if a != b {
                 let msg = format!("path parameter `{a}` renamed to `{b}`");
-                self.push(rules::rule("api-path-parameter-renamed"), &w.place(format!("path parameter {b}")), "", msg);
+                self.push(
+                    rules::rule("api-path-parameter-renamed"),
+                    &w.place(format!("path parameter {b}")),
+                    "",
+                    msg,
+                );
                 renames.insert(a.clone(), b.clone());
             }
         }
         if !o.deprecated() && n.deprecated() {
-            self.push(rules::rule("endpoint-deprecated"), &w, "", "deprecated".to_owned());
+            self.push(
+                rules::rule("endpoint-deprecated"),
+                &w,
+                "",
+                "deprecated".to_owned(),
+            );
         }
-        let id = |op: &Op<'_>| op.op.v.get("operationId").and_then(Value::as_str).map(str::to_owned);
+        let id = |op: &Op<'_>| {
+            op.op
+                .v
+                .get("operationId")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
         if let (Some(a), b) = (id(o), id(n)) {
             if Some(&a) != b.as_ref() {
                 let msg = match b {
@@ -349,7 +371,12 @@ impl<'a> Diff<'a> {
         for ((place, key), (name, _)) in &olds {
             if !news.contains_key(&(place.clone(), key.clone())) {
                 let at = w.place(format!("{place} parameter {name}"));
-                self.push(rules::rule("request-parameter-removed"), &at, "", format!("`{name}` removed"));
+                self.push(
+                    rules::rule("request-parameter-removed"),
+                    &at,
+                    "",
+                    format!("`{name}` removed"),
+                );
             }
         }
         for ((place, key), (name, p)) in &news {
@@ -371,12 +398,15 @@ impl<'a> Diff<'a> {
                         } else {
                             "request-parameter-became-optional"
                         };
-                        let msg = format!("`{name}` became {}", if is { "required" } else { "optional" });
+                        let msg = format!(
+                            "`{name}` became {}",
+                            if is { "required" } else { "optional" }
+                        );
                         self.push(rules::rule(id), &at, "", msg);
                     }
                     if let (Some(a), Some(b)) = (param_schema(*op), param_schema(*p)) {
                         self.visiting.clear();
-        self.pending.clear();
+                        self.pending.clear();
                         self.schema(&at, Flow::Request, Subject::Parameter, "", a, b, 0);
                     }
                 }
@@ -403,7 +433,12 @@ impl<'a> Diff<'a> {
                 self.push(rules::rule(id), &at, "", "request body added".to_owned());
             }
             (Some(_), None) => {
-                self.push(rules::rule("request-body-removed"), &at, "", "request body removed".to_owned());
+                self.push(
+                    rules::rule("request-body-removed"),
+                    &at,
+                    "",
+                    "request body removed".to_owned(),
+                );
             }
             (Some(a), Some(b)) => {
                 if required(&a) != required(&b) {
@@ -412,7 +447,10 @@ impl<'a> Diff<'a> {
                     } else {
                         "request-body-became-optional"
                     };
-                    let msg = format!("became {}", if required(&b) { "required" } else { "optional" });
+                    let msg = format!(
+                        "became {}",
+                        if required(&b) { "required" } else { "optional" }
+                    );
                     self.push(rules::rule(id), &at, "", msg);
                 }
                 self.content(&at, Flow::Request, a, b);
@@ -434,24 +472,37 @@ impl<'a> Diff<'a> {
         };
         let (om, nm) = (media(a), media(b));
         let (removed, added) = match flow {
-            Flow::Request => ("request-body-media-type-removed", "request-body-media-type-added"),
+            Flow::Request => (
+                "request-body-media-type-removed",
+                "request-body-media-type-added",
+            ),
             Flow::Response => ("response-media-type-removed", "response-media-type-added"),
         };
         for (k, (name, _)) in &om {
             if !nm.contains_key(k) {
-                self.push(rules::rule(removed), w, "", format!("media type `{name}` removed"));
+                self.push(
+                    rules::rule(removed),
+                    w,
+                    "",
+                    format!("media type `{name}` removed"),
+                );
             }
         }
         for (k, (name, nv)) in &nm {
             let Some((_, ov)) = om.get(k) else {
-                self.push(rules::rule(added), w, "", format!("media type `{name}` added"));
+                self.push(
+                    rules::rule(added),
+                    w,
+                    "",
+                    format!("media type `{name}` added"),
+                );
                 continue;
             };
             let here = w.place(format!("{} {name}", w.at));
             let schema = |m: &Node<'a>| m.v.get("schema").map(|s| Node { at: m.at, v: s });
             if let (Some(sa), Some(sb)) = (schema(ov), schema(nv)) {
                 self.visiting.clear();
-        self.pending.clear();
+                self.pending.clear();
                 self.schema(&here, flow, Subject::Body, "", sa, sb, 0);
             }
         }
@@ -468,7 +519,7 @@ impl<'a> Diff<'a> {
                         .filter_map(|(k, v)| {
                             doc.deref(op.op.at, v)
                                 .ok()
-                                .map(|(at, v)| (k.to_ascii_uppercase(), Node { at, v }))
+                                .map(|(at, v)| (status_key(k), Node { at, v }))
                         })
                         .collect()
                 })
@@ -482,7 +533,12 @@ impl<'a> Diff<'a> {
             } else {
                 "response-non-success-status-removed"
             };
-            self.push(rules::rule(id), &w.place(format!("response {s}")), "", format!("status {s} removed"));
+            self.push(
+                rules::rule(id),
+                &w.place(format!("response {s}")),
+                "",
+                format!("status {s} removed"),
+            );
         }
         for (s, nr) in &nl {
             let at = w.place(format!("response {s}"));
@@ -507,9 +563,9 @@ impl<'a> Diff<'a> {
                 .map(|m| {
                     m.iter()
                         .filter_map(|(k, v)| {
-                            doc.deref(r.at, v)
-                                .ok()
-                                .map(|(at, v)| (k.to_ascii_lowercase(), (k.clone(), Node { at, v })))
+                            doc.deref(r.at, v).ok().map(|(at, v)| {
+                                (k.to_ascii_lowercase(), (k.clone(), Node { at, v }))
+                            })
                         })
                         .collect()
                 })
@@ -525,13 +581,23 @@ impl<'a> Diff<'a> {
                     ("optional-response-header-removed", "optional")
                 };
                 let at = w.place(format!("{} header {name}", w.at));
-                self.push(rules::rule(id), &at, "", format!("{word} header `{name}` removed"));
+                self.push(
+                    rules::rule(id),
+                    &at,
+                    "",
+                    format!("{word} header `{name}` removed"),
+                );
             }
         }
         for (k, (name, nh)) in &nl {
             let at = w.place(format!("{} header {name}", w.at));
             let Some((_, oh)) = ol.get(k) else {
-                self.push(rules::rule("response-header-added"), &at, "", format!("header `{name}` added"));
+                self.push(
+                    rules::rule("response-header-added"),
+                    &at,
+                    "",
+                    format!("header `{name}` added"),
+                );
                 continue;
             };
             if required(oh) && !required(nh) {
@@ -544,7 +610,7 @@ impl<'a> Diff<'a> {
             }
             if let (Some(a), Some(b)) = (param_schema(*oh), param_schema(*nh)) {
                 self.visiting.clear();
-        self.pending.clear();
+                self.pending.clear();
                 self.schema(&at, Flow::Response, Subject::Header, "", a, b, 0);
             }
         }
@@ -558,4 +624,13 @@ fn param_schema(p: Node<'_>) -> Option<Node<'_>> {
     }
     let (_, m) = p.v.get("content")?.as_object()?.iter().next()?;
     m.get("schema").map(|s| Node { at: p.at, v: s })
+}
+
+/// `2xx` and `2XX` are one range; `default` stays as written.
+fn status_key(k: &str) -> String {
+    if k.eq_ignore_ascii_case("default") {
+        "default".to_owned()
+    } else {
+        k.to_ascii_uppercase()
+    }
 }

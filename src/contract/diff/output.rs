@@ -10,9 +10,8 @@ use super::{render, Level, Report, RULES};
 
 /// The JSON report.
 pub fn json(r: &Report, fail_on: Level) -> Value {
-    let side = |s: &super::Side| {
-        json!({"source": s.source, "openapi": s.openapi, "version": s.version})
-    };
+    let side =
+        |s: &super::Side| json!({"source": s.source, "openapi": s.openapi, "version": s.version});
     let changes: Vec<Value> = r
         .changes
         .iter()
@@ -54,7 +53,13 @@ pub fn json(r: &Report, fail_on: Level) -> Value {
 /// XML 1.0 refuses most control characters; a document's text may hold any.
 fn xml(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_control() && c != '\n' && c != '\t' { ' ' } else { c })
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect()
 }
 
@@ -72,7 +77,11 @@ pub fn junit(r: &Report, fail_on: Level) -> Result<String, String> {
         let listing: String = mine
             .iter()
             .map(|c| {
-                let allowed = c.allowed.as_deref().map(|a| format!(" (allowed: {a})")).unwrap_or_default();
+                let allowed = c
+                    .allowed
+                    .as_deref()
+                    .map(|a| format!(" (allowed: {a})"))
+                    .unwrap_or_default();
                 format!("{} {}: {}{allowed}\n", c.level(), c.place(), c.message)
             })
             .collect();

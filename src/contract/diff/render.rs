@@ -52,7 +52,11 @@ pub fn verdict(r: &Report, fail_on: Level) -> (&'static str, String) {
         0 => ("PASS", format!("no change fails --fail-on {fail_on}")),
         n => (
             "FAIL",
-            format!("{} fail{} --fail-on {fail_on}", plural(n, "change"), if n == 1 { "s" } else { "" }),
+            format!(
+                "{} fail{} --fail-on {fail_on}",
+                plural(n, "change"),
+                if n == 1 { "s" } else { "" }
+            ),
         ),
     }
 }

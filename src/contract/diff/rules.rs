@@ -24,12 +24,7 @@ pub struct Rule {
     pub summary: &'static str,
 }
 
-const fn r(
-    id: &'static str,
-    level: Level,
-    oasdiff: &'static str,
-    summary: &'static str,
-) -> Rule {
+const fn r(id: &'static str, level: Level, oasdiff: &'static str, summary: &'static str) -> Rule {
     Rule {
         id,
         level,

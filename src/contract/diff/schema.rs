@@ -74,7 +74,10 @@ impl Found {
         low: usize::MAX,
     };
     /// Undecided for good (the diff stopped): never remembered clean.
-    const UNKNOWN: Found = Found { dirty: false, low: 0 };
+    const UNKNOWN: Found = Found {
+        dirty: false,
+        low: 0,
+    };
 
     fn and(self, other: Found) -> Found {
         Found {
@@ -181,7 +184,8 @@ fn branch_name(raw: &Value, resolved: &Value) -> Option<String> {
 }
 
 fn is_null_schema(v: &Value) -> bool {
-    v.get("type").and_then(Value::as_str) == Some("null") && v.as_object().is_some_and(|m| m.len() == 1)
+    v.get("type").and_then(Value::as_str) == Some("null")
+        && v.as_object().is_some_and(|m| m.len() == 1)
 }
 
 /// `integer` is a `number`: a set of types `wide` accepts every value of `narrow`.
@@ -318,7 +322,11 @@ impl<'a> Diff<'a> {
                 }
                 branches.push((branch_name(b, bv), Node { at: bat, v: bv }));
             }
-            if branches.len() == 1 && s.branches.is_empty() && depth < MAX_ALL_OF_DEPTH {
+            if branches.len() == 1
+                && list.len() == 2
+                && s.branches.is_empty()
+                && depth < MAX_ALL_OF_DEPTH
+            {
                 // `anyOf: [X, null]` (3.0's nullable `$ref`) is X, nullable.
                 let nullable = s.nullable;
                 if let Some((_, b)) = self.shape(old, branches[0].1, depth + 1) {
@@ -384,7 +392,9 @@ impl<'a> Diff<'a> {
             return Found::UNKNOWN;
         }
         if depth > MAX_DEPTH {
-            self.stop(format!("schemas nested more than {MAX_DEPTH} deep at {path}"));
+            self.stop(format!(
+                "schemas nested more than {MAX_DEPTH} deep at {path}"
+            ));
             return Found::UNKNOWN;
         }
         if !self.step() {
@@ -401,7 +411,9 @@ impl<'a> Diff<'a> {
             n_node.v as *const Value as usize,
             flow,
             subject,
-            path.is_empty(),
+            // Only a parameter's or header's own schema reports under its
+            // own rule ids; a body is the same pair at any depth.
+            path.is_empty() && subject != Subject::Body,
         );
         if self.clean.contains(&key) {
             return Found::CLEAN;
@@ -442,7 +454,15 @@ impl<'a> Diff<'a> {
 
     /// Reports a change of the rule `{prefix}-{concept}`, the prefix from
     /// the flow and subject (a header's rule falls back to the property's).
-    fn emit(&mut self, w: &Where, flow: Flow, subject: Subject, path: &str, concept: &str, message: String) {
+    fn emit(
+        &mut self,
+        w: &Where,
+        flow: Flow,
+        subject: Subject,
+        path: &str,
+        concept: &str,
+        message: String,
+    ) {
         let primary = format!("{}-{concept}", prefix(flow, subject, path));
         let fallback = match flow {
             Flow::Request => format!("request-property-{concept}"),
@@ -480,17 +500,30 @@ impl<'a> Diff<'a> {
             }
         }
         if o.nullable != n.nullable {
-            let concept = if n.nullable { "became-nullable" } else { "became-not-nullable" };
-            let msg = if n.nullable { "may now be null" } else { "may no longer be null" };
+            let concept = if n.nullable {
+                "became-nullable"
+            } else {
+                "became-not-nullable"
+            };
+            let msg = if n.nullable {
+                "may now be null"
+            } else {
+                "may no longer be null"
+            };
             self.emit(w, flow, subject, path, concept, msg.to_owned());
         }
         self.enums(w, flow, subject, path, o, n);
         self.bounds(w, flow, subject, path, o, n);
         if request {
             match (&o.pattern, &n.pattern) {
-                (None, Some(p)) => {
-                    self.emit(w, flow, subject, path, "pattern-added", format!("pattern `{p}` added"))
-                }
+                (None, Some(p)) => self.emit(
+                    w,
+                    flow,
+                    subject,
+                    path,
+                    "pattern-added",
+                    format!("pattern `{p}` added"),
+                ),
                 (Some(a), Some(b)) if a != b => self.emit(
                     w,
                     flow,
@@ -518,7 +551,15 @@ impl<'a> Diff<'a> {
         found
     }
 
-    fn enums(&mut self, w: &Where, flow: Flow, subject: Subject, path: &str, o: &Shape<'a>, n: &Shape<'a>) {
+    fn enums(
+        &mut self,
+        w: &Where,
+        flow: Flow,
+        subject: Subject,
+        path: &str,
+        o: &Shape<'a>,
+        n: &Shape<'a>,
+    ) {
         let request = flow == Flow::Request;
         match (&o.enumv, &n.enumv) {
             (Some(a), Some(b)) => {
@@ -544,7 +585,15 @@ impl<'a> Diff<'a> {
         }
     }
 
-    fn bounds(&mut self, w: &Where, flow: Flow, subject: Subject, path: &str, o: &Shape<'a>, n: &Shape<'a>) {
+    fn bounds(
+        &mut self,
+        w: &Where,
+        flow: Flow,
+        subject: Subject,
+        path: &str,
+        o: &Shape<'a>,
+        n: &Shape<'a>,
+    ) {
         const KINDS: &[(&str, bool, &str)] = &[
             ("maxLength", true, "max-length"),
             ("maximum", true, "max"),
@@ -562,13 +611,25 @@ impl<'a> Diff<'a> {
             let tightened = match (a, b) {
                 (None, Some(_)) if trivial(b) => false,
                 (None, Some(_)) => true,
-                (Some(a), Some(b)) => if *is_max { b < a } else { b > a },
+                (Some(a), Some(b)) => {
+                    if *is_max {
+                        b < a
+                    } else {
+                        b > a
+                    }
+                }
                 _ => false,
             };
             let loosened = match (a, b) {
                 (Some(_), None) if trivial(a) => false,
                 (Some(_), None) => true,
-                (Some(a), Some(b)) => if *is_max { b > a } else { b < a },
+                (Some(a), Some(b)) => {
+                    if *is_max {
+                        b > a
+                    } else {
+                        b < a
+                    }
+                }
                 _ => false,
             };
             let msg = format!("{kw} {} -> {}", num_text(a), num_text(b));
@@ -629,24 +690,47 @@ impl<'a> Diff<'a> {
             && self.same(o.properties[&removed[0]], n.properties[&added[0]]);
         if renamed {
             let msg = format!("`{}` renamed to `{}`", removed[0], added[0]);
-            self.push(rules::rule("response-property-renamed"), w, &join(path, &removed[0]), msg);
+            self.push(
+                rules::rule("response-property-renamed"),
+                w,
+                &join(path, &removed[0]),
+                msg,
+            );
         } else {
             for name in &removed {
                 let p = join(path, name);
                 let (id, msg) = match (request, o.required.contains(name)) {
                     (true, _) => ("request-property-removed", format!("`{name}` removed")),
-                    (false, true) => ("response-required-property-removed", format!("required `{name}` removed")),
-                    (false, false) => ("response-optional-property-removed", format!("optional `{name}` removed")),
+                    (false, true) => (
+                        "response-required-property-removed",
+                        format!("required `{name}` removed"),
+                    ),
+                    (false, false) => (
+                        "response-optional-property-removed",
+                        format!("optional `{name}` removed"),
+                    ),
                 };
                 self.push(rules::rule(id), w, &p, msg);
             }
             for name in &added {
                 let p = join(path, name);
                 let (id, msg) = match (request, n.required.contains(name)) {
-                    (true, true) => ("new-required-request-property", format!("required `{name}` added")),
-                    (true, false) => ("new-optional-request-property", format!("optional `{name}` added")),
-                    (false, true) => ("response-required-property-added", format!("required `{name}` added")),
-                    (false, false) => ("response-optional-property-added", format!("optional `{name}` added")),
+                    (true, true) => (
+                        "new-required-request-property",
+                        format!("required `{name}` added"),
+                    ),
+                    (true, false) => (
+                        "new-optional-request-property",
+                        format!("optional `{name}` added"),
+                    ),
+                    (false, true) => (
+                        "response-required-property-added",
+                        format!("required `{name}` added"),
+                    ),
+                    (false, false) => (
+                        "response-optional-property-added",
+                        format!("optional `{name}` added"),
+                    ),
                 };
                 self.push(rules::rule(id), w, &p, msg);
             }
@@ -667,7 +751,10 @@ impl<'a> Diff<'a> {
                     (false, true) => "response-property-became-required",
                     (false, false) => "response-property-became-optional",
                 };
-                let msg = format!("`{name}` became {}", if is { "required" } else { "optional" });
+                let msg = format!(
+                    "`{name}` became {}",
+                    if is { "required" } else { "optional" }
+                );
                 self.push(rules::rule(id), w, &p, msg);
             }
             found = found.and(self.schema(w, flow, subject, &p, ov, nv, depth + 1));
@@ -715,10 +802,24 @@ impl<'a> Diff<'a> {
             }
         }
         for b in removed {
-            self.emit(w, flow, subject, path, "one-of-removed", format!("alternative `{b}` removed"));
+            self.emit(
+                w,
+                flow,
+                subject,
+                path,
+                "one-of-removed",
+                format!("alternative `{b}` removed"),
+            );
         }
         for b in added {
-            self.emit(w, flow, subject, path, "one-of-added", format!("alternative `{b}` added"));
+            self.emit(
+                w,
+                flow,
+                subject,
+                path,
+                "one-of-added",
+                format!("alternative `{b}` added"),
+            );
         }
         let mut found = Found::CLEAN;
         for (label, on, nn) in pairs {

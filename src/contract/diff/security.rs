@@ -35,7 +35,12 @@ fn requirement(root: &Value, op: &Value) -> Option<Vec<Alternative>> {
                 .map(|(k, v)| {
                     let scopes: BTreeSet<String> = v
                         .as_array()
-                        .map(|s| s.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                        .map(|s| {
+                            s.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_owned)
+                                .collect()
+                        })
                         .unwrap_or_default();
                     (k.clone(), scopes)
                 })
@@ -84,9 +89,7 @@ pub fn operation(d: &mut Diff<'_>, w: &Where, old_op: &Value, new_op: &Value) {
         (Some(o), Some(n)) => {
             let mut replaced = false;
             for alt in o.iter().filter(|a| !n.contains(a)) {
-                let same_schemes = n
-                    .iter()
-                    .find(|b| b.keys().eq(alt.keys()));
+                let same_schemes = n.iter().find(|b| b.keys().eq(alt.keys()));
                 match same_schemes {
                     Some(b) if b.iter().all(|(k, s)| s.is_subset(&alt[k])) => {
                         // Fewer scopes asked: every old token still works.
@@ -108,7 +111,9 @@ pub fn operation(d: &mut Diff<'_>, w: &Where, old_op: &Value, new_op: &Value) {
                 }
             }
             // A scheme that replaced one is the replacement already reported.
-            let added = n.iter().filter(|b| !o.iter().any(|a| a.keys().eq(b.keys())));
+            let added = n
+                .iter()
+                .filter(|b| !o.iter().any(|a| a.keys().eq(b.keys())));
             for alt in added.filter(|_| !replaced) {
                 let msg = format!("`{}` accepted too", text(alt));
                 d.push(rules::rule("api-security-alternative-added"), &w, "", msg);
@@ -125,7 +130,9 @@ fn how(scheme: &Value) -> Vec<(String, String)> {
         .filter_map(|k| {
             scheme.get(*k).and_then(Value::as_str).map(|v| {
                 // RFC 9110: the auth scheme is case-insensitive; so is a header name.
-                let v = if *k == "scheme" || (*k == "name" && scheme.get("in").and_then(Value::as_str) == Some("header")) {
+                let v = if *k == "scheme"
+                    || (*k == "name" && scheme.get("in").and_then(Value::as_str) == Some("header"))
+                {
                     v.to_ascii_lowercase()
                 } else {
                     v.to_owned()
@@ -145,7 +152,9 @@ pub fn components(d: &mut Diff<'_>) {
             .map(|m| {
                 m.iter()
                     .filter_map(|(k, v)| {
-                        doc.deref(&doc.root, v).ok().map(|(_, v)| (k.clone(), v.clone()))
+                        doc.deref(&doc.root, v)
+                            .ok()
+                            .map(|(_, v)| (k.clone(), v.clone()))
                     })
                     .collect()
             })
@@ -169,10 +178,18 @@ pub fn components(d: &mut Diff<'_>) {
                 let (a, b) = (how(o), how(n));
                 if a != b {
                     let show = |x: &[(String, String)]| {
-                        x.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+                        x.iter()
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
                     };
                     let msg = format!("scheme `{name}`: {} -> {}", show(&a), show(&b));
-                    d.push(rules::rule("api-security-component-type-changed"), &w, "", msg);
+                    d.push(
+                        rules::rule("api-security-component-type-changed"),
+                        &w,
+                        "",
+                        msg,
+                    );
                 }
             }
         }

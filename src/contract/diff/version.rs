@@ -66,9 +66,16 @@ pub fn path_versions(key: &str) -> (String, Vec<u64>) {
 pub fn path_bump(old_key: &str, new_key: &str) -> Option<String> {
     let (_, a) = path_versions(old_key);
     let (_, b) = path_versions(new_key);
-    let grew = a.len() == b.len() && a.iter().zip(&b).any(|(x, y)| y > x) && a.iter().zip(&b).all(|(x, y)| y >= x);
+    let grew = a.len() == b.len()
+        && a.iter().zip(&b).any(|(x, y)| y > x)
+        && a.iter().zip(&b).all(|(x, y)| y >= x);
     grew.then(|| {
-        let show = |v: &[u64]| v.iter().map(|n| format!("/v{n}")).collect::<Vec<_>>().join(",");
+        let show = |v: &[u64]| {
+            v.iter()
+                .map(|n| format!("/v{n}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
         format!("the path's version {} -> {}", show(&a), show(&b))
     })
 }
