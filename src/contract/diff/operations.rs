@@ -172,7 +172,7 @@ impl<'a> Diff<'a> {
             for m in METHODS {
                 if let Some(op) = item.get(*m).filter(|o| o.is_object()) {
                     out.push(Op {
-                        method: *m,
+                        method: m,
                         path: path.clone(),
                         key: format!("{} {base}{key}", m),
                         names: names.clone(),
