@@ -8,9 +8,9 @@
 //! dialects normalised to JSON Schema 2020-12, so a 3.0 -> 3.1 migration
 //! that only rewrites `nullable` is no change). Operations are paired by
 //! method and path template (`operations.rs`), schemas compared
-//! structurally in the direction the data flows (`schema.rs`: `$ref`s
-//! followed with cycles cut, `allOf` merged, `oneOf`/`anyOf` branches
-//! paired), security requirements as sets of alternatives (`security.rs`).
+//! structurally in the direction the data flows (`shape.rs` reads one:
+//! `$ref`s followed, `allOf` merged; `schema.rs` compares two, cycles
+//! cut, `oneOf`/`anyOf` branches paired), security requirements as sets of alternatives (`security.rs`).
 //! A breaking change is allowed when the major version moves
 //! (`version.rs`: `info.version`, or the path's `/v1` -> `/v2`), and the
 //! report says which. The renderers (`render.rs`: console and Markdown;
@@ -22,6 +22,7 @@ mod render;
 mod rules;
 mod schema;
 mod security;
+mod shape;
 mod version;
 
 use std::fmt;
