@@ -61,6 +61,8 @@ struct Op<'a> {
     method: &'static str,
     /// The path as the document writes it.
     path: String,
+    /// Base path + path, as a client sends it.
+    full: String,
     /// Base path + path with `{}` for every parameter.
     key: String,
     /// The path's parameter names, in order.
@@ -174,6 +176,7 @@ impl<'a> Diff<'a> {
                     out.push(Op {
                         method: m,
                         path: path.clone(),
+                        full: format!("{base}{path}"),
                         key: format!("{} {base}{key}", m),
                         names: names.clone(),
                         item: Node { at, v: item },
@@ -225,7 +228,7 @@ impl<'a> Diff<'a> {
                                 at: String::new(),
                                 allowed: Some(why.clone()),
                             };
-                            let msg = format!("moved to {}", n.label());
+                            let msg = format!("moved from {} to {}", o.full, n.full);
                             let id = if o.deprecated() {
                                 "api-removed-with-deprecation"
                             } else {
