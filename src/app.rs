@@ -1599,6 +1599,9 @@ fn cmd_contract_diff(a: &crate::cli::DiffArgs) -> i32 {
         FailOn::Warn => diff::Level::Warn,
     };
     let report = diff::diff(&old, &a.old, &new, &a.new);
+    if let Some(why) = &report.incomplete {
+        eprintln!("error: the comparison could not finish: {why}");
+    }
     let json = || {
         let mut t = serde_json::to_string_pretty(&diff::json(&report, fail_on)).unwrap_or_default();
         t.push('\n');

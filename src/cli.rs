@@ -234,7 +234,7 @@ pub const DIFF_EXIT_CODES: &str = "Exit codes:
     0  passed: no change fails --fail-on (changes a new major version allows do not)
     1  failed: a breaking change (ERR), or with --fail-on WARN a potentially breaking one, that no major version move allows
     2  invalid: bad usage
-    3  broken: a document could not be read or is not OpenAPI 3.0/3.1 (file:line:col where the parser gives one), a URL did not answer in time or in size, or a report could not be written";
+    3  broken: a document could not be read or is not OpenAPI 3.0/3.1 (file:line:col where the parser gives one), a URL did not answer in time or in size, the comparison stopped at its bound (a schema nested or recursive past it), or a report could not be written";
 
 /// `--fail-on`: the lowest level that fails the diff (oasdiff's words).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -274,6 +274,27 @@ mod tests {
         .to_string()
     }
 
+    /// `allOf` that contains itself never ends by merging: the diff stops
+    /// at its bound and says so (exit 3), rather than overflow or pass.
+    #[test]
+    fn an_all_of_that_contains_itself_is_an_incomplete_diff() {
+        let text = json!({
+            "openapi": "3.1.0",
+            "info": {"title": "loop", "version": "1"},
+            "paths": {"/a": {"get": {"responses": {"200": {"description": "ok", "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/A"}}}}}}}},
+            "components": {"schemas": {"A": {"allOf": [{"$ref": "#/components/schemas/A"}]}}},
+        })
+        .to_string();
+        let doc = crate::contract::load_document_text(&text, "loop.json").unwrap();
+        let r = diff(&doc, "loop", &doc, "loop");
+        assert!(
+            r.incomplete.as_deref().is_some_and(|w| w.contains("allOf")),
+            "{r:?}"
+        );
+        assert_eq!(r.exit_code(Level::Err), crate::exit::RUN_BROKEN);
+    }
+
     #[test]
     fn a_web_of_cycles_ends_fast_and_reports_a_deep_change_in_every_operation() {
         let n = 50;
