@@ -510,6 +510,10 @@ impl<'a> Diff<'a> {
             .filter_map(|(k, ov)| n.properties.get(k).map(|nv| (k.clone(), *ov, *nv)))
             .collect();
         for (name, ov, nv) in common {
+            if unseen(true, name.as_str(), self) && unseen(false, name.as_str(), self) {
+                // Never sent in this direction on either side.
+                continue;
+            }
             let p = join(path, &name);
             let (was, is) = (o.required.contains(&name), n.required.contains(&name));
             if was != is && !unseen(false, name.as_str(), self) {
