@@ -306,39 +306,60 @@ fn broken(report: &Value) -> Vec<String> {
 /// The defect harness's launch-checklist rows (and a defect of each
 /// checklist point) fail the same properties under a tight quota as with
 /// none: the quota changes how long the gate takes, never its verdicts.
+/// One test per defect: each is two gate runs of 20 s or more, and run in
+/// turn they were the `it` binary's last four minutes on their own.
+fn fails_the_same_properties_under_a_quota(defect: tminus::reference::Defect) {
+    let free = RefHandle::start(&[defect]);
+    let (free_code, free_report, free_console) = run(GATE, &free.url, &[]);
+    drop(free);
+    let tight = RefHandle::start_with(ReferenceConfig {
+        defects: vec![defect],
+        rate_limit: RateLimitConfig {
+            limit: 60,
+            window: Duration::from_secs(5),
+            ..RateLimitConfig::default()
+        },
+        ..ReferenceConfig::default()
+    });
+    let (code, report, console) = run(GATE, &tight.url, &[]);
+    assert_eq!(free_code, 1, "{defect}: {free_console}");
+    assert_eq!(code, 1, "{defect} under 60/5s: {console}");
+    assert_eq!(
+        broken(&report),
+        broken(&free_report),
+        "{defect}: under 60/5s\n{console}"
+    );
+    no_429_as_an_answer(&report);
+}
+
 #[test]
-fn defects_fail_the_same_properties_under_a_quota() {
-    use tminus::reference::Defect::*;
-    for defect in [
-        AcceptAnyKey,
-        BrokenPagination,
-        NoTraceId,
-        ReplayReexecutes,
-        NoRetryAfter,
-        ReceiverAcceptsForged,
-    ] {
-        let free = RefHandle::start(&[defect]);
-        let (free_code, free_report, free_console) = run(GATE, &free.url, &[]);
-        drop(free);
-        let tight = RefHandle::start_with(ReferenceConfig {
-            defects: vec![defect],
-            rate_limit: RateLimitConfig {
-                limit: 60,
-                window: Duration::from_secs(5),
-                ..RateLimitConfig::default()
-            },
-            ..ReferenceConfig::default()
-        });
-        let (code, report, console) = run(GATE, &tight.url, &[]);
-        assert_eq!(free_code, 1, "{defect}: {free_console}");
-        assert_eq!(code, 1, "{defect} under 60/5s: {console}");
-        assert_eq!(
-            broken(&report),
-            broken(&free_report),
-            "{defect}: under 60/5s\n{console}"
-        );
-        no_429_as_an_answer(&report);
-    }
+fn accept_any_key_fails_the_same_properties_under_a_quota() {
+    fails_the_same_properties_under_a_quota(tminus::reference::Defect::AcceptAnyKey);
+}
+
+#[test]
+fn broken_pagination_fails_the_same_properties_under_a_quota() {
+    fails_the_same_properties_under_a_quota(tminus::reference::Defect::BrokenPagination);
+}
+
+#[test]
+fn no_trace_id_fails_the_same_properties_under_a_quota() {
+    fails_the_same_properties_under_a_quota(tminus::reference::Defect::NoTraceId);
+}
+
+#[test]
+fn replay_reexecutes_fails_the_same_properties_under_a_quota() {
+    fails_the_same_properties_under_a_quota(tminus::reference::Defect::ReplayReexecutes);
+}
+
+#[test]
+fn no_retry_after_fails_the_same_properties_under_a_quota() {
+    fails_the_same_properties_under_a_quota(tminus::reference::Defect::NoRetryAfter);
+}
+
+#[test]
+fn receiver_accepts_forged_fails_the_same_properties_under_a_quota() {
+    fails_the_same_properties_under_a_quota(tminus::reference::Defect::ReceiverAcceptsForged);
 }
 
 /// A per-day limit that is used up blocks until midnight UTC: hours, far
