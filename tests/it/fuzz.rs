@@ -254,8 +254,7 @@ fn seeds(cases_var: &str, default: u64) -> Vec<u64> {
 fn mutated_suites_never_panic_and_always_point_at_a_position() {
     let suites = shipped_suites();
     assert!(!suites.is_empty());
-    // Quiet the default hook: panics are caught and reported with their seed.
-    std::panic::set_hook(Box::new(|_| {}));
+    quiet_panics_on_fuzz_threads();
     let seeds = seeds("TMINUS_FUZZ_CASES", 20_000);
     // Cases are independent: spread them over the machine's cores.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -266,6 +265,7 @@ fn mutated_suites_never_panic_and_always_point_at_a_position() {
             .map(|part| {
                 let suites = &suites;
                 scope.spawn(move || {
+                    FUZZ_THREAD.with(|f| f.set(true));
                     let mut failures = Vec::new();
                     for &seed in part {
                         let mut rng = StdRng::seed_from_u64(seed);
@@ -287,8 +287,28 @@ fn mutated_suites_never_panic_and_always_point_at_a_position() {
             .flat_map(|h| h.join().unwrap_or_default())
             .collect()
     });
-    let _ = std::panic::take_hook();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+thread_local! {
+    static FUZZ_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Panics of the fuzz's own threads are caught and reported with their seed,
+/// so the hook prints nothing for them. Every other test of the `it` binary
+/// runs in this process at the same time: their panics still go to the hook
+/// that was there (libtest's capture), or a failing test would fail with no
+/// message at all (seen once: a global quiet hook swallowed another test's).
+fn quiet_panics_on_fuzz_threads() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !FUZZ_THREAD.with(|f| f.get()) {
+                previous(info);
+            }
+        }));
+    });
 }
 
 // ---- merge inputs (issue 24 item 3) ----
