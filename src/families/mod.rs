@@ -330,6 +330,43 @@ impl CheckPlan {
 }
 
 impl CheckPlan {
+    /// The literal path a check's volume goes to, for the kinds whose
+    /// volume is one request sent many times (`cost::inherent`: a path
+    /// outside the limiter costs no quota).
+    pub fn volume_path(&self) -> Option<String> {
+        match self {
+            CheckPlan::Trace(p) => match p.as_ref() {
+                trace::plan::TracePlan::Unique(u) => literal_path(&u.request),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The literal path a check drives to the limit (`rate_limit.storm`,
+    /// `recovery`, `partition`): where the suite says its limiter is.
+    pub fn limit_path(&self) -> Option<String> {
+        use rate_limit::plan::RateLimitPlan as R;
+        match self {
+            CheckPlan::RateLimit(p) => match p.as_ref() {
+                R::Storm(s) => literal_path(&s.exhaust.request),
+                R::Recovery(s) => literal_path(&s.exhaust.request),
+                R::Partition(s) => literal_path(&s.exhaust.request),
+                R::Headers(_) => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+fn literal_path(r: &crate::context::RequestPlan) -> Option<String> {
+    match &r.url {
+        crate::context::UrlPlan::Path(t) => t.as_literal(),
+        crate::context::UrlPlan::Absolute(_) => None,
+    }
+}
+
+impl CheckPlan {
     /// The most requests this check sends per credential.
     pub fn requests(&self) -> Requests {
         match self {

@@ -48,6 +48,7 @@ mod reference_openapi;
 mod request_ids;
 mod serve;
 mod serve_examples;
+mod shared_block;
 mod severity;
 mod shard_files;
 mod shard_inputs;

@@ -2,7 +2,9 @@
 
 pub mod exec;
 pub mod fields;
+mod handover;
 pub mod phase;
+pub mod partition;
 pub mod plan;
 pub mod recovery;
 pub mod sf;
