@@ -210,10 +210,17 @@ pub fn inherent_line(i: &Inherent, q: DeclaredQuota) -> String {
     }
     match i.waits {
         0 => line.push_str("; no window reset to wait for"),
+        1 => {
+            let _ = write!(
+                line,
+                "; 1 window reset to wait for: what is left of the window the run begins in (up to {})",
+                fmt_wait(q.window)
+            );
+        }
         n => {
             let _ = write!(
                 line,
-                "; {n} window reset(s) to wait for: at least {}, plus what is left of the window the run begins in (up to {})",
+                "; {n} window resets to wait for: at least {}, plus what is left of the window the run begins in (up to {})",
                 fmt_wait(i.least(q, None)),
                 fmt_wait(q.window)
             );
