@@ -573,6 +573,14 @@ impl Quota {
         }
     }
 
+    /// Whether `n` requests of `c` in one window would wait now.
+    pub fn would_wait(&self, c: &Credential, n: u64) -> bool {
+        let mut b = self.lock();
+        let l = self.ledger(&mut b, c);
+        let declared = self.declared_of(l);
+        l.wait_for(n, Instant::now(), declared).is_some()
+    }
+
     /// Answers of a credential the limiter counted so far in the run.
     pub fn counted(&self, c: &Credential) -> u64 {
         self.lock().ledgers.get(&c.key).map_or(0, |l| l.counted)

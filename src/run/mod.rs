@@ -144,7 +144,12 @@ pub async fn run(
         // Answers the limiter counted for the checks that need served
         // answers: the requests the suite's inherent bound counts.
         let mut served = 0u64;
-        for slot in order::order(&needs) {
+        let mut queue: std::collections::VecDeque<_> = order::order(&needs).into();
+        let would_wait = |i: usize| {
+            let n = suite.checks[i].body.requests().window;
+            n > 0 && client.quota().is_some_and(|q| q.would_wait(&credentials.own, n))
+        };
+        while let Some(slot) = order::next(&mut queue, &needs, would_wait) {
             let check = &suite.checks[slot.index];
             if stop.is_none() && *cancel.borrow() {
                 stop = Some("not run: the run was cancelled".into());

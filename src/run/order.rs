@@ -11,6 +11,10 @@
 //! block they leave (handed on: `context::block`), and last the checks that
 //! wait for its reset. One exhaustion then serves the storm, the partition
 //! and the recovery, and the recovery's reset ends the suite's use of it.
+//! When a served check would wait for the window anyway, the group runs
+//! there instead ([`next`]): its reset is then the wait already paid.
+
+use std::collections::VecDeque;
 
 use crate::context::budget::Need;
 
@@ -39,6 +43,33 @@ pub fn order(needs: &[Need]) -> Vec<Slot> {
                     .is_some_and(|&j| matches!(needs[j], Need::Blocked | Need::Reset)),
         })
         .collect()
+}
+
+/// The next check to run: the head of `queue`, unless it needs served
+/// answers that would wait for the window (`waits`, asked of the run's
+/// book) while the checks that reach the limit are still to come: they go
+/// first then. The block they leave ends with the window that was to be
+/// waited for anyway, so the recovery's reset costs no window of its own
+/// (a quota the served checks fit in never waits: the group stays last).
+pub fn next(
+    queue: &mut VecDeque<Slot>,
+    needs: &[Need],
+    waits: impl FnOnce(usize) -> bool,
+) -> Option<Slot> {
+    let head = *queue.front()?;
+    if needs[head.index] == Need::Window {
+        if let Some(k) = queue.iter().position(|s| needs[s.index] != Need::Window) {
+            if waits(head.index) {
+                // The group is the queue's tail (`order`): moved whole, in
+                // its order, so what it hands on still reaches its own.
+                let group: Vec<Slot> = queue.drain(k..).collect();
+                for s in group.into_iter().rev() {
+                    queue.push_front(s);
+                }
+            }
+        }
+    }
+    queue.pop_front()
 }
 
 #[cfg(test)]
@@ -85,5 +116,27 @@ mod tests {
         assert_eq!(run(&[Reset, Window, Blocked]), [(1, false), (2, true), (0, false)]);
         assert_eq!(run(&[Window, Window]), [(0, false), (1, false)]);
         assert!(run(&[]).is_empty());
+    }
+
+    /// Runs the queue, `waits` saying which served checks would wait.
+    fn drive(needs: &[Need], waits: &[usize]) -> Vec<usize> {
+        let mut queue: VecDeque<Slot> = order(needs).into();
+        let mut ran = Vec::new();
+        while let Some(s) = next(&mut queue, needs, |i| waits.contains(&i)) {
+            ran.push(s.index);
+        }
+        ran
+    }
+
+    #[test]
+    fn the_exhaustion_takes_the_first_wait_the_served_checks_meet() {
+        let needs = [Window, Exhausts, Reset, Window, Blocked, Window];
+        // No served check waits: the group is last.
+        assert_eq!(drive(&needs, &[]), [0, 3, 5, 1, 4, 2]);
+        // Check 3 would wait for the window: the group goes before it, in
+        // its order, and once only.
+        assert_eq!(drive(&needs, &[3, 5]), [0, 1, 4, 2, 3, 5]);
+        // Without a group there is nothing to move.
+        assert_eq!(drive(&[Window, Window], &[0, 1]), [0, 1]);
     }
 }
