@@ -70,8 +70,9 @@ fn first_segment(path: &str) -> &str {
 
 /// The inherent bound of `suite` under `q`. Which paths the limiter counts
 /// is known only to the target; a suite's rate-limit checks say where they
-/// reach it, and a check that sends its volume to a path under another
-/// first segment (a health check's 1,000 probes) is left out, by name.
+/// reach it, and a check whose every path is under another first segment
+/// (a health check's 1,000 probes, deliveries to the integrator's webhook
+/// receiver) is left out, by name.
 pub fn inherent(suite: &PlannedSuite, q: DeclaredQuota) -> Inherent {
     let scope: Option<String> = suite
         .checks
@@ -85,8 +86,8 @@ pub fn inherent(suite: &PlannedSuite, q: DeclaredQuota) -> Inherent {
         if r.need != Need::Window {
             continue;
         }
-        let away = match (&scope, c.body.volume_path()) {
-            (Some(s), Some(p)) => first_segment(&p) != s,
+        let away = match (&scope, c.body.paths()) {
+            (Some(s), Some(paths)) => paths.iter().all(|p| first_segment(p) != s),
             _ => false,
         };
         if away {
@@ -195,7 +196,7 @@ pub fn report(plan: &Plan, quota: Option<DeclaredQuota>) -> String {
 /// The inherent bound in words: what must be sent, what must be waited.
 pub fn inherent_line(i: &Inherent, q: DeclaredQuota) -> String {
     let mut line = format!(
-        "inherent at {q}: {} request(s) must be served",
+        "inherent at {q}: {} request(s) must be served (the checks' planned figures; `run` prints the bound from what the limiter counted)",
         i.requests
     );
     if i.exhausts {
@@ -220,7 +221,7 @@ pub fn inherent_line(i: &Inherent, q: DeclaredQuota) -> String {
         n => {
             let _ = write!(
                 line,
-                "; {n} window resets to wait for: at least {}, plus what is left of the window the run begins in (up to {})",
+                "; {n} window resets to wait for: at least {} if the checks send all of them, plus what is left of the window the run begins in (up to {})",
                 fmt_wait(i.least(q, None)),
                 fmt_wait(q.window)
             );

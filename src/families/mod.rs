@@ -330,14 +330,25 @@ impl CheckPlan {
 }
 
 impl CheckPlan {
-    /// The literal path a check's volume goes to, for the kinds whose
-    /// volume is one request sent many times (`cost::inherent`: a path
-    /// outside the limiter costs no quota).
-    pub fn volume_path(&self) -> Option<String> {
+    /// Every literal path a check sends to, for the kinds whose requests
+    /// all go to paths the plan knows (`trace.unique`'s request, a webhook
+    /// sender's receiver and its counter): `cost::inherent` leaves out a
+    /// check whose paths are all outside the limiter.
+    pub fn paths(&self) -> Option<Vec<String>> {
         match self {
             CheckPlan::Trace(p) => match p.as_ref() {
-                trace::plan::TracePlan::Unique(u) => literal_path(&u.request),
+                trace::plan::TracePlan::Unique(u) => Some(vec![literal_path(&u.request)?]),
                 _ => None,
+            },
+            CheckPlan::Webhook(p) => match p.as_ref() {
+                webhook::plan::WebhookPlan::Sender(s) => {
+                    let mut paths = vec![url_path(&s.url)?];
+                    if let Some(c) = &s.effects {
+                        paths.push(literal_path(&c.request)?);
+                    }
+                    Some(paths)
+                }
+                webhook::plan::WebhookPlan::Sink(_) => None,
             },
             _ => None,
         }
@@ -360,7 +371,11 @@ impl CheckPlan {
 }
 
 fn literal_path(r: &crate::context::RequestPlan) -> Option<String> {
-    match &r.url {
+    url_path(&r.url)
+}
+
+fn url_path(u: &crate::context::UrlPlan) -> Option<String> {
+    match u {
         crate::context::UrlPlan::Path(t) => t.as_literal(),
         crate::context::UrlPlan::Absolute(_) => None,
     }

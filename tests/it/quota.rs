@@ -294,6 +294,7 @@ fn validate_prints_the_budget_and_the_least_wall_time() {
     assert!(
         inherent.contains("then one exhaustion of the limit")
             && inherent.contains("trace-ids-unique not counted")
+            && inherent.contains("webhook-receiver-accepts-valid")
             && inherent.contains("window resets to wait for: at least"),
         "{inherent}"
     );

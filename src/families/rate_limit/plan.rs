@@ -308,9 +308,8 @@ impl RateLimitPlan {
     pub fn requests(&self) -> crate::context::budget::Requests {
         use crate::context::budget::{Need, Requests};
         match self {
-            RateLimitPlan::Headers(h) => {
-                Requests::own(u64::from(h.samples.max(1)) * h.requests.len().max(1) as u64)
-            }
+            // `samples` answers in all, the requests taken in turn.
+            RateLimitPlan::Headers(h) => Requests::own(u64::from(h.samples.max(1))),
             RateLimitPlan::Storm(s) => {
                 Requests::exhausting(u64::from(s.stop_after), Need::Exhausts)
             }
