@@ -65,7 +65,10 @@ impl Inherent {
 
 /// The first segment of a path (`/public/v1/x` -> `public`).
 fn first_segment(path: &str) -> &str {
-    path.trim_start_matches('/').split(['/', '?']).next().unwrap_or("")
+    path.trim_start_matches('/')
+        .split(['/', '?'])
+        .next()
+        .unwrap_or("")
 }
 
 /// The inherent bound of `suite` under `q`. Which paths the limiter counts

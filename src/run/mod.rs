@@ -140,14 +140,21 @@ pub async fn run(
         // reached: the runner orders the checks by their needs and hands
         // the block from one to the next (`order`, `context::block`).
         let exhaustion = crate::context::block::Exhaustion::new();
-        let needs: Vec<_> = suite.checks.iter().map(|c| c.body.requests().need).collect();
+        let needs: Vec<_> = suite
+            .checks
+            .iter()
+            .map(|c| c.body.requests().need)
+            .collect();
         // Answers the limiter counted for the checks that need served
         // answers: the requests the suite's inherent bound counts.
         let mut served = 0u64;
         let mut queue: std::collections::VecDeque<_> = order::order(&needs).into();
         let would_wait = |i: usize| {
             let n = suite.checks[i].body.requests().window;
-            n > 0 && client.quota().is_some_and(|q| q.would_wait(&credentials.own, n))
+            n > 0
+                && client
+                    .quota()
+                    .is_some_and(|q| q.would_wait(&credentials.own, n))
         };
         while let Some(slot) = order::next(&mut queue, &needs, would_wait) {
             let check = &suite.checks[slot.index];

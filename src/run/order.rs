@@ -113,7 +113,10 @@ mod tests {
             [(0, false), (2, true), (1, false)]
         );
         // No storm: the partition reaches the limit and hands it on.
-        assert_eq!(run(&[Reset, Window, Blocked]), [(1, false), (2, true), (0, false)]);
+        assert_eq!(
+            run(&[Reset, Window, Blocked]),
+            [(1, false), (2, true), (0, false)]
+        );
         assert_eq!(run(&[Window, Window]), [(0, false), (1, false)]);
         assert!(run(&[]).is_empty());
     }

@@ -146,8 +146,10 @@ fn one_exhaustion_serves_the_storm_the_partition_and_the_recovery() {
     let labels = evidence_labels(recovery);
     for n in [2, 3] {
         assert!(
-            labels.iter().any(|l| l.starts_with(&format!("sample {n}: "))
-                && l.contains("in the block of sample 1")),
+            labels
+                .iter()
+                .any(|l| l.starts_with(&format!("sample {n}: "))
+                    && l.contains("in the block of sample 1")),
             "sample {n} not from the block: {labels:#?}\n{console}"
         );
         for probe in ["early probe", "recovery probe"] {

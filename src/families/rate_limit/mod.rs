@@ -3,8 +3,8 @@
 pub mod exec;
 pub mod fields;
 mod handover;
-pub mod phase;
 pub mod partition;
+pub mod phase;
 pub mod plan;
 pub mod recovery;
 pub mod sf;

@@ -397,7 +397,15 @@ async fn take_batch(
     let (first, attempt) = todo[0];
     let want = timing::attempt_phase(timing::sample_phase(first), attempt);
     let tag = sample_tag(p, first);
-    let t = take(p, ctx, r, (&tag, want, attempt), clock, &mut evidence[first]).await?;
+    let t = take(
+        p,
+        ctx,
+        r,
+        (&tag, want, attempt),
+        clock,
+        &mut evidence[first],
+    )
+    .await?;
     let mut batch = vec![(first, t)];
     for &(n, attempt) in &todo[1..] {
         let deadline = batch
@@ -439,8 +447,7 @@ async fn take_batch(
         };
         // Within the wait already booked for the first sample, and with
         // its early probe still ahead.
-        if wait > batch[0].1.wait.max(p.max_wait) || t.early_at() <= Instant::now() + BATCH_GUARD
-        {
+        if wait > batch[0].1.wait.max(p.max_wait) || t.early_at() <= Instant::now() + BATCH_GUARD {
             break;
         }
         evidence[n].push(Evidence::from_exchange(
@@ -499,7 +506,11 @@ async fn probe_batch(
         let (n, t) = &batch[i];
         let tag = sample_tag(p, *n);
         tokio::time::sleep_until(at.into()).await;
-        let what = if is_early { "early probe" } else { "recovery probe" };
+        let what = if is_early {
+            "early probe"
+        } else {
+            "recovery probe"
+        };
         let ex = match send_timed(ctx, r, clock, what).await {
             Ok((ex, _)) => ex,
             Err(o) => return Err(o.with_evidence(evidence.concat())),
