@@ -568,13 +568,14 @@ fn bound_note(
         format!(" ({:.2}×)", took.as_secs_f64() / bound.as_secs_f64())
     };
     Some(format!(
-        "quota: {}'s checks took {} against an inherent bound of {}{ratio} at {q}: {} request(s) the limiter counted for the checks that needed served answers{}, {} window reset(s) to wait for{}",
+        "quota: {}'s checks took {} against an inherent bound of {}{ratio} at {q}: {} request(s) the limiter counted for the checks that needed served answers{}, {} window reset{} to wait for{}",
         suite.name,
         crate::http::quota::fmt_wait(took),
         crate::http::quota::fmt_wait(bound),
         i.requests,
         if i.exhausts { " and one exhaustion" } else { "" },
         i.waits,
+        if i.waits == 1 { "" } else { "s" },
         match first {
             Some(f) if i.waits > 0 => format!(
                 ", the first {} away when the suite began",
