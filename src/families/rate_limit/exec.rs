@@ -120,7 +120,8 @@ pub(super) struct Limited {
     pub(super) ex: Exchange,
     pub(super) at: Instant,
     pub(super) sent: u32,
-    /// The status of the first answer that was served (not limited), if any.
+    /// The status of the first answer that was served (neither limited nor
+    /// a 5xx), if any.
     pub(super) served: Option<u16>,
 }
 
@@ -156,6 +157,11 @@ pub(super) async fn exhaust(
                         *f = Some((ex, Instant::now(), n));
                     }
                 }
+                // A 5xx on the way to the limit is not what the key is
+                // served (a limiter that answers 503 past some rejections,
+                // as the reference's `storm-5xx`): the partition compares
+                // tenant B with what A was really served.
+                Ok(ex) if ex.status() >= 500 => {}
                 Ok(ex) => {
                     served
                         .lock()
