@@ -86,7 +86,7 @@ impl Exhaustion {
     ) -> Option<Block> {
         self.lock()
             .as_ref()
-            .filter(|b| &b.credential == credential && &b.method == method && b.url == url)
+            .filter(|b| &b.credential == credential && b.method == *method && b.url == url)
             .cloned()
     }
 
