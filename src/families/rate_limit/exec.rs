@@ -217,15 +217,22 @@ pub(super) async fn cool_down(
     // With the run's request budget the block the storm left is in the
     // book: a polite send waits it out (announced, within --max-quota-wait)
     // and comes back when the key is served again.
+    // A 5xx is not the key served again: a limiter that answers 503 past
+    // some rejections (the reference's `storm-5xx`) says nothing of its
+    // window, so the key is probed below until it is served.
+    let served = |ex: &Exchange| ex.status() != limited && ex.status() < 500;
     if ctx.client.quota().is_some() {
-        return match ctx.client.polite().send(r).await {
-            Ok(ex) if ex.status() != limited => None,
-            Ok(ex) => Some(format!(
-                "the key was still answered {} after waiting for its window; later checks may see {limited}s",
-                ex.status()
-            )),
-            Err(e) => Some(e.to_string()),
-        };
+        match ctx.client.polite().send(r).await {
+            Ok(ex) if served(&ex) => return None,
+            Ok(ex) if ex.status() < 500 => {
+                return Some(format!(
+                    "the key was still answered {} after waiting for its window; later checks may see {limited}s",
+                    ex.status()
+                ))
+            }
+            Ok(_) => {}
+            Err(e) => return Some(e.to_string()),
+        }
     }
     let started = Instant::now();
     let first = hint.unwrap_or(Duration::from_secs(1)).min(max);
@@ -236,7 +243,7 @@ pub(super) async fn cool_down(
     tokio::time::sleep(first).await;
     loop {
         match ctx.client.send(r).await {
-            Ok(ex) if ex.status() != limited => return None,
+            Ok(ex) if served(&ex) => return None,
             _ => {}
         }
         if started.elapsed() + POLL > max {
