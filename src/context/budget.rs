@@ -14,8 +14,10 @@
 //!
 //! Checks that exhaust the quota on purpose (`rate_limit.storm`, `recovery`,
 //! `partition`) reserve nothing: they are sized from the advertised limit
-//! while they run (`rate_limit::exec`), and the block they leave is waited
-//! out by the next check's reservation.
+//! while they run (`rate_limit::exec`). Each states what it [`Need`]s of
+//! the window, and the runner orders a suite's checks by it (`run::order`):
+//! one exhaustion per credential serves every check that needs the limit
+//! reached, and the checks that need an unexhausted window run before it.
 
 /// Requests one check sends at most, per credential.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -30,6 +32,31 @@ pub struct Requests {
     /// `Some(extra)`: the check exhausts the quota on purpose, sending up to
     /// the advertised limit and then `extra` limited answers.
     pub exhausts: Option<u64>,
+    /// What the check needs of its credential's window (the runner's order).
+    pub need: Need,
+    /// Of `own`, the requests sent only when something goes wrong (a round
+    /// rate limited anyway and sent again): in the maximum, not in what
+    /// the check must send (`cost::inherent`).
+    pub spare: u64,
+}
+
+/// What a check needs of its credential's window, for the runner's order
+/// (`run::order`): every check that needs an unexhausted window runs
+/// before the exhaustion; then the checks that reach the limit, those that
+/// judge the block it leaves, and last those that wait for its reset.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Need {
+    /// Requests served as usual: before any exhaustion (or after a reset).
+    #[default]
+    Window,
+    /// Drives the limit to its end itself (`rate_limit.storm`).
+    Exhausts,
+    /// Judges the limit reached and leaves it reached
+    /// (`rate_limit.partition`): served by a block made before it.
+    Blocked,
+    /// Judges the limit reached and waits for its reset
+    /// (`rate_limit.recovery`): last, since the block is over after it.
+    Reset,
 }
 
 impl Requests {
@@ -40,16 +67,21 @@ impl Requests {
             second: 0,
             window: n,
             exhausts: None,
+            need: Need::Window,
+            spare: 0,
         }
     }
 
-    /// A check sized from the advertised limit (`extra` limited answers past it).
-    pub const fn exhausting(extra: u64) -> Self {
+    /// A check sized from the advertised limit (`extra` limited answers
+    /// past it), needing `need` of the window.
+    pub const fn exhausting(extra: u64, need: Need) -> Self {
         Requests {
             own: 0,
             second: 0,
             window: 0,
             exhausts: Some(extra),
+            need,
+            spare: 0,
         }
     }
 }

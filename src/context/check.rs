@@ -25,6 +25,9 @@ pub struct CheckContext {
     pub upstream_tls: Option<crate::http::tls_server::ServerTls>,
     /// Where a `dependency.*` check's double listens and how it is reached.
     pub dependency: crate::double::DependencyEndpoint,
+    /// The limit an earlier check reached and handed on, and whether this
+    /// check hands its own on (`run::order`).
+    pub exhaustion: super::block::Exhaustion,
 }
 
 /// A check that sends more requests than this, or more at once than

@@ -2,13 +2,15 @@
 //! its variables, secrets and captures, the suite's profile, and the
 //! diagnostics found so far (`PlanCtx`); the planning of the shared request /
 //! expect / capture grammar (`request`); what a check may use while it runs
-//! (`CheckContext`); and the request figures a plan states (`budget`).
+//! (`CheckContext`); the request figures a plan states (`budget`); and the
+//! exhaustion of the limit the runner hands from check to check (`block`).
 //!
 //! It sits below the families and above the spec vocabulary: the driver
 //! (`plan`) makes one `PlanCtx` per file and hands it to every family; a
 //! family never sees the driver, and the driver never looks into a family's
 //! plan except through the registry (`families`).
 
+pub mod block;
 pub mod budget;
 mod check;
 pub mod request;

@@ -330,6 +330,58 @@ impl CheckPlan {
 }
 
 impl CheckPlan {
+    /// Every literal path a check sends to, for the kinds whose requests
+    /// all go to paths the plan knows (`trace.unique`'s request, a webhook
+    /// sender's receiver and its counter): `cost::inherent` leaves out a
+    /// check whose paths are all outside the limiter.
+    pub fn paths(&self) -> Option<Vec<String>> {
+        match self {
+            CheckPlan::Trace(p) => match p.as_ref() {
+                trace::plan::TracePlan::Unique(u) => Some(vec![literal_path(&u.request)?]),
+                _ => None,
+            },
+            CheckPlan::Webhook(p) => match p.as_ref() {
+                webhook::plan::WebhookPlan::Sender(s) => {
+                    let mut paths = vec![url_path(&s.url)?];
+                    if let Some(c) = &s.effects {
+                        paths.push(literal_path(&c.request)?);
+                    }
+                    Some(paths)
+                }
+                webhook::plan::WebhookPlan::Sink(_) => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The literal path a check drives to the limit (`rate_limit.storm`,
+    /// `recovery`, `partition`): where the suite says its limiter is.
+    pub fn limit_path(&self) -> Option<String> {
+        use rate_limit::plan::RateLimitPlan as R;
+        match self {
+            CheckPlan::RateLimit(p) => match p.as_ref() {
+                R::Storm(s) => literal_path(&s.exhaust.request),
+                R::Recovery(s) => literal_path(&s.exhaust.request),
+                R::Partition(s) => literal_path(&s.exhaust.request),
+                R::Headers(_) => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+fn literal_path(r: &crate::context::RequestPlan) -> Option<String> {
+    url_path(&r.url)
+}
+
+fn url_path(u: &crate::context::UrlPlan) -> Option<String> {
+    match u {
+        crate::context::UrlPlan::Path(t) => t.as_literal(),
+        crate::context::UrlPlan::Absolute(_) => None,
+    }
+}
+
+impl CheckPlan {
     /// The most requests this check sends per credential.
     pub fn requests(&self) -> Requests {
         match self {

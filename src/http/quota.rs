@@ -321,6 +321,12 @@ struct Ledger {
     last_used: Option<Instant>,
     /// Requests sent in the run, for the run's per-check counts.
     total: u64,
+    /// Answers the limiter counted: served (not 429) with quota fields, or
+    /// any answer under a declared quota (no fields say otherwise).
+    counted: u64,
+    /// The first reset an answer advertised: where the window the run
+    /// began in ends (the run's inherent bound counts from it).
+    first_reset: Option<Instant>,
     /// Paths whose answers carry no quota fields while the credential's
     /// others do: outside the limiter (a health check, a test hook), never
     /// held back by a block or an empty window. Bounded.
@@ -438,6 +444,9 @@ impl Ledger {
         if let Some(w) = h.window {
             self.window = Some(w);
         }
+        if self.first_reset.is_none() {
+            self.first_reset = h.reset_in.map(|d| at + d);
+        }
         if let Some(r) = h.remaining {
             self.remaining = Some(r);
             self.reset_at = h.reset_in.map(|d| at + d);
@@ -548,6 +557,38 @@ impl Quota {
             Some(l) => l.limit.or(self.declared_of(l).map(|d| d.limit)),
             None => self.opts.declared.map(|d| d.limit),
         }
+    }
+
+    /// The quota the book knows for a credential: the limit and window the
+    /// target advertised, else the declared one.
+    pub fn quota_of(&self, c: &Credential) -> Option<DeclaredQuota> {
+        let b = self.lock();
+        let l = b.ledgers.get(&c.key);
+        let declared = l.and_then(|l| self.declared_of(l)).or(self.opts.declared);
+        match l.map(|l| (l.limit, l.window)) {
+            Some((Some(limit), Some(window))) if limit > 0 && !window.is_zero() => {
+                Some(DeclaredQuota { limit, window })
+            }
+            _ => declared,
+        }
+    }
+
+    /// Whether `n` requests of `c` in one window would wait now.
+    pub fn would_wait(&self, c: &Credential, n: u64) -> bool {
+        let mut b = self.lock();
+        let l = self.ledger(&mut b, c);
+        let declared = self.declared_of(l);
+        l.wait_for(n, Instant::now(), declared).is_some()
+    }
+
+    /// Answers of a credential the limiter counted so far in the run.
+    pub fn counted(&self, c: &Credential) -> u64 {
+        self.lock().ledgers.get(&c.key).map_or(0, |l| l.counted)
+    }
+
+    /// Where the first window the book saw for a credential ends.
+    pub fn first_reset_of(&self, c: &Credential) -> Option<Instant> {
+        self.lock().ledgers.get(&c.key).and_then(|l| l.first_reset)
     }
 
     /// Declares the quota of a credential's target (`target.rate_limit`);
@@ -697,6 +738,11 @@ impl Quota {
         let h = Hint::read(resp, SystemTime::now());
         let mut b = self.lock();
         let l = self.ledger(&mut b, c);
+        let spoke = h.remaining.is_some() || h.limit.is_some();
+        let declared = self.declared_of(l).is_some() && l.limit.is_none();
+        if resp.status != 429 && (spoke || declared) {
+            l.counted += 1;
+        }
         l.learn(&h, now);
         l.learn_path(&path_key(url), &h, resp.status);
         let asked_to_wait = resp.status == 429 || (resp.status == 503 && h.retry_after.is_some());

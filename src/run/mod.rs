@@ -11,6 +11,7 @@ use crate::families::{self, load, Outcome};
 use crate::http::{Client, Target};
 use crate::plan::Plan;
 
+pub mod order;
 mod unserved;
 use unserved::Unserved;
 
@@ -69,7 +70,8 @@ pub fn suite_infos(plan: &Plan, opts: &RunOptions) -> Vec<SuiteInfo> {
         .collect()
 }
 
-/// Runs every check of the plan in order. `cancel` resolving stops the run
+/// Runs every check of the plan, each suite's in the order of their needs
+/// (`order`: checks that exhaust the limit last). `cancel` resolving stops the run
 /// between checks (and interrupts the current one); what did not run is
 /// reported skipped.
 pub async fn run(
@@ -134,7 +136,28 @@ pub async fn run(
                 q.declare(c, suite.rate_limit);
             }
         }
-        for check in &suite.checks {
+        // One exhaustion of the limit serves the checks that need it
+        // reached: the runner orders the checks by their needs and hands
+        // the block from one to the next (`order`, `context::block`).
+        let exhaustion = crate::context::block::Exhaustion::new();
+        let needs: Vec<_> = suite
+            .checks
+            .iter()
+            .map(|c| c.body.requests().need)
+            .collect();
+        // Answers the limiter counted for the checks that need served
+        // answers: the requests the suite's inherent bound counts.
+        let mut served = 0u64;
+        let mut queue: std::collections::VecDeque<_> = order::order(&needs).into();
+        let would_wait = |i: usize| {
+            let n = suite.checks[i].body.requests().window;
+            n > 0
+                && client
+                    .quota()
+                    .is_some_and(|q| q.would_wait(&credentials.own, n))
+        };
+        while let Some(slot) = order::next(&mut queue, &needs, would_wait) {
+            let check = &suite.checks[slot.index];
             if stop.is_none() && *cancel.borrow() {
                 stop = Some("not run: the run was cancelled".into());
             }
@@ -172,6 +195,7 @@ pub async fn run(
                     upstream_max_body: opts.upstream_max_body,
                     upstream_tls: opts.upstream_tls.clone(),
                     dependency: opts.dependency.clone(),
+                    exhaustion: exhaustion.for_check(&check.id, slot.hand_on),
                 };
                 // The check's requests are reserved by its first request to
                 // a limited path, so it is not cut across a window's reset by
@@ -202,6 +226,10 @@ pub async fn run(
             if why_not.is_none() {
                 unserved.check_finished();
             }
+            if !slot.hand_on {
+                // The block was used up (or cooled down): nothing to hand on.
+                exhaustion.clear();
+            }
             if let (None, None, Some(v)) = (&suite_stop, &why_not, unserved.verdict()) {
                 // Decided during this check: its own verdict rests on the
                 // same 404s, so the cause is what it reports.
@@ -216,6 +244,9 @@ pub async fn run(
                 q.clear_expected();
             }
             credentials.account(client, &mut outcome, &spent_before, check.body.requests());
+            if check.body.requests().need == crate::context::budget::Need::Window {
+                served += credentials.spent(client).counted - spent_before.counted;
+            }
             // The contract property is the runner's, not the kind's: its
             // level is that of the worst rule the check's responses broke.
             let contract = watch.as_ref().and_then(|w| w.finish_check());
@@ -266,6 +297,11 @@ pub async fn run(
                     () = tokio::time::sleep(pause) => {}
                     Ok(()) = cancel.changed() => {}
                 }
+            }
+        }
+        if stop.is_none() {
+            if let Some(note) = bound_note(client, &credentials, suite, (suite_started, served)) {
+                events.event(&Event::Notice(note));
             }
         }
         // The burst rehearsal runs after the suite's checks; each threshold
@@ -426,6 +462,8 @@ struct Spent {
     waited: std::time::Duration,
     own: u64,
     second: u64,
+    /// The suite credential's answers the limiter counted.
+    counted: u64,
 }
 
 impl Credentials {
@@ -452,12 +490,14 @@ impl Credentials {
                 waited: std::time::Duration::ZERO,
                 own: 0,
                 second: 0,
+                counted: 0,
             };
         };
         Spent {
             waited: q.waited(),
             own: q.sent(&self.own),
             second: self.second.as_ref().map_or(0, |c| q.sent(c)),
+            counted: q.counted(&self.own),
         }
     }
 
@@ -500,6 +540,50 @@ impl Credentials {
             ));
         }
     }
+}
+
+/// The suite's wall time against its inherent bound under the quota the
+/// book knows for its credential (`cost::Inherent`, from the `served`
+/// answers the limiter counted for the checks that need served answers,
+/// and the exhaustion; the first wait is what was left of the window the
+/// suite began in, when the target said).
+/// `None` without a quota, or when nothing needed one.
+fn bound_note(
+    client: &Client,
+    credentials: &Credentials,
+    suite: &crate::plan::PlannedSuite,
+    (started, served): (Instant, u64),
+) -> Option<String> {
+    let book = client.quota()?;
+    let q = book.quota_of(&credentials.own)?;
+    let took = started.elapsed();
+    let i = crate::cost::Inherent::of(served, Vec::new(), crate::cost::exhausts(suite), q);
+    let first = book
+        .first_reset_of(&credentials.own)
+        .and_then(|r| r.checked_duration_since(started));
+    let bound = i.least(q, first);
+    let ratio = if bound.is_zero() {
+        String::new()
+    } else {
+        format!(" ({:.2}×)", took.as_secs_f64() / bound.as_secs_f64())
+    };
+    Some(format!(
+        "quota: {}'s checks took {} against an inherent bound of {}{ratio} at {q}: {} request(s) the limiter counted for the checks that needed served answers{}, {} window reset{} to wait for{}",
+        suite.name,
+        crate::http::quota::fmt_wait(took),
+        crate::http::quota::fmt_wait(bound),
+        i.requests,
+        if i.exhausts { " and one exhaustion" } else { "" },
+        i.waits,
+        if i.waits == 1 { "" } else { "s" },
+        match first {
+            Some(f) if i.waits > 0 => format!(
+                ", the first {} away when the suite began",
+                crate::http::quota::fmt_wait(f.min(q.window))
+            ),
+            _ => String::new(),
+        }
+    ))
 }
 
 /// Counts a finished result, applies `--fail-fast` and reports it: the one

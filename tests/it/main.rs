@@ -52,6 +52,7 @@ mod serve_examples;
 mod severity;
 mod shard_files;
 mod shard_inputs;
+mod shared_block;
 mod shipped_suites;
 mod suite_schema;
 mod summary_md;

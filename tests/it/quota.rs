@@ -284,6 +284,20 @@ fn validate_prints_the_budget_and_the_least_wall_time() {
     assert!(err.contains("idem-replay"), "{err}");
     assert!(err.contains("sized from the limit 60/1m"), "{err}");
     assert!(err.contains("at 60/1m: at least"), "{err}");
+    // Beside the maximum, the inherent bound (issue 42): one exhaustion,
+    // the health check's 1,000 probes left out by name, and the window
+    // resets to wait for.
+    let inherent = err
+        .lines()
+        .find(|l| l.contains("inherent at 60/1m"))
+        .unwrap_or_else(|| panic!("no inherent bound: {err}"));
+    assert!(
+        inherent.contains("then one exhaustion of the limit")
+            && inherent.contains("trace-ids-unique not counted")
+            && inherent.contains("webhook-receiver-accepts-valid")
+            && inherent.contains("window resets to wait for: at least"),
+        "{inherent}"
+    );
 }
 
 /// `(check, property)` pairs that did not pass, with their verdicts.

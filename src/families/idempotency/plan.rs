@@ -406,6 +406,7 @@ impl IdemPlan {
                 Requests {
                     own: 1 + round * (*rounds as u64 + redone),
                     window: round + 1,
+                    spare: round * redone,
                     ..Requests::own(0)
                 }
             }

@@ -385,6 +385,7 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
         upstream_max_body: crate::upstream::DEFAULT_MAX_BODY,
         dependency: Default::default(),
         upstream_tls: None,
+        exhaustion: Default::default(),
     };
     let before = match &plan.effects {
         Some(c) => Some(

@@ -1,6 +1,7 @@
 //! The rate-limit family (catalogue §2): limit headers in every dialect,
-//! a bounded 429 storm, per-tenant partitioning, and what the checks that
-//! drive a key to its limit share (`rate_limit.recovery` is in `recovery.rs`).
+//! a bounded 429 storm, and what the checks that drive a key to its limit
+//! share (`rate_limit.recovery` is in `recovery.rs`, `partition` in
+//! `partition.rs`, the block handed from one to the next in `handover.rs`).
 //!
 //! Checks that drive a key to its limit always end with a bounded, announced
 //! cool-down (wait for Retry-After, then probe until the key is served again)
@@ -15,9 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::context::CheckContext;
 use crate::context::Scope;
 use crate::families::common::describe;
-use crate::families::rate_limit::plan::{
-    Exhaust, HeadersPlan, PartitionPlan, RateLimitPlan, StormPlan,
-};
+use crate::families::rate_limit::plan::{Exhaust, HeadersPlan, RateLimitPlan, StormPlan};
 use crate::fmt_duration;
 use crate::http::{Exchange, Rendered};
 use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue};
@@ -121,7 +120,8 @@ pub(super) struct Limited {
     pub(super) ex: Exchange,
     pub(super) at: Instant,
     pub(super) sent: u32,
-    /// The status of the first answer that was served (not limited), if any.
+    /// The status of the first answer that was served (neither limited nor
+    /// a 5xx), if any.
     pub(super) served: Option<u16>,
 }
 
@@ -157,6 +157,11 @@ pub(super) async fn exhaust(
                         *f = Some((ex, Instant::now(), n));
                     }
                 }
+                // A 5xx on the way to the limit is not what the key is
+                // served (a limiter that answers 503 past some rejections,
+                // as the reference's `storm-5xx`): the partition compares
+                // tenant B with what A was really served.
+                Ok(ex) if ex.status() >= 500 => {}
                 Ok(ex) => {
                     served
                         .lock()
@@ -212,15 +217,22 @@ pub(super) async fn cool_down(
     // With the run's request budget the block the storm left is in the
     // book: a polite send waits it out (announced, within --max-quota-wait)
     // and comes back when the key is served again.
+    // A 5xx is not the key served again: a limiter that answers 503 past
+    // some rejections (the reference's `storm-5xx`) says nothing of its
+    // window, so the key is probed below until it is served.
+    let served = |ex: &Exchange| ex.status() != limited && ex.status() < 500;
     if ctx.client.quota().is_some() {
-        return match ctx.client.polite().send(r).await {
-            Ok(ex) if ex.status() != limited => None,
-            Ok(ex) => Some(format!(
-                "the key was still answered {} after waiting for its window; later checks may see {limited}s",
-                ex.status()
-            )),
-            Err(e) => Some(e.to_string()),
-        };
+        match ctx.client.polite().send(r).await {
+            Ok(ex) if served(&ex) => return None,
+            Ok(ex) if ex.status() < 500 => {
+                return Some(format!(
+                    "the key was still answered {} after waiting for its window; later checks may see {limited}s",
+                    ex.status()
+                ))
+            }
+            Ok(_) => {}
+            Err(e) => return Some(e.to_string()),
+        }
     }
     let started = Instant::now();
     let first = hint.unwrap_or(Duration::from_secs(1)).min(max);
@@ -231,7 +243,7 @@ pub(super) async fn cool_down(
     tokio::time::sleep(first).await;
     loop {
         match ctx.client.send(r).await {
-            Ok(ex) if ex.status() != limited => return None,
+            Ok(ex) if served(&ex) => return None,
             _ => {}
         }
         if started.elapsed() + POLL > max {
@@ -438,6 +450,11 @@ struct StormTally {
     /// First example of each problem: (what, message, evidence).
     problems: BTreeMap<&'static str, (String, Evidence)>,
     first_limited: Option<Evidence>,
+    /// The first limited answer and the number of the request it answered
+    /// (what a block handed on carries).
+    first_limited_ex: Option<(Exchange, u32)>,
+    /// The first status served before the limit.
+    served: Option<u16>,
     last_limited: Option<(Instant, Option<Duration>)>,
     /// Limited answers with a valid Retry-After, and with the Remaining header.
     with_retry_after: u32,
@@ -494,6 +511,7 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
                 continue;
             }
             if ex.status() != x.limited_status {
+                t.served.get_or_insert(ex.status());
                 continue;
             }
             t.limited += 1;
@@ -503,6 +521,7 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
             );
             if t.first_limited.is_none() {
                 t.first_limited = Some(Evidence::from_exchange(&label, &ex));
+                t.first_limited_ex = Some((ex.clone(), n));
             }
             let ra = fields::retry_after(&ex.response, SystemTime::now());
             t.last_limited = Some((Instant::now(), ra.as_ref().ok().copied()));
@@ -598,8 +617,25 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
             PropValue::rounded(hist.value_at_quantile(0.5) as f64 / 1000.0, 1),
         ));
     }
-    // Cool down before judging, so even a failing storm leaves the key usable.
-    let warn = if t.limited > 0 || t.problems.contains_key("5xx") {
+    // A clean block (the limit reached, nothing broken on the way) is
+    // handed on when the runner says the next check needs it; otherwise
+    // cool down before judging, so even a failing storm leaves the key
+    // usable.
+    let clean = t.limited > 0 && !t.problems.contains_key("5xx") && t.drops == 0;
+    let handed = match (&t.first_limited_ex, ctx.exhaustion.hand_on() && clean) {
+        (Some((ex, n)), true) => {
+            ctx.exhaustion
+                .leave(super::handover::block_of(ctx, &r, ex.clone(), *n, t.served));
+            true
+        }
+        _ => false,
+    };
+    if handed {
+        props.push(prop("block", "handed on"));
+    }
+    let warn = if handed {
+        None
+    } else if t.limited > 0 || t.problems.contains_key("5xx") {
         let hint = t
             .last_limited
             .and_then(|(at, ra)| ra.map(|ra| ra.saturating_sub(at.elapsed())));
@@ -773,105 +809,6 @@ pub async fn storm(p: &StormPlan, ctx: &CheckContext) -> Outcome {
     with_warning(o, warn)
 }
 
-/// `rate_limit.partition` (RL-004).
-pub async fn partition(p: &PartitionPlan, ctx: &CheckContext) -> Outcome {
-    let Some(b_target) = ctx.target.as_second_tenant() else {
-        return Outcome::skipped(
-            "no second tenant: set target.second_tenant_headers to check per-key partitioning",
-        );
-    };
-    let x = &p.exhaust;
-    let a = ctx.target.render(&x.request, &Scope::new());
-    let b = b_target.render(&x.request, &Scope::new());
-    for attempt in 1..=3 {
-        let lim = match exhaust(ctx, &a, x, "tenant A").await {
-            Ok(l) => l,
-            Err(o) => return o,
-        };
-        let hint = fields::retry_after(&lim.ex.response, SystemTime::now()).ok();
-        let bex = match ctx.client.send(&b).await {
-            Ok(ex) => ex,
-            Err(e) => return Outcome::transport("tenant B", &e),
-        };
-        let mut evidence = vec![
-            Evidence::from_exchange("tenant A limited", &lim.ex),
-            Evidence::from_exchange("tenant B", &bex),
-        ];
-        if bex.status() == x.limited_status {
-            let w1 = cool_down(ctx, &a, x.limited_status, hint, x.cooldown_max).await;
-            let w2 = cool_down(ctx, &b, x.limited_status, None, x.cooldown_max).await;
-            return with_warning(
-                Outcome::judged(vec![Assertion::fail(
-                    "isolated",
-                    format!(
-                        "tenant B is limited because tenant A was: A got {} after {} requests, then B got {}",
-                        describe(&lim.ex),
-                        lim.sent,
-                        describe(&bex)
-                    ),
-                    "tenant B unaffected by tenant A's quota",
-                    describe(&bex),
-                )])
-                .with_evidence(evidence),
-                w1.or(w2),
-            );
-        }
-        // Confirm A is still limited, or B's success proves nothing.
-        let again = match ctx.client.send(&a).await {
-            Ok(ex) => ex,
-            Err(e) => return Outcome::transport("tenant A again", &e),
-        };
-        evidence.push(Evidence::from_exchange("tenant A again", &again));
-        if again.status() != x.limited_status && attempt < 3 {
-            ctx.note("tenant A's window rolled over mid-check; trying again");
-            continue;
-        }
-        let warn = cool_down(ctx, &a, x.limited_status, hint, x.cooldown_max).await;
-        if again.status() != x.limited_status {
-            return with_warning(
-                Outcome::error(format!(
-                    "tenant A's limit kept resetting before tenant B could be probed (3 attempts); last: {}",
-                    describe(&again)
-                ))
-                .with_evidence(evidence),
-                warn,
-            );
-        }
-        // B's answer shows isolation only if it is what A got while under
-        // its limit: a 401 for B's credentials is not "served".
-        let served_class = lim.served.map(|s| s / 100).unwrap_or(2);
-        if bex.status() / 100 != served_class {
-            return with_warning(
-                Outcome::judged(vec![Assertion::not_exercised(
-                    "isolated",
-                    format!(
-                        "tenant B got {}, not the {}xx tenant A was served before its limit{}: B's request is not served, so partitioning was not exercised (check target.second_tenant_headers)",
-                        describe(&bex),
-                        served_class,
-                        lim.served.map(|s| format!(" ({s})")).unwrap_or_default()
-                    ),
-                )])
-                .with_evidence(evidence),
-                warn,
-            );
-        }
-        return with_warning(
-            Outcome::judged(vec![Assertion::pass(
-                "isolated",
-                format!(
-                    "tenant A limited ({}, still at {}) while tenant B was served ({})",
-                    describe(&lim.ex),
-                    describe(&again),
-                    describe(&bex)
-                ),
-            )])
-            .with_evidence(evidence),
-            warn,
-        );
-    }
-    unreachable!("the loop returns on its last attempt")
-}
-
 /// Runs a planned `rate_limit.*` check.
 pub async fn run(plan: &RateLimitPlan, ctx: &CheckContext) -> Outcome {
     // The checks that exhaust the quota judge every 429 themselves (the
@@ -896,6 +833,6 @@ pub async fn run(plan: &RateLimitPlan, ctx: &CheckContext) -> Outcome {
         RateLimitPlan::Headers(_) => unreachable!("returned above"),
         RateLimitPlan::Storm(p) => storm(p, &judging).await,
         RateLimitPlan::Recovery(p) => super::recovery::recovery(p, &judging).await,
-        RateLimitPlan::Partition(p) => partition(p, &judging).await,
+        RateLimitPlan::Partition(p) => super::partition::partition(p, &judging).await,
     }
 }

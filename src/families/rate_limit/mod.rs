@@ -2,6 +2,8 @@
 
 pub mod exec;
 pub mod fields;
+mod handover;
+pub mod partition;
 pub mod phase;
 pub mod plan;
 pub mod recovery;

@@ -306,19 +306,24 @@ impl RateLimitPlan {
     /// check its samples; the others are sized from the advertised limit
     /// while they run.
     pub fn requests(&self) -> crate::context::budget::Requests {
-        use crate::context::budget::Requests;
+        use crate::context::budget::{Need, Requests};
         match self {
-            RateLimitPlan::Headers(h) => {
-                Requests::own(u64::from(h.samples.max(1)) * h.requests.len().max(1) as u64)
+            // `samples` answers in all, the requests taken in turn.
+            RateLimitPlan::Headers(h) => Requests::own(u64::from(h.samples.max(1))),
+            RateLimitPlan::Storm(s) => {
+                Requests::exhausting(u64::from(s.stop_after), Need::Exhausts)
             }
-            RateLimitPlan::Storm(s) => Requests::exhausting(u64::from(s.stop_after)),
             // Past the limit: the requests that read the target's clock,
             // then per sample one request aimed at its phase and the two
-            // probes (a retried sample reaches the limit again).
+            // probes (a retried sample reaches the limit again). Its probes
+            // wait for the block's reset, so it runs last.
             RateLimitPlan::Recovery(r) => Requests::exhausting(
                 u64::from(super::phase::CLOCK_PROBES) + 3 * u64::from(r.samples.max(1)),
+                Need::Reset,
             ),
-            RateLimitPlan::Partition(_) => Requests::exhausting(0),
+            // Its probes of a blocked tenant A are limited answers, which
+            // the limiter does not count; B's window is its own.
+            RateLimitPlan::Partition(_) => Requests::exhausting(0, Need::Blocked),
         }
     }
 }

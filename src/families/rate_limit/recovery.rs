@@ -206,122 +206,353 @@ impl Probed {
     }
 }
 
-/// Takes a limited answer at about `want` s past a tick ([`limited_at`]),
-/// then probes at Retry-After − 1 s and at Retry-After + margin (`timing`).
-/// A served early probe may be a window that just rolled over, so the
-/// sample is taken again with a fresh limit, up to
-/// `timing::EARLY_ATTEMPTS` times. `Err` is the check's outcome.
-async fn probe_sample(
+/// A sample's limited answer, its phase, and the wait it asks for.
+struct Taken {
+    lim: Limited,
+    phase: f64,
+    wait: Duration,
+    reset: Option<f64>,
+    source: &'static str,
+}
+
+impl Taken {
+    /// When its early probe goes (Retry-After − 1 s after the answer).
+    fn early_at(&self) -> Instant {
+        self.lim.at + timing::early_probe_at(self.wait)
+    }
+
+    /// When its recovery probe goes (Retry-After + margin after the answer).
+    fn after_at(&self, margin: Duration) -> Instant {
+        self.lim.at + timing::recovery_probe_at(self.wait, margin)
+    }
+}
+
+/// Reads the wait a limited answer asks for and holds it to `max_wait`
+/// (or the run's quota budget). `Err` is the check's outcome.
+async fn wait_within(
     p: &RecoveryPlan,
     ctx: &CheckContext,
     r: &Rendered,
-    (tag, want): (&str, f64),
-    clock: &mut TargetClock,
-    evidence: &mut Vec<Evidence>,
-) -> Result<Probed, Outcome> {
+    lim: &Limited,
+) -> Result<(Duration, Option<f64>, &'static str), Outcome> {
     let x = &p.exhaust;
-    let kept = evidence.len();
-    for attempt in 1..=timing::EARLY_ATTEMPTS {
-        let want = timing::attempt_phase(want, attempt);
-        let (lim, phase) = match limited_at(p, ctx, r, clock, want, tag).await {
-            Ok(l) => l,
-            Err(o) => return Err(o.with_evidence(std::mem::take(evidence))),
-        };
-        evidence.push(Evidence::from_exchange(
-            format!(
-                "{tag}{} at {phase:.2} s past a tick (attempt {attempt})",
-                x.limited_status
-            ),
-            &lim.ex,
-        ));
-        let (wait, reset, source) = match wait_of(&lim.ex, p) {
-            Ok(w) => w,
-            Err(e) => {
-                let warn = cool_down(ctx, r, x.limited_status, None, x.cooldown_max).await;
-                return Err(with_warning(
-                    Outcome::error(format!("{}: {e}; cannot judge recovery", describe(&lim.ex)))
-                        .with_evidence(std::mem::take(evidence)),
-                    warn,
-                ));
-            }
-        };
-        // Unless the suite bounds it, a window longer than max_wait is
-        // the target's quota: waited for within the run's quota budget.
-        let within_budget = !p.max_wait_set
-            && ctx
-                .client
-                .quota()
-                .is_some_and(|q| q.charge(&r.credential(), wait).is_ok());
-        if wait > p.max_wait && !within_budget {
-            let warn = cool_down(ctx, r, x.limited_status, Some(wait), x.cooldown_max).await;
+    let (wait, reset, source) = match wait_of(&lim.ex, p) {
+        Ok(w) => w,
+        Err(e) => {
+            let warn = cool_down(ctx, r, x.limited_status, None, x.cooldown_max).await;
             return Err(with_warning(
-                Outcome::error(format!(
-                    "{source} asks for {}, above max_wait {}; raise max_wait to judge recovery",
-                    secs(wait),
-                    secs(p.max_wait)
-                ))
-                .with_evidence(std::mem::take(evidence)),
+                Outcome::error(format!("{}: {e}; cannot judge recovery", describe(&lim.ex))),
                 warn,
             ));
         }
-        let early = timing::early_probe_at(wait);
-        if !early.is_zero() {
-            ctx.note(format!(
-                "{tag}waiting {} (Retry-After − 1 s) for the early probe",
-                secs(early)
-            ));
-            tokio::time::sleep_until((lim.at + early).into()).await;
-        }
-        let before = match send_timed(ctx, r, clock, "early probe").await {
+    };
+    // Unless the suite bounds it, a window longer than max_wait is
+    // the target's quota: waited for within the run's quota budget.
+    let within_budget = !p.max_wait_set
+        && ctx
+            .client
+            .quota()
+            .is_some_and(|q| q.charge(&r.credential(), wait).is_ok());
+    if wait > p.max_wait && !within_budget {
+        let warn = cool_down(ctx, r, x.limited_status, Some(wait), x.cooldown_max).await;
+        return Err(with_warning(
+            Outcome::error(format!(
+                "{source} asks for {}, above max_wait {}; raise max_wait to judge recovery",
+                secs(wait),
+                secs(p.max_wait)
+            )),
+            warn,
+        ));
+    }
+    Ok((wait, reset, source))
+}
+
+/// Takes a limited answer at about `want` s past a tick ([`limited_at`])
+/// and the wait it asks for.
+async fn take(
+    p: &RecoveryPlan,
+    ctx: &CheckContext,
+    r: &Rendered,
+    (tag, want, attempt): (&str, f64, usize),
+    clock: &mut TargetClock,
+    evidence: &mut Vec<Evidence>,
+) -> Result<Taken, Outcome> {
+    let (lim, phase) = match limited_at(p, ctx, r, clock, want, tag).await {
+        Ok(l) => l,
+        Err(o) => return Err(o.with_evidence(std::mem::take(evidence))),
+    };
+    evidence.push(Evidence::from_exchange(
+        format!(
+            "{tag}{} at {phase:.2} s past a tick (attempt {attempt})",
+            p.exhaust.limited_status
+        ),
+        &lim.ex,
+    ));
+    let (wait, reset, source) = match wait_within(p, ctx, r, &lim).await {
+        Ok(w) => w,
+        Err(o) => return Err(o.with_evidence(std::mem::take(evidence))),
+    };
+    Ok(Taken {
+        lim,
+        phase,
+        wait,
+        reset,
+        source,
+    })
+}
+
+/// Probes a taken sample at Retry-After − 1 s and at Retry-After + margin.
+/// `Ok(None)`: the early probe was served and `retry` allows another
+/// attempt (the window may just have rolled over).
+async fn probe_taken(
+    p: &RecoveryPlan,
+    ctx: &CheckContext,
+    r: &Rendered,
+    (tag, retry): (&str, bool),
+    t: Taken,
+    clock: &mut TargetClock,
+    evidence: &mut Vec<Evidence>,
+) -> Result<Option<Probed>, Outcome> {
+    let x = &p.exhaust;
+    let early = timing::early_probe_at(t.wait);
+    if !early.is_zero() {
+        ctx.note(format!(
+            "{tag}waiting {} (Retry-After − 1 s) for the early probe",
+            secs(early)
+        ));
+        tokio::time::sleep_until(t.early_at().into()).await;
+    }
+    let before = match send_timed(ctx, r, clock, "early probe").await {
+        Ok((ex, _)) => ex,
+        Err(o) => return Err(o.with_evidence(std::mem::take(evidence))),
+    };
+    let early_after = t.lim.at.elapsed();
+    evidence.push(Evidence::from_exchange(
+        format!("{tag}early probe"),
+        &before,
+    ));
+    if before.status() != x.limited_status && retry {
+        ctx.note(format!("{tag}the early probe was served (the window may have just rolled over); trying again with a fresh limit"));
+        return Ok(None);
+    }
+    // `Retry-After: 0` says "retry now": a refused retry at once shows the
+    // header understates the wait (a sub-second wait rounded down), which
+    // the probe after the margin would otherwise forgive.
+    let after = if t.wait.is_zero() && before.status() == x.limited_status {
+        None
+    } else {
+        let after_at = t.after_at(p.margin);
+        ctx.note(format!(
+            "{tag}waiting {} ({} {} + margin {}) before the recovery probe",
+            secs(after_at.saturating_duration_since(Instant::now())),
+            t.source,
+            secs(t.wait),
+            secs(p.margin)
+        ));
+        tokio::time::sleep_until(after_at.into()).await;
+        let after = match send_timed(ctx, r, clock, "recovery probe").await {
             Ok((ex, _)) => ex,
             Err(o) => return Err(o.with_evidence(std::mem::take(evidence))),
         };
-        let early_after = lim.at.elapsed();
         evidence.push(Evidence::from_exchange(
-            format!("{tag}early probe"),
-            &before,
+            format!("{tag}recovery probe"),
+            &after,
         ));
-        if before.status() != x.limited_status && attempt < timing::EARLY_ATTEMPTS {
-            ctx.note(format!("{tag}the early probe was served (the window may have just rolled over); trying again with a fresh limit"));
-            evidence.truncate(kept);
-            continue;
+        Some(after)
+    };
+    Ok(Some(Probed {
+        lim: t.lim,
+        wait: t.wait,
+        reset: t.reset,
+        source: t.source,
+        early: before,
+        early_after,
+        after,
+        phase: t.phase,
+    }))
+}
+
+/// Least time between a batch's last aimed request and the earliest early
+/// probe it must not delay.
+const BATCH_GUARD: Duration = Duration::from_millis(50);
+
+/// The samples one block serves, `todo` being the samples still to take
+/// (index, attempt): the first one's limited answer (reaching the limit,
+/// or in the block an earlier check handed on), then one request aimed at
+/// each further sample's phase while the block holds, as long as it goes
+/// before the earliest early probe due. Each is probed at its own
+/// Retry-After − 1 s and + margin ([`probe_batch`]): the block a 60 s
+/// window leaves serves all the samples instead of a window each. A block
+/// too short for the next sample (1 s windows) ends the batch, and the
+/// next batch reaches the limit again.
+async fn take_batch(
+    p: &RecoveryPlan,
+    ctx: &CheckContext,
+    r: &Rendered,
+    clock: &mut TargetClock,
+    todo: &[(usize, usize)],
+    evidence: &mut [Vec<Evidence>],
+) -> Result<Vec<(usize, Taken)>, Outcome> {
+    let x = &p.exhaust;
+    let (first, attempt) = todo[0];
+    let want = timing::attempt_phase(timing::sample_phase(first), attempt);
+    let tag = sample_tag(p, first);
+    let t = take(
+        p,
+        ctx,
+        r,
+        (&tag, want, attempt),
+        clock,
+        &mut evidence[first],
+    )
+    .await?;
+    let mut batch = vec![(first, t)];
+    for &(n, attempt) in &todo[1..] {
+        let deadline = batch
+            .iter()
+            .map(|(_, t)| t.early_at())
+            .min()
+            .unwrap_or_else(Instant::now);
+        let half = batch[batch.len() - 1].1.lim.ex.ttfb / 2;
+        let want = timing::attempt_phase(timing::sample_phase(n), attempt);
+        let at = clock.next_at(Instant::now() + Duration::from_millis(5) + half, want);
+        if at + half + BATCH_GUARD >= deadline {
+            break;
         }
-        // `Retry-After: 0` says "retry now": a refused retry at once shows the
-        // header understates the wait (a sub-second wait rounded down), which
-        // the probe after the margin would otherwise forgive.
-        let after = if wait.is_zero() && before.status() == x.limited_status {
-            None
-        } else {
-            let after_at = lim.at + timing::recovery_probe_at(wait, p.margin);
+        tokio::time::sleep_until(at.checked_sub(half).unwrap_or(at).into()).await;
+        let (ex, phase) = send_timed(ctx, r, clock, "the request aimed at a phase").await?;
+        if ex.status() != x.limited_status {
             ctx.note(format!(
-                "{tag}waiting {} ({source} {} + margin {}) before the recovery probe",
-                secs(after_at.saturating_duration_since(Instant::now())),
-                secs(wait),
-                secs(p.margin)
+                "{}the block ended before its phase ({}); the limit is reached again",
+                sample_tag(p, n),
+                describe(&ex)
             ));
-            tokio::time::sleep_until(after_at.into()).await;
-            let after = match send_timed(ctx, r, clock, "recovery probe").await {
-                Ok((ex, _)) => ex,
-                Err(o) => return Err(o.with_evidence(std::mem::take(evidence))),
-            };
-            evidence.push(Evidence::from_exchange(
-                format!("{tag}recovery probe"),
-                &after,
-            ));
-            Some(after)
+            break;
+        }
+        let lim = Limited {
+            ex,
+            at: Instant::now(),
+            sent: batch[0].1.lim.sent,
+            served: batch[0].1.lim.served,
         };
-        return Ok(Probed {
+        let Ok((wait, reset, source)) = wait_of(&lim.ex, p) else {
+            break;
+        };
+        let t = Taken {
             lim,
+            phase,
             wait,
             reset,
             source,
+        };
+        // Within the wait already booked for the first sample, and with
+        // its early probe still ahead.
+        if wait > batch[0].1.wait.max(p.max_wait) || t.early_at() <= Instant::now() + BATCH_GUARD {
+            break;
+        }
+        evidence[n].push(Evidence::from_exchange(
+            format!(
+                "{}{} at {phase:.2} s past a tick (attempt {attempt}, in the block of {})",
+                sample_tag(p, n),
+                x.limited_status,
+                sample_tag(p, first).trim_end_matches(": ")
+            ),
+            &t.lim.ex,
+        ));
+        batch.push((n, t));
+    }
+    Ok(batch)
+}
+
+/// Probes a batch of samples from one block, each at its Retry-After − 1 s
+/// and + margin, in the order the probes fall due. A sample whose early
+/// probe was served gets `None` while `attempt` allows another (taken
+/// again: the window may just have rolled over).
+async fn probe_batch(
+    p: &RecoveryPlan,
+    ctx: &CheckContext,
+    r: &Rendered,
+    batch: Vec<(usize, Taken)>,
+    attempt: &[usize],
+    clock: &mut TargetClock,
+    evidence: &mut [Vec<Evidence>],
+) -> Result<Vec<(usize, Option<Probed>)>, Outcome> {
+    let x = &p.exhaust;
+    if batch.len() == 1 {
+        let (n, t) = batch.into_iter().next().expect("one sample");
+        let retry = attempt[n] < timing::EARLY_ATTEMPTS;
+        let tag = sample_tag(p, n);
+        let probed = probe_taken(p, ctx, r, (&tag, retry), t, clock, &mut evidence[n]).await?;
+        return Ok(vec![(n, probed)]);
+    }
+    let mut due: Vec<(Instant, usize, bool)> = batch
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, t))| [(t.early_at(), i, true), (t.after_at(p.margin), i, false)])
+        .collect();
+    due.sort_by_key(|d| d.0);
+    ctx.note(format!(
+        "{} samples from one block: waiting {} (Retry-After − 1 s) for the first early probe",
+        batch.len(),
+        secs(due[0].0.saturating_duration_since(Instant::now()))
+    ));
+    let mut early: Vec<Option<(Exchange, Duration)>> = (0..batch.len()).map(|_| None).collect();
+    let mut out: Vec<(usize, Option<Probed>)> = batch.iter().map(|(n, _)| (*n, None)).collect();
+    let mut redo = vec![false; batch.len()];
+    for (at, i, is_early) in due {
+        if redo[i] {
+            continue;
+        }
+        let (n, t) = &batch[i];
+        let tag = sample_tag(p, *n);
+        tokio::time::sleep_until(at.into()).await;
+        let what = if is_early {
+            "early probe"
+        } else {
+            "recovery probe"
+        };
+        let ex = match send_timed(ctx, r, clock, what).await {
+            Ok((ex, _)) => ex,
+            Err(o) => return Err(o.with_evidence(evidence.concat())),
+        };
+        evidence[*n].push(Evidence::from_exchange(format!("{tag}{what}"), &ex));
+        if is_early {
+            if ex.status() != x.limited_status && attempt[*n] < timing::EARLY_ATTEMPTS {
+                ctx.note(format!("{tag}the early probe was served (the window may have just rolled over); trying again with a fresh limit"));
+                redo[i] = true;
+                continue;
+            }
+            early[i] = Some((ex, t.lim.at.elapsed()));
+            continue;
+        }
+        let Some((before, early_after)) = early[i].take() else {
+            continue;
+        };
+        out[i].1 = Some(Probed {
+            lim: Limited {
+                ex: t.lim.ex.clone(),
+                at: t.lim.at,
+                sent: t.lim.sent,
+                served: t.lim.served,
+            },
+            wait: t.wait,
+            reset: t.reset,
+            source: t.source,
             early: before,
             early_after,
-            after,
-            phase,
+            after: Some(ex),
+            phase: t.phase,
         });
     }
-    unreachable!("the last attempt returns")
+    Ok(out)
+}
+
+fn sample_tag(p: &RecoveryPlan, n: usize) -> String {
+    if p.samples > 1 {
+        format!("sample {}: ", n + 1)
+    } else {
+        String::new()
+    }
 }
 
 /// `rate_limit.recovery` (RL-003): `samples` samples in a row, each limited
@@ -338,17 +569,52 @@ pub async fn recovery(p: &RecoveryPlan, ctx: &CheckContext) -> Outcome {
         Ok(c) => c,
         Err(o) => return o,
     };
-    for n in 1..=p.samples {
-        let tag = if p.samples > 1 {
-            format!("sample {n}: ")
-        } else {
-            String::new()
-        };
-        let want = timing::sample_phase(n as usize - 1);
-        let s = match probe_sample(p, ctx, &r, (&tag, want), &mut clock, &mut evidence).await {
-            Ok(s) => s,
+    // The samples one block serves (one exhaustion, or the block an
+    // earlier check handed on), then the next block for any left, until
+    // every sample is in or one in a row is faulty.
+    let n_samples = p.samples as usize;
+    let mut sample_ev: Vec<Vec<Evidence>> = vec![Vec::new(); n_samples];
+    let mut results: Vec<Option<Probed>> = (0..n_samples).map(|_| None).collect();
+    let mut attempt = vec![1usize; n_samples];
+    loop {
+        let in_row = results.iter().take_while(|r| r.is_some()).count();
+        let faulty = results[..in_row]
+            .iter()
+            .flatten()
+            .any(|s| s.sample(limited).faulty());
+        if in_row == n_samples || faulty {
+            break;
+        }
+        let todo: Vec<(usize, usize)> = (0..n_samples)
+            .filter(|&k| results[k].is_none())
+            .map(|k| (k, attempt[k]))
+            .collect();
+        let probed = match take_batch(p, ctx, &r, &mut clock, &todo, &mut sample_ev).await {
+            Ok(batch) => {
+                match probe_batch(p, ctx, &r, batch, &attempt, &mut clock, &mut sample_ev).await {
+                    Ok(b) => b,
+                    Err(o) => return o,
+                }
+            }
             Err(o) => return o,
         };
+        for (k, s) in probed {
+            match s {
+                Some(s) => results[k] = Some(s),
+                // Its early probe was served: taken again, on a phase
+                // 0.15 s earlier (`timing::attempt_phase`).
+                None => {
+                    attempt[k] += 1;
+                    sample_ev[k].clear();
+                }
+            }
+        }
+    }
+    for (s, ev) in results.into_iter().zip(sample_ev) {
+        let Some(s) = s else {
+            break;
+        };
+        evidence.extend(ev);
         let sample = s.sample(limited);
         seen.push(sample);
         probed.push(s);

@@ -448,8 +448,12 @@ impl TracePlan {
             TracePlan::Propagated(_) | TracePlan::VersionDowngrade(_) => Requests::own(2),
             TracePlan::InvalidIgnored(p) => Requests::own(p.cases.len() as u64 + 1),
             TracePlan::RequestIdHygiene(_) => Requests::own(4),
-            // the create, and polls of its status
-            TracePlan::AsyncStatus(_) => Requests::own(6),
+            // the create, and polls of its status (one at least; the
+            // others only while the status is not final)
+            TracePlan::AsyncStatus(_) => Requests {
+                spare: 4,
+                ..Requests::own(6)
+            },
             TracePlan::Tracestate(_) => Requests::own(3),
         }
     }
