@@ -562,11 +562,17 @@ fn bound_note(
         .first_reset_of(&credentials.own)
         .and_then(|r| r.checked_duration_since(started));
     let bound = i.least(q, first);
-    let ratio = if bound.is_zero() {
-        String::new()
-    } else {
-        format!(" ({:.2}×)", took.as_secs_f64() / bound.as_secs_f64())
-    };
+    if bound.is_zero() {
+        // No window to wait for: the suite's time is its own (a webhook
+        // ladder, a burst), and a ratio against zero would say nothing.
+        return Some(format!(
+            "quota: {}'s checks took {}; at {q} the quota sets no inherent bound on them ({} request(s) the limiter counted, no window reset to wait for)",
+            suite.name,
+            crate::http::quota::fmt_wait(took),
+            i.requests,
+        ));
+    }
+    let ratio = format!(" ({:.2}×)", took.as_secs_f64() / bound.as_secs_f64());
     Some(format!(
         "quota: {}'s checks took {} against an inherent bound of {}{ratio} at {q}: {} request(s) the limiter counted for the checks that needed served answers{}, {} window reset{} to wait for{}",
         suite.name,
