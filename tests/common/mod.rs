@@ -386,3 +386,29 @@ pub fn alone() -> std::sync::MutexGuard<'static, ()> {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// A python3 that imports `modules` (PATH's, then Debian's); `None` (the
+/// test skips) when there is none, unless TMINUS_REQUIRE_FASTAPI=1 (CI),
+/// where that is a failure.
+pub fn required_python(modules: &str) -> Option<PathBuf> {
+    let found = ["python3", "/usr/bin/python3"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| {
+            Command::new(p)
+                .args(["-c", &format!("import {modules}")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        });
+    if found.is_none() {
+        let required = std::env::var("TMINUS_REQUIRE_FASTAPI").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "TMINUS_REQUIRE_FASTAPI=1 but no python3 imports {modules}"
+        );
+        eprintln!("skipped: no python3 imports {modules} (.ci/run installs them)");
+    }
+    found
+}

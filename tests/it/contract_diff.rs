@@ -17,7 +17,7 @@ use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{repo, stderr, stdout, tminus};
@@ -387,32 +387,9 @@ else:
 print(json.dumps(app.openapi()))
 "#;
 
-fn python_with(modules: &str) -> Option<PathBuf> {
-    let found = ["python3", "/usr/bin/python3"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| {
-            Command::new(p)
-                .args(["-c", &format!("import {modules}")])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        });
-    if found.is_none() {
-        let required = std::env::var("TMINUS_REQUIRE_FASTAPI").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "TMINUS_REQUIRE_FASTAPI=1 but no python3 imports {modules}"
-        );
-        eprintln!("skipped: no python3 imports {modules} (.ci/run installs them)");
-    }
-    found
-}
-
 #[test]
 fn two_versions_of_a_fastapi_document_give_the_changes_made() {
-    let Some(python) = python_with("fastapi, pydantic") else {
+    let Some(python) = common::required_python("fastapi, pydantic") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

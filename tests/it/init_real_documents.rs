@@ -178,21 +178,6 @@ else:
 
 const TOKEN: &str = "orders-test-token-3f9a";
 
-/// A python3 that imports `modules`; `None` (the test skips) when there is
-/// none, unless TMINUS_REQUIRE_FASTAPI=1 (CI), where that is a failure.
-fn required_python(modules: &str) -> Option<PathBuf> {
-    let found = python_with(modules);
-    if found.is_none() {
-        let required = std::env::var("TMINUS_REQUIRE_FASTAPI").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "TMINUS_REQUIRE_FASTAPI=1 but no python3 imports {modules}"
-        );
-        eprintln!("skipped: no python3 imports {modules} (.ci/run installs them)");
-    }
-    found
-}
-
 /// Writes the app `source` into `dir` and the document it generates
 /// (`app.py openapi`) beside it: the app's path, the document's, and it.
 fn dump_document(python: &Path, source: &str, dir: &Path) -> (PathBuf, PathBuf, serde_json::Value) {
@@ -208,21 +193,6 @@ fn dump_document(python: &Path, source: &str, dir: &Path) -> (PathBuf, PathBuf, 
     std::fs::write(&doc_path, &dumped.stdout).unwrap();
     let doc = serde_json::from_slice(&dumped.stdout).unwrap();
     (app, doc_path, doc)
-}
-
-/// A python3 that imports `modules` (PATH's, then Debian's).
-fn python_with(modules: &str) -> Option<PathBuf> {
-    ["python3", "/usr/bin/python3"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| {
-            Command::new(p)
-                .args(["-c", &format!("import {modules}")])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
 }
 
 /// The app's process, killed (by its own pid) when dropped.
@@ -264,7 +234,7 @@ fn serve(python: &Path, app: &Path) -> Served {
 
 #[test]
 fn a_fastapi_document_with_per_operation_bearer_gives_a_suite_that_runs_with_its_credential() {
-    let Some(python) = required_python("fastapi, uvicorn") else {
+    let Some(python) = common::required_python("fastapi, uvicorn") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -506,7 +476,7 @@ else:
 
 #[test]
 fn a_django_rest_framework_document_gives_a_suite_that_runs_without_errors() {
-    let Some(python) = required_python("django, rest_framework, uritemplate, yaml") else {
+    let Some(python) = common::required_python("django, rest_framework, uritemplate, yaml") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
