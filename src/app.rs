@@ -234,8 +234,12 @@ fn cmd_run(a: RunArgs) -> i32 {
         Err(d) => return report_diagnostics(&d),
     };
     // command: load
-    if let Some(spec) = a.shard {
+    if let Some(arg) = a.shard {
         use crate::families::load::shard;
+        let spec = match arg.resolve(|k| std::env::var(k).ok()) {
+            Ok(s) => s,
+            Err(e) => return usage_error(&e),
+        };
         let start_at = match a
             .start_at
             .as_deref()

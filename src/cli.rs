@@ -192,9 +192,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", requires = "upstream_cert")]
     pub upstream_key: Option<PathBuf>,
     // command: load
-    /// Run only shard I of N (1-based, e.g. 2/3) of the suite's `load:` burst: users, rate and scheduled requests are split so the N shards add up to the whole burst. The suite's other checks are not run; results are deferred to `tminus merge`. Kubernetes' 0-based JOB_COMPLETION_INDEX: --shard $((JOB_COMPLETION_INDEX + 1))/N
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<crate::families::load::shard::ShardSpec>,
+    /// Run only shard I of N (1-based, e.g. 2/3) of the suite's `load:` burst: users, rate and scheduled requests are split so the N shards add up to the whole burst. The suite's other checks are not run; results are deferred to `tminus merge`. In a Kubernetes Indexed Job: `auto/N` (or `auto` with JOB_COMPLETIONS=N set in the manifest) takes I from the pod's 0-based JOB_COMPLETION_INDEX
+    #[arg(long, value_name = "I/N|auto[/N]")]
+    pub shard: Option<crate::families::load::shard::ShardArg>,
     /// With --shard: start the burst at this UTC instant (RFC 3339, e.g. 2026-12-01T12:00:00Z), the same on every shard; within 24 h ahead
     #[arg(long, value_name = "RFC3339", requires = "shard")]
     pub start_at: Option<String>,
@@ -361,8 +361,8 @@ pub struct ServeArgs {
     /// Runs in progress at once; a call beyond them is answered "busy"
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub max_runs: usize,
-    /// Folder for the runs' reports (default: a folder under the system's temp dir)
-    #[arg(long, value_name = "DIR")]
+    /// Folder for the runs' reports (default: tminus-serve-PID under $TMPDIR, else /tmp). With a read-only root filesystem, point it (or TMPDIR) at a writable volume such as an emptyDir
+    #[arg(long, visible_alias = "report-dir", value_name = "DIR")]
     pub reports: Option<PathBuf>,
     /// Load may go to a non-loopback canary (passed to every run)
     #[arg(long)]

@@ -99,8 +99,14 @@ pub fn cmd_serve(a: crate::cli::ServeArgs) -> i32 {
     let reports = a.reports.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("tminus-serve-{}", std::process::id()))
     });
-    if let Err(e) = std::fs::create_dir_all(&reports) {
-        eprintln!("error: cannot create {}: {e}", reports.display());
+    // Written to before the first call, so a read-only root filesystem (a
+    // hardened pod without a volume for reports) stops serve at start with
+    // the fix, not every run later with a report it could not write.
+    if let Err(e) = writable(&reports) {
+        eprintln!(
+            "error: cannot write the runs' reports to {}: {e}; give --reports DIR (or TMPDIR) a writable folder, e.g. an emptyDir volume when the root filesystem is read-only",
+            reports.display()
+        );
         return exit::RUN_BROKEN;
     }
     let exe = match std::env::current_exe() {
@@ -132,6 +138,15 @@ pub fn cmd_serve(a: crate::cli::ServeArgs) -> i32 {
         }
     };
     rt.block_on(serve(server, a.listen))
+}
+
+/// Creates the reports folder and proves a file can be written in it
+/// (`create_dir_all` succeeds on an existing read-only mount).
+fn writable(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".tminus-serve-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"")?;
+    std::fs::remove_file(&probe)
 }
 
 async fn serve(server: Arc<Server>, listen: std::net::SocketAddr) -> i32 {

@@ -21,6 +21,8 @@ mod contract_diff;
 mod contract_run;
 mod counter_garbage;
 mod coverage;
+mod deploy_files;
+mod dist;
 mod docs;
 mod first_hour;
 mod foundation;

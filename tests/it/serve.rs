@@ -31,6 +31,18 @@ impl Drop for Serve {
 }
 
 fn start(extra: &[&str]) -> Serve {
+    start_in(extra, Reports::Flag)
+}
+
+/// Where serve is told to write its runs' reports.
+enum Reports<'a> {
+    /// `--reports DIR/reports`
+    Flag,
+    /// No flag; this folder as TMPDIR (the default is under it).
+    TmpDir(&'a std::path::Path),
+}
+
+fn start_in(extra: &[&str], reports: Reports) -> Serve {
     let dir = tempfile::tempdir().unwrap();
     let suites = dir.path().join("suites");
     std::fs::create_dir(&suites).unwrap();
@@ -44,11 +56,18 @@ fn start(extra: &[&str]) -> Serve {
         "suite: broken\nchecks:\n  - id: teapot\n    steps:\n      - request: { path: /healthz }\n        expect: { status: 418 }\n",
     )
     .unwrap();
-    let mut child = Command::new(bin())
-        .args(["serve", "--listen", "127.0.0.1:0", "--suites"])
-        .arg(&suites)
-        .arg("--reports")
-        .arg(dir.path().join("reports"))
+    let mut cmd = Command::new(bin());
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--suites"])
+        .arg(&suites);
+    match reports {
+        Reports::Flag => {
+            cmd.arg("--reports").arg(dir.path().join("reports"));
+        }
+        Reports::TmpDir(t) => {
+            cmd.env("TMPDIR", t);
+        }
+    }
+    let mut child = cmd
         .args(extra)
         .env(tminus::serve::TOKEN_ENV, TOKEN)
         .env_remove("GITHUB_STEP_SUMMARY")
@@ -303,4 +322,52 @@ fn serve_refuses_to_start_without_a_token() {
         "{}",
         common::stderr(&out)
     );
+}
+
+/// Issue 46: a pod with a read-only root filesystem gives serve one
+/// writable volume (an emptyDir) as TMPDIR or `--report-dir`; the runs'
+/// reports land there, and a folder serve cannot write stops it at start
+/// (exit 3, naming the fix) instead of failing every run later.
+#[test]
+fn serve_writes_reports_under_tmpdir_and_refuses_an_unwritable_folder() {
+    let target = RefHandle::start(&[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let s = start_in(&["--hook-wait", "60s"], Reports::TmpDir(tmp.path()));
+    let url = format!(
+        "{}/argo/test/podinfo?target={}&suites=gate.yaml",
+        s.url, target.url
+    );
+    let (status, text) = call("GET", &url, None, Some(TOKEN));
+    assert_eq!(status, 200, "{text}");
+    let folder = tmp
+        .path()
+        .join(format!("tminus-serve-{}", s.child.id()))
+        .join("run-1");
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(folder.join("report.json"))
+            .unwrap_or_else(|e| panic!("no report under TMPDIR ({}): {e}", folder.display())),
+    )
+    .unwrap();
+    assert_eq!(report["totals"]["passed"], 1, "{report}");
+
+    // `--report-dir` (the name `run` uses) is accepted too; a path under a
+    // file cannot be created, as under a read-only root.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("file"), "").unwrap();
+    for (args, env) in [
+        (vec!["--report-dir", "file/reports"], vec![]),
+        (vec![], vec![("TMPDIR", "file")]),
+    ] {
+        let mut all = vec!["serve", "--suites", ".", "--listen", "127.0.0.1:0"];
+        all.extend(args);
+        let mut envs = vec![(tminus::serve::TOKEN_ENV, TOKEN)];
+        envs.extend(env);
+        let out = common::tminus(dir.path(), &all, &envs, Duration::from_secs(20));
+        let err = common::stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(
+            err.contains("cannot write the runs' reports") && err.contains("emptyDir"),
+            "{err}"
+        );
+    }
 }

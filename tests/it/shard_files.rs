@@ -101,16 +101,31 @@ fn the_kubernetes_example_is_an_indexed_job_of_shards_then_a_merge() {
         Some(n),
         "every shard must run at once"
     );
-    let runs = command_lines(&script(shards), "run");
-    assert_eq!(runs.len(), 1, "{runs:?}");
-    assert_eq!(shard_count(&runs[0]), n);
-    // JOB_COMPLETION_INDEX is 0-based, --shard 1-based.
-    assert!(
-        script(shards).contains("JOB_COMPLETION_INDEX + 1"),
-        "{}",
-        script(shards)
+    // Issue 46: the shard pods run tminus itself, no shell; `--shard auto/N`
+    // turns the 0-based JOB_COMPLETION_INDEX into the 1-based shard, and
+    // each pod's folder comes from Kubernetes' own $(VAR) expansion.
+    let c = &shards["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(c["command"], serde_json::json!(["tminus"]), "no shell");
+    let args: Vec<&str> = c["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args[0], "run");
+    let line = format!("tminus {}", args.join(" "));
+    assert_eq!(
+        args.windows(2).find(|w| w[0] == "--shard").map(|w| w[1]),
+        Some(format!("auto/{n}").as_str()),
+        "{line}"
     );
-    assert!(runs[0].contains("--start-at") && runs[0].contains("--report-dir"));
+    assert!(
+        line.contains("--report-dir /results/shard-$(JOB_COMPLETION_INDEX)"),
+        "{line}"
+    );
+    assert!(line.contains("--start-at $(START_AT)"), "{line}");
+    let runs = vec![line];
+    assert_eq!(shard_count(&runs[0]), n);
 
     let merge = jobs[1];
     let merges = command_lines(&script(merge), "merge");
@@ -202,4 +217,55 @@ fn command_extraction_finds_commands_and_counts() {
     assert_eq!(lines, ["tminus run a    --shard \"2/7\" --x"]);
     assert_eq!(shard_count(&lines[0]), 7);
     assert!(command_lines("tminus merge d", "run").is_empty());
+}
+
+/// Issue 46: `--shard auto` in a pod of an Indexed Job: JOB_COMPLETION_INDEX
+/// 1 of JOB_COMPLETIONS 2 runs shard 2/2 (its files say so); outside a Job
+/// (no index) it is a usage error that names the fix, before anything is sent.
+#[test]
+fn shard_auto_takes_the_pods_index_and_the_jobs_count() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tiny.yaml"),
+        r#"suite: tiny
+load:
+  id: tiny
+  users: 2
+  hatch_rate: 20
+  iterations: 2
+  max_rate: 100/s
+  requests:
+    - name: count
+      request: { path: /public/v1/messages/count, headers: { Authorization: "Bearer ref_load_key" } }
+"#,
+    )
+    .unwrap();
+    let args = ["run", "tiny.yaml", "--shard", "auto", "--report-dir", "r"];
+    let out = tminus(
+        dir.path(),
+        &args,
+        &[("JOB_COMPLETION_INDEX", "1"), ("JOB_COMPLETIONS", "2")],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let manifest = dir.path().join("r/load-tiny-tiny.shard-2-of-2.shard.json");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    assert_eq!(m["shard"], serde_json::json!({"index": 2, "count": 2}));
+
+    let out = tminus(dir.path(), &args, &[], Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("JOB_COMPLETION_INDEX")
+            && stderr(&out).contains("it is not set here"),
+        "{}",
+        stderr(&out)
+    );
+    let out = tminus(
+        dir.path(),
+        &["run", "tiny.yaml", "--shard", "auto/3", "--report-dir", "r"],
+        &[("JOB_COMPLETION_INDEX", "0"), ("JOB_COMPLETIONS", "2")],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("agree"), "{}", stderr(&out));
 }

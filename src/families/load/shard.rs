@@ -65,13 +65,105 @@ impl std::str::FromStr for ShardSpec {
         }
         if index == 0 {
             return Err(format!(
-                "`{s}`: shards count from 1 (1/{count} .. {count}/{count}); for Kubernetes' 0-based JOB_COMPLETION_INDEX pass $((JOB_COMPLETION_INDEX + 1))/{count}"
+                "`{s}`: shards count from 1 (1/{count} .. {count}/{count}); for Kubernetes' 0-based JOB_COMPLETION_INDEX pass --shard auto/{count} (or $((JOB_COMPLETION_INDEX + 1))/{count} in a shell)"
             ));
         }
         if index > count {
             return Err(format!("`{s}`: shard {index} of {count} does not exist"));
         }
         Ok(ShardSpec { index, count })
+    }
+}
+
+/// The variable Kubernetes sets in every pod of an Indexed Job: the pod's
+/// 0-based completion index.
+pub const INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
+/// The Job's `completions`, which Kubernetes does not pass to the pod: the
+/// manifest sets it beside `completions` (or gives `--shard auto/N`).
+pub const COUNT_ENV: &str = "JOB_COMPLETIONS";
+
+/// `--shard` as given: `I/N`, or `auto` / `auto/N`, which a pod of an
+/// Indexed Job resolves from its environment (`resolve`), so the Job needs
+/// no shell to turn the 0-based index into a 1-based shard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardArg {
+    Given(ShardSpec),
+    Auto { count: Option<usize> },
+}
+
+impl std::str::FromStr for ShardArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        if t == "auto" {
+            return Ok(ShardArg::Auto { count: None });
+        }
+        if let Some(n) = t.strip_prefix("auto/") {
+            let count = match n.trim().parse::<usize>() {
+                Ok(c) if (1..=MAX_SHARD_COUNT).contains(&c) => c,
+                _ => {
+                    return Err(format!(
+                        "`{s}`: auto/N takes the shard count N, 1..={MAX_SHARD_COUNT}"
+                    ))
+                }
+            };
+            return Ok(ShardArg::Auto { count: Some(count) });
+        }
+        t.parse::<ShardSpec>().map(ShardArg::Given)
+    }
+}
+
+impl ShardArg {
+    /// The shard this process runs. `auto` reads `JOB_COMPLETION_INDEX`
+    /// (0-based) through `env`, and the count from `auto/N` or
+    /// `JOB_COMPLETIONS`; when both are given they must agree, since a
+    /// count that differs from the Job's leaves part of the burst unsent
+    /// or sent twice.
+    pub fn resolve(self, env: impl Fn(&str) -> Option<String>) -> Result<ShardSpec, String> {
+        let given = match self {
+            ShardArg::Given(spec) => return Ok(spec),
+            ShardArg::Auto { count } => count,
+        };
+        let index_text = env(INDEX_ENV).ok_or_else(|| {
+            format!("--shard auto reads {INDEX_ENV}, which Kubernetes sets in the pods of an Indexed Job; it is not set here: give --shard I/N")
+        })?;
+        let index: usize = index_text.trim().parse().map_err(|_| {
+            format!("--shard auto: {INDEX_ENV}=`{index_text}` is not a 0-based index")
+        })?;
+        let from_env = match env(COUNT_ENV) {
+            None => None,
+            Some(t) => match t.trim().parse::<usize>() {
+                Ok(c) if (1..=MAX_SHARD_COUNT).contains(&c) => Some(c),
+                _ => {
+                    return Err(format!(
+                        "--shard auto: {COUNT_ENV}=`{t}` is not a shard count 1..={MAX_SHARD_COUNT}"
+                    ))
+                }
+            },
+        };
+        let count = match (given, from_env) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(format!(
+                    "--shard auto/{a}, but {COUNT_ENV}={b}: give the Job's completions once, or make them agree"
+                ))
+            }
+            (Some(c), _) | (None, Some(c)) => c,
+            (None, None) => {
+                return Err(format!(
+                    "--shard auto needs the shard count, which Kubernetes does not pass to the pod: set {COUNT_ENV} to the Job's completions in the manifest, or give --shard auto/N"
+                ))
+            }
+        };
+        if index >= count {
+            return Err(format!(
+                "--shard auto: {INDEX_ENV}={index} is shard {} of {count}, which does not exist: the Job's completions and the shard count differ",
+                index + 1
+            ));
+        }
+        Ok(ShardSpec {
+            index: index + 1,
+            count,
+        })
     }
 }
 
@@ -603,6 +695,37 @@ mod tests {
         assert!("1/0".parse::<ShardSpec>().is_err());
         assert!("2".parse::<ShardSpec>().is_err());
         assert!("a/b".parse::<ShardSpec>().is_err());
+    }
+
+    #[test]
+    fn auto_reads_the_indexed_jobs_index_and_the_count_it_is_given() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        let auto = |s: &str| s.parse::<ShardArg>().unwrap();
+        // 0-based index, 1-based shard; the count from the env or auto/N.
+        let pod = env(&[(INDEX_ENV, "0"), (COUNT_ENV, "3")]);
+        assert_eq!(auto("auto").resolve(pod), Ok(spec(1, 3)));
+        let last = env(&[(INDEX_ENV, "2")]);
+        assert_eq!(auto("auto/3").resolve(last), Ok(spec(3, 3)));
+        assert_eq!(auto("auto/3").resolve(pod), Ok(spec(1, 3)));
+        // I/N ignores the environment.
+        assert_eq!(auto("2/3").resolve(pod), Ok(spec(2, 3)));
+        let err = |a: &str, e: &dyn Fn(&str) -> Option<String>| auto(a).resolve(e).unwrap_err();
+        assert!(err("auto", &env(&[(COUNT_ENV, "3")])).contains("it is not set here"));
+        assert!(err("auto", &env(&[(INDEX_ENV, "1")])).contains("set JOB_COMPLETIONS"));
+        assert!(err("auto/4", &pod).contains("agree"));
+        assert!(err("auto", &env(&[(INDEX_ENV, "3"), (COUNT_ENV, "3")]))
+            .contains("shard 4 of 3, which does not exist"));
+        assert!(err("auto", &env(&[(INDEX_ENV, "-1"), (COUNT_ENV, "3")])).contains("0-based"));
+        assert!(err("auto", &env(&[(INDEX_ENV, "0"), (COUNT_ENV, "0")])).contains("1..="));
+        assert!("auto/0".parse::<ShardArg>().is_err());
+        assert!("automatic".parse::<ShardArg>().is_err());
     }
 
     #[test]
