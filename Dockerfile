@@ -15,6 +15,9 @@
 
 ARG RUST_VERSION=1.88
 ARG DEBIAN_RELEASE=bookworm
+# The runtime's base; dist/smoke-image.sh gives a local Debian root
+# filesystem here, since it cannot pull.
+ARG RUNTIME_BASE=docker.io/library/debian:bookworm-slim
 
 FROM docker.io/library/rust:${RUST_VERSION}-slim-${DEBIAN_RELEASE} AS builder
 WORKDIR /src
@@ -24,7 +27,7 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
     cargo build --locked --release --bin tminus \
     && install -D -m 0755 target/release/tminus /out/tminus
 
-FROM docker.io/library/debian:${DEBIAN_RELEASE}-slim AS runtime-base
+FROM ${RUNTIME_BASE} AS runtime-base
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="tminus" \

@@ -3,7 +3,7 @@
 # (.github/workflows/release.yml) and anyone with a checkout make it.
 #
 #   dist/build.sh [--target TRIPLE] [--profile release|dev] [--binary FILE]
-#                 [--out DIR] [--version X.Y.Z]
+#                 [--out DIR] [--version X.Y.Z] [--max-glibc X.Y]
 #   dist/build.sh --sums DIR
 #
 # Writes OUT/tminus-VERSION-TARGET.tar.gz holding one folder of the same
@@ -20,6 +20,9 @@
 # `tminus completions`), so they can never describe other flags; the binary
 # must therefore run on the machine that packs it (build each target on its
 # own runner, as release.yml does).
+#
+# --max-glibc X.Y refuses a Linux binary that needs a newer glibc (the
+# floor the release states).
 #
 # --sums DIR only (re)writes DIR/SHA256SUMS over the archives in DIR (the
 # release job that gathers every runner's archive).
@@ -39,6 +42,7 @@ binary=""
 out="$root/target/dist"
 version=""
 sums_only=""
+max_glibc=""
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -48,7 +52,8 @@ while [ $# -gt 0 ]; do
     --out) [ $# -ge 2 ] || die "--out needs a value"; out=$2; shift 2 ;;
     --version) [ $# -ge 2 ] || die "--version needs a value"; version=$2; shift 2 ;;
     --sums) [ $# -ge 2 ] || die "--sums needs a value"; sums_only=$2; shift 2 ;;
-    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+    --max-glibc) [ $# -ge 2 ] || die "--max-glibc needs a value"; max_glibc=$2; shift 2 ;;
+    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
@@ -136,6 +141,10 @@ case "$target" in
       floor=$(objdump -T "$stage/tminus" | sed -n 's/.*GLIBC_\([0-9][0-9.]*\).*/\1/p' |
         sort -t . -k 1,1n -k 2,2n -k 3,3n | tail -n 1)
       echo "dist/build.sh: $name needs glibc $floor or newer"
+      if [ -n "$max_glibc" ]; then
+        newest=$(printf '%s\n%s\n' "$floor" "$max_glibc" | sort -t . -k 1,1n -k 2,2n -k 3,3n | tail -n 1)
+        [ "$newest" = "$max_glibc" ] || die "$name needs glibc $floor, newer than --max-glibc $max_glibc"
+      fi
     fi
     ;;
 esac
