@@ -1,5 +1,8 @@
 //! Small helpers on text: "did you mean" for messages, percent-encoding,
-//! Markdown that shows text as written (the CI summaries).
+//! Markdown that shows text as written (the CI summaries), and the HTML and
+//! JUnit reports' escapes. The escapes live here, below the redactor, so it
+//! registers every secret in the forms the outputs make with the very same
+//! functions.
 
 /// The closest candidate within an edit distance of 2, for "did you mean".
 pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
@@ -64,6 +67,63 @@ pub fn markdown_code(s: &str) -> String {
         })
         .collect();
     format!("`{inner}`")
+}
+
+/// Text as HTML shows it: markup characters escaped, control characters
+/// from a target's text (or a file's) shown as escapes, never kept.
+pub fn html_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` as text XML 1.0 carries and CI parsers keep. Replaced by a visible
+/// escape (`\u{1b}`, as on the console):
+/// - what XML 1.0 forbids: C0 controls other than tab, newline and CR,
+///   U+FFFE and U+FFFF;
+/// - what it discourages and parsers may reject: DEL, C1 controls
+///   (U+0080-U+009F) and the other non-characters (U+FDD0-U+FDEF, the last
+///   two code points of every plane);
+/// - ESC, which quick-junit takes as the start of a terminal escape
+///   sequence and drops with everything up to its end: an unterminated
+///   `ESC ]` would delete the rest of the failure text.
+///
+/// Applied after redaction: a secret is masked before it could be escaped.
+pub fn xml_text(s: &str) -> String {
+    if !s.chars().any(needs_escape) {
+        return s.to_owned();
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if needs_escape(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn needs_escape(c: char) -> bool {
+    let n = c as u32;
+    match c {
+        // A parser turns CR (and CR LF) into a newline, which loses nothing.
+        '\t' | '\n' | '\r' => false,
+        c if c.is_control() => true,
+        '\u{FDD0}'..='\u{FDEF}' => true,
+        _ => n & 0xFFFE == 0xFFFE,
+    }
 }
 
 #[cfg(test)]

@@ -58,24 +58,7 @@ impl Point {
     }
 }
 
-/// Text as HTML shows it: markup characters escaped, control characters
-/// from a target's text (or a file's) shown as escapes, never kept.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::model::text::html_text as escape;
 
 /// The checklist point a check kind certifies: the catalogue point of the
 /// requirements it covers (src/coverage.rs), so a new kind lands where its

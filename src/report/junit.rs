@@ -19,43 +19,7 @@ use crate::families::Verdict;
 use crate::outcome::Severity;
 use crate::redact::Redactor;
 
-/// `s` as text XML 1.0 carries and CI parsers keep. Replaced by a visible
-/// escape (`\u{1b}`, as on the console):
-/// - what XML 1.0 forbids: C0 controls other than tab, newline and CR,
-///   U+FFFE and U+FFFF;
-/// - what it discourages and parsers may reject: DEL, C1 controls
-///   (U+0080-U+009F) and the other non-characters (U+FDD0-U+FDEF, the last
-///   two code points of every plane);
-/// - ESC, which quick-junit takes as the start of a terminal escape
-///   sequence and drops with everything up to its end: an unterminated
-///   `ESC ]` would delete the rest of the failure text.
-///
-/// Applied after redaction: a secret is masked before it could be escaped.
-pub fn xml_text(s: &str) -> String {
-    if !s.chars().any(needs_escape) {
-        return s.to_owned();
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        if needs_escape(c) {
-            out.push_str(&c.escape_unicode().to_string());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn needs_escape(c: char) -> bool {
-    let n = c as u32;
-    match c {
-        // A parser turns CR (and CR LF) into a newline, which loses nothing.
-        '\t' | '\n' | '\r' => false,
-        c if c.is_control() => true,
-        '\u{FDD0}'..='\u{FDEF}' => true,
-        _ => n & 0xFFFE == 0xFFFE,
-    }
-}
+pub use crate::model::text::xml_text;
 
 /// What one testcase says: a check's verdict or one property's.
 struct Judged<'a> {

@@ -28,6 +28,7 @@ mod first_hour;
 mod foundation;
 mod fuzz;
 mod hostile;
+mod hostile_round3;
 mod html_browser;
 mod idem_mismatch_payments;
 mod idempotency;

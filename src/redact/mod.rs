@@ -7,9 +7,12 @@
 //! A secret leaks in more forms than its raw bytes: the target may echo it
 //! percent-encoded (a query string), JSON- or Debug-escaped, XML/HTML-escaped
 //! by a report, base64- or hex-encoded (a Basic credential, a key), or cut in
-//! half by an excerpt. `add` registers every such form tminus can produce or
-//! provoke, and `redact` also masks a piece of a secret (8 characters or
-//! more) that stands at a cut (`…`, or the start or end of the text).
+//! half by an excerpt, and these in turn, one inside the other (a JSON echo
+//! of a JSON body stored in report.json is escaped twice). `add` registers
+//! every chain of up to three of the encodings tminus applies ([`forms`]),
+//! and `redact` also masks a piece of any of those forms (8 characters or
+//! more) that stands at a cut (`…`, or the start or end of the text)
+//! ([`matcher`]).
 //!
 //! A secret that encodes a key (`whsec_<base64>`, a webhook secret given in
 //! hex or base64) also leaks as the key: `add_key` registers the decoded key
@@ -19,11 +22,17 @@
 //! for every secret are made by the same functions the output paths use, so
 //! no output can hold a secret in a form the redactor does not know.
 
+mod forms;
+mod matcher;
+
+use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 
 use base64::Engine;
 
-use crate::model::text::percent_encode;
+use forms::{base64_forms, key_forms};
+pub use forms::{encoded_forms, MAX_CHAIN, MAX_FORMS, MAX_FORM_BYTES, TEXT_ESCAPES};
+use matcher::Matcher;
 
 pub const MASK: &str = "[REDACTED]";
 
@@ -71,11 +80,20 @@ pub fn is_sensitive_header(name: &str) -> bool {
 /// Shared, cheaply cloned set of secret values (every registered form).
 #[derive(Clone, Default, Debug)]
 pub struct Redactor {
-    secrets: Arc<RwLock<Vec<String>>>,
+    secrets: Arc<RwLock<Forms>>,
     /// What the secrets are called (`API_KEY` of `${secret.API_KEY}`,
     /// `--sign-key`), never their values: a certification bundle lists
     /// which secrets its reports were redacted of.
     names: Arc<RwLock<Vec<String>>>,
+}
+
+/// Every registered form, and their compiled matcher (made again on the
+/// first use after a form was added).
+#[derive(Default, Debug)]
+struct Forms {
+    list: Vec<String>,
+    set: HashSet<String>,
+    matcher: Option<Arc<Matcher>>,
 }
 
 impl Redactor {
@@ -132,9 +150,7 @@ impl Redactor {
             self.add(text);
             return;
         }
-        let mut forms = base64_forms(key);
-        forms.push(hex::encode(key));
-        forms.push(hex::encode_upper(key));
+        let mut forms = key_forms(key);
         // A binary key echoed raw is read as lossy UTF-8.
         let lossy = String::from_utf8_lossy(key);
         if lossy.chars().filter(|c| *c != '\u{FFFD}').count() >= MIN_KEY {
@@ -143,20 +159,33 @@ impl Redactor {
         self.insert(forms, "");
     }
 
-    /// Adds `forms`, longest first so a secret that contains another is
-    /// masked whole. A form under 3 characters would mask ordinary text and is
-    /// left out, except `raw`, the value as the suite gave it.
+    /// Adds `forms`. A form under 3 characters would mask ordinary text and
+    /// is left out, except `raw`, the value as the suite gave it.
     fn insert(&self, forms: impl IntoIterator<Item = String>, raw: &str) {
         let mut s = self.secrets.write().expect("redactor lock");
-        let before = s.len();
         for f in forms {
-            if (f.len() >= 3 || f == raw) && !s.contains(&f) {
-                s.push(f);
+            if (f.len() >= 3 || f == raw) && !f.is_empty() && s.set.insert(f.clone()) {
+                s.list.push(f);
+                s.matcher = None;
             }
         }
-        if s.len() != before {
-            s.sort_by_key(|x| std::cmp::Reverse(x.len()));
+    }
+
+    /// The compiled matcher of every form, `None` when there is none.
+    fn matcher(&self) -> Option<Arc<Matcher>> {
+        if let Some(m) = &self.secrets.read().expect("redactor lock").matcher {
+            return Some(m.clone());
         }
+        let mut guard = self.secrets.write().expect("redactor lock");
+        let s = &mut *guard;
+        if s.list.is_empty() {
+            return None;
+        }
+        let m = s
+            .matcher
+            .get_or_insert_with(|| Arc::new(Matcher::new(&s.list)))
+            .clone();
+        Some(m)
     }
 
     /// Registers what a header value derived from a secret looks like on the
@@ -198,127 +227,24 @@ impl Redactor {
     }
 
     fn contains_secret(&self, text: &str) -> bool {
-        let secrets = self.secrets.read().expect("redactor lock");
-        secrets.iter().any(|s| text.contains(s.as_str()))
+        self.matcher().is_some_and(|m| m.is_match(text))
     }
 
     pub fn redact(&self, text: &str) -> String {
-        let secrets = self.secrets.read().expect("redactor lock");
-        if secrets.is_empty() {
-            return text.to_owned();
+        match self.matcher() {
+            Some(m) => m.redact(text),
+            None => text.to_owned(),
         }
-        let mut out = text.to_owned();
-        for s in secrets.iter() {
-            if out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), MASK);
-            }
-        }
-        mask_cut_pieces(&out, &secrets)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.secrets.read().expect("redactor lock").is_empty()
+        self.secrets.read().expect("redactor lock").list.is_empty()
     }
-}
 
-/// The escapes a secret may pass through before it is printed: a JSON
-/// string's inside (with non-ASCII as is, or as `\uXXXX`), Rust's `{:?}` and
-/// [`quote`]; and its bytes in hex (a key, a digest input).
-const ESCAPES: &[fn(&str) -> String] = &[
-    json_inner,
-    ascii_json,
-    debug_inner,
-    quote,
-    |s| hex::encode(s),
-    |s| hex::encode_upper(s),
-];
-
-/// What a report does to an escaped form in turn: JSON-escape it again (a
-/// JSON report embedded in HTML), XML- or HTML-escape it, or both.
-const WRAPS: &[fn(&str) -> String] = &[
-    json_inner,
-    xml_escape,
-    html_escape,
-    |s| xml_escape(&json_inner(s)),
-    |s| html_escape(&json_inner(s)),
-];
-
-/// The forms a secret can take in tminus's own output or in a target's echo
-/// of what tminus sent: every escape, each wrapped by every report, and its
-/// percent-encodings and base64.
-fn encoded_forms(secret: &str) -> Vec<String> {
-    let mut bases = vec![secret.to_owned()];
-    bases.extend(ESCAPES.iter().map(|e| e(secret)));
-    let mut out = Vec::new();
-    for b in bases {
-        out.extend(WRAPS.iter().map(|w| w(&b)));
-        out.push(b);
+    /// How many forms are registered (every secret's, deduplicated).
+    pub fn form_count(&self) -> usize {
+        self.secrets.read().expect("redactor lock").list.len()
     }
-    out.push(percent_encode(secret, false, true));
-    out.push(percent_encode(secret, false, false));
-    out.push(percent_encode(secret, true, true));
-    out.push(percent_encode(secret, true, false));
-    out.extend(base64_forms(secret.as_bytes()));
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// The inside of a JSON string (`serde_json`'s escaping, quotes dropped).
-fn json_inner(s: &str) -> String {
-    let json = serde_json::to_string(s).unwrap_or_default();
-    json[1..json.len().saturating_sub(1).max(1)].to_owned()
-}
-
-/// The inside of Rust's `{:?}` of a string (quotes dropped).
-fn debug_inner(s: &str) -> String {
-    let debug = format!("{s:?}");
-    debug[1..debug.len().saturating_sub(1).max(1)].to_owned()
-}
-
-fn base64_forms(bytes: &[u8]) -> Vec<String> {
-    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
-    let mut v = vec![
-        STANDARD.encode(bytes),
-        STANDARD_NO_PAD.encode(bytes),
-        URL_SAFE.encode(bytes),
-        URL_SAFE_NO_PAD.encode(bytes),
-    ];
-    v.dedup();
-    v
-}
-
-/// JSON with every non-ASCII character as `\uXXXX` (what some encoders write).
-fn ascii_json(s: &str) -> String {
-    let plain = serde_json::to_string(s).unwrap_or_default();
-    let mut out = String::new();
-    for c in plain[1..plain.len().saturating_sub(1).max(1)].chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            let mut buf = [0u16; 2];
-            for u in c.encode_utf16(&mut buf) {
-                out.push_str(&format!("\\u{u:04x}"));
-            }
-        }
-    }
-    out
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&apos;")
-}
-
-fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
 }
 
 /// `user:pw` of `scheme://user:pw@host/...`, if present; also of
@@ -338,65 +264,11 @@ pub fn mask_userinfo(url: &str) -> String {
     }
 }
 
-/// Masks a head or tail of a secret (`MIN_CUT_PIECE` characters or more)
-/// standing at a cut: before `…` or the end of the text (a cut-off prefix),
-/// after `…` or at the start of the text (a tail kept from the end).
-fn mask_cut_pieces(text: &str, secrets: &[String]) -> String {
-    // Cut points as byte offsets: start, end and around every ellipsis.
-    let mut ends = vec![text.len()];
-    let mut starts = vec![0];
-    for (i, _) in text.match_indices('…') {
-        ends.push(i);
-        starts.push(i + '…'.len_utf8());
-    }
-    let mut cuts: Vec<(usize, usize)> = Vec::new();
-    for s in secrets {
-        let chars: Vec<(usize, char)> = s.char_indices().collect();
-        if chars.len() <= MIN_CUT_PIECE {
-            continue;
-        }
-        for &e in &ends {
-            // Longest prefix of `s` (shorter than `s`) that ends at `e`.
-            for n in (MIN_CUT_PIECE..chars.len()).rev() {
-                let prefix = &s[..chars[n].0];
-                if text[..e].ends_with(prefix) {
-                    cuts.push((e - prefix.len(), e));
-                    break;
-                }
-            }
-        }
-        for &st in &starts {
-            for n in 1..=(chars.len() - MIN_CUT_PIECE) {
-                let suffix = &s[chars[n].0..];
-                if text[st..].starts_with(suffix) {
-                    cuts.push((st, st + suffix.len()));
-                    break;
-                }
-            }
-        }
-    }
-    if cuts.is_empty() {
-        return text.to_owned();
-    }
-    cuts.sort();
-    let mut out = String::new();
-    let mut at = 0;
-    for (a, b) in cuts {
-        if b <= at {
-            continue;
-        }
-        let a = a.max(at);
-        out.push_str(&text[at..a]);
-        out.push_str(MASK);
-        at = b;
-    }
-    out.push_str(&text[at..]);
-    out
-}
-
 #[cfg(test)]
 mod tests {
+    use super::forms::{ascii_json, html_escape, json_inner, xml_escape};
     use super::*;
+    use crate::model::text::percent_encode;
 
     const SECRETS: &[&str] = &[
         "sk_live_ZQX+/=?&#%abc",
