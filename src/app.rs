@@ -930,11 +930,17 @@ in **bold** where it differs. A broken MUST fails the run (exit 1); a broken SHO
 pub fn checks_markdown() -> String {
     use crate::families::FAMILIES;
     use std::fmt::Write;
-    let load_kinds = [KindDoc::from(&LOAD)];
+    // The load family's doc holds `load:` (not a kind of `checks:`) first.
     let families: Vec<(&str, Vec<KindDoc>)> = FAMILIES
         .iter()
-        .map(|f| (f.doc, f.kinds.iter().flat_map(|t| t.docs()).collect()))
-        .chain(std::iter::once((LOAD_DOC, load_kinds.to_vec())))
+        .map(|f| {
+            let own = f.kinds.iter().flat_map(|t| t.docs());
+            let kinds = match f.doc == LOAD_DOC {
+                true => std::iter::once(KindDoc::from(&LOAD)).chain(own).collect(),
+                false => own.collect(),
+            };
+            (f.doc, kinds)
+        })
         .collect();
     let mut out = String::new();
     let _ = write!(

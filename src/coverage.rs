@@ -187,8 +187,12 @@ pub const KINDS: &[(&str, &[&str])] = &[
     // A burst's results: its thresholds and delivery are the burst's SLO
     // (LOAD-002), its effects the duplicate-key retries (LOAD-005).
     ("load.threshold", &["LOAD-002"]),
-    ("load.delivery", &["LOAD-002"]),
+    // The delivery also judges the schedule itself: a run whose generator
+    // dropped or delayed sends beyond the bound is invalid (LOAD-001).
+    ("load.delivery", &["LOAD-002", "LOAD-001"]),
     ("load.effects", &["LOAD-005"]),
+    // The capacity search (T-3's "how much can it take?").
+    ("load.capacity", &["DEP-005"]),
     ("polling.cursor_walk", &["POLL-001"]),
     ("polling.reconciles_lost_webhooks", &["POLL-002"]),
     // The dependency point (catalogue section 8); the outbound timeout and

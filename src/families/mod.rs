@@ -86,6 +86,13 @@ pub const FAMILIES: &[Family] = &[
         doc: dependency::spec::DOC,
         kinds: &[KindTable::Typed(dependency::spec::KINDS)],
     },
+    // The load family's checks (`load.capacity`); its doc is the burst's
+    // (`load:` is documented there too, see `app::checks_markdown`).
+    Family {
+        name: "load",
+        doc: load::spec::DOC,
+        kinds: &[KindTable::Typed(load::capacity::spec::KINDS)],
+    },
 ];
 
 /// Every kind of every family.
@@ -142,6 +149,7 @@ pub fn kind_schemas(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, sch
     out.extend(transport::spec::TransportSpec::kind_schemas(g));
     out.extend(polling::spec::PollingSpec::kind_schemas(g));
     out.extend(dependency::spec::DependencySpec::kind_schemas(g));
+    out.extend(load::capacity::spec::LoadCheckSpec::kind_schemas(g));
     out
 }
 
@@ -157,6 +165,7 @@ pub enum CheckSpec {
     Transport(Box<transport::spec::TransportSpec>),
     Polling(Box<polling::spec::PollingSpec>),
     Dependency(Box<dependency::spec::DependencySpec>),
+    Load(Box<load::capacity::spec::LoadCheckSpec>),
 }
 
 impl CheckSpec {
@@ -188,6 +197,8 @@ impl CheckSpec {
                 .map(|s| Self::Polling(Box::new(s))),
             "dependency" => dependency::spec::DependencySpec::deserialize_kind(kind, d)
                 .map(|s| Self::Dependency(Box::new(s))),
+            "load" => load::capacity::spec::LoadCheckSpec::deserialize_kind(kind, d)
+                .map(|s| Self::Load(Box::new(s))),
             other => Err(<D::Error as serde::de::Error>::custom(format!(
                 "unknown check family `{other}`"
             ))),
@@ -206,6 +217,7 @@ impl CheckSpec {
             Self::Transport(s) => s.kind_name(),
             Self::Polling(s) => s.kind_name(),
             Self::Dependency(s) => s.kind_name(),
+            Self::Load(s) => s.kind_name(),
         }
     }
 
@@ -220,6 +232,7 @@ impl CheckSpec {
             Self::Transport(s) => s.common(),
             Self::Polling(s) => s.common(),
             Self::Dependency(s) => s.common(),
+            Self::Load(s) => s.common(),
         }
     }
     pub fn id(&self) -> &serde_saphyr::Spanned<String> {
@@ -254,6 +267,7 @@ pub enum CheckPlan {
     Transport(Box<transport::plan::TransportPlan>),
     Polling(Box<polling::plan::PollingPlan>),
     Dependency(Box<dependency::plan::DependencyPlan>),
+    Load(Box<load::capacity::plan::LoadCheckPlan>),
 }
 
 /// Plans one check; problems go to `ctx`'s diagnostics.
@@ -270,6 +284,7 @@ pub fn plan_check(ctx: &mut PlanCtx<'_>, spec: &CheckSpec) -> CheckPlan {
         CheckSpec::Transport(s) => CheckPlan::Transport(Box::new(transport::plan::plan(ctx, s))),
         CheckSpec::Polling(s) => CheckPlan::Polling(Box::new(polling::plan::plan(ctx, s))),
         CheckSpec::Dependency(s) => CheckPlan::Dependency(Box::new(dependency::plan::plan(ctx, s))),
+        CheckSpec::Load(s) => CheckPlan::Load(Box::new(load::capacity::plan::plan(ctx, s))),
     }
 }
 
@@ -320,6 +335,7 @@ impl CheckPlan {
                         .unwrap_or(1),
                 })
             }
+            CheckPlan::Load(p) => Some(p.volume()),
             CheckPlan::Steps(_)
             | CheckPlan::Idempotency(_)
             | CheckPlan::Client(_)
@@ -396,6 +412,7 @@ impl CheckPlan {
             CheckPlan::Transport(p) => p.requests(),
             CheckPlan::Polling(p) => p.requests(),
             CheckPlan::Dependency(p) => p.requests(),
+            CheckPlan::Load(p) => p.requests(),
         }
     }
 }
@@ -422,6 +439,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         CheckPlan::Transport(p) => transport::exec::run(p, ctx).await,
         CheckPlan::Polling(p) => polling::exec::run(p, ctx).await,
         CheckPlan::Dependency(p) => dependency::exec::run(p, ctx).await,
+        CheckPlan::Load(p) => load::capacity::exec::run(p, ctx).await,
     }
 }
 
@@ -472,6 +490,7 @@ mod tests {
             transport::spec::TransportSpec::NAMES,
             polling::spec::PollingSpec::NAMES,
             dependency::spec::DependencySpec::NAMES,
+            load::capacity::spec::LoadCheckSpec::NAMES,
         ]
         .concat();
         let tables: Vec<&str> = kind_names().collect();

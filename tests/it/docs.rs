@@ -105,7 +105,11 @@ fn family_docs_document_exactly_their_kinds() {
             "{}: the doc has no `## ` title",
             f.name
         );
-        let kinds: Vec<&str> = f.kinds.iter().flat_map(|t| t.names()).collect();
+        let mut kinds: Vec<&str> = f.kinds.iter().flat_map(|t| t.names()).collect();
+        if f.name == "load" {
+            // The load family's doc also documents the suite's `load:` section.
+            kinds.insert(0, "load");
+        }
         for (k, _) in &doc.kinds {
             assert!(
                 kinds.contains(k),

@@ -9,6 +9,7 @@
 mod common;
 
 mod burst_cut;
+mod capacity;
 mod client;
 mod compare;
 mod defects;

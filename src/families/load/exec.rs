@@ -685,8 +685,15 @@ pub fn judge_figures(
     let expected = f.scheduled;
     let delivered = f.delivered();
     let rule = f.pool_rule(plan);
+    // LOAD-001: a schedule the generator did not keep makes every verdict
+    // of the run inconclusive (`validity.rs`).
+    let invalid = super::validity::invalid_because(f, rule.as_ref(), plan.min_delivered);
     for t in &plan.thresholds {
         let o = judge(t, plan, f, rule.as_ref());
+        let o = match &invalid {
+            Some(why) => super::validity::invalidate(o, why),
+            None => o,
+        };
         res.push(&t.slug(), "load.threshold", t.text.clone(), o);
     }
     let mut props = vec![
@@ -735,13 +742,23 @@ pub fn judge_figures(
             delivered * 100.0,
             crate::fmt_duration(f.elapsed)
         );
-        match &pool_inconclusive {
+        match (&pool_inconclusive, &invalid) {
             // The harness's pool, not the target, held the load back.
-            Some(r) => {
+            (Some(r), _) => {
                 props.push(prop("conclusive", false));
-                Outcome::inconclusive(format!("{what}; {}", pool_bound_message(r, plan, f)))
+                Outcome::inconclusive(format!(
+                    "invalid run (LOAD-001): {what}; {}",
+                    pool_bound_message(r, plan, f)
+                ))
             }
-            None => Outcome::fail(
+            // The generator fell behind with users to spare.
+            (None, Some(why)) => {
+                props.push(prop("conclusive", false));
+                Outcome::inconclusive(format!(
+                    "inconclusive: invalid run (LOAD-001): {why}; {what}"
+                ))
+            }
+            (None, None) => Outcome::fail(
                 what,
                 format!(
                     ">= {:.0}% of the scheduled requests",
@@ -750,6 +767,13 @@ pub fn judge_figures(
                 format!("{:.1}%", delivered * 100.0),
             ),
         }
+    } else if let Some(why) = &invalid {
+        // Sent in the end, but late beyond the bound.
+        props.push(prop("conclusive", false));
+        Outcome::inconclusive(format!(
+            "inconclusive: invalid run (LOAD-001): {why}; sent {} of {:.0} scheduled requests; {headline}{pool_line}",
+            overall.requests, expected
+        ))
     } else {
         Outcome::pass(format!(
             "sent {} of {:.0} scheduled requests ({:.0}%); {headline}{pool_line}{}",

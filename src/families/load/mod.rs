@@ -1,5 +1,6 @@
 //! The burst rehearsal (catalogue LOAD-*): goose-driven load, HDR histograms with coordinated omission corrected, thresholds.
 
+pub mod capacity;
 pub mod chance;
 pub mod engine;
 pub mod exec;
@@ -20,3 +21,4 @@ pub mod signal;
 pub mod spec;
 pub mod stats;
 pub mod summary;
+pub mod validity;
