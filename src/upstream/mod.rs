@@ -263,6 +263,9 @@ pub struct Attempt {
     pub answered_at: Duration,
     pub method: String,
     pub path: String,
+    /// The query string as sent, without `?` (empty when none): the
+    /// cursor a polling client asks for (`client.polling`).
+    pub query: String,
     pub headers: Vec<(String, String)>,
     pub body_sha256: String,
     pub body_len: usize,
@@ -492,6 +495,7 @@ async fn handle(
                     answered_at: inner.started.elapsed(),
                     method: method.to_string(),
                     path,
+                    query: uri.query().unwrap_or_default().to_owned(),
                     headers: Vec::new(),
                     body_sha256: String::new(),
                     body_len: 0,
@@ -627,6 +631,7 @@ async fn handle(
         answered_at: at,
         method: method.to_string(),
         path: path.clone(),
+        query: uri.query().unwrap_or_default().to_owned(),
         headers: headers
             .iter()
             .map(|(k, v)| {

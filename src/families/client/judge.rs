@@ -1288,6 +1288,7 @@ mod tests {
                 answered_at: Duration::from_secs_f64(*at + 0.001),
                 method: "POST".into(),
                 path: "/v1/customers".into(),
+                query: String::new(),
                 headers: Vec::new(),
                 body_sha256: "ab".repeat(32),
                 body_len: 2,
