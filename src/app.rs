@@ -424,6 +424,39 @@ fn cmd_run(a: RunArgs) -> i32 {
             }
         }
     }
+    // A suite that asks for the embedded reference's listener requiring
+    // client certificates (SEC-005): a second CA and a client certificate
+    // made for the run, presented by the run's clients. A certificate of the
+    // user's own could not be trusted by that listener.
+    let mut reference_client_cert_tls = None;
+    if plan.needs_client_cert_reference() {
+        if loaded.as_ref().is_some_and(|t| t.has_identity()) {
+            return usage_error(
+                "--cert/--key (or target.tls.cert) and a suite run against the embedded reference's listener that requires client certificates (`target.embedded: client_certs`): that listener trusts only the certificate made for the run; give --target, or leave the certificate out",
+            );
+        }
+        let setup = crate::reference::tls::TlsSetup {
+            client_certs: true,
+            ..Default::default()
+        };
+        let made = crate::reference::tls::generate(&setup).and_then(|(server, written)| {
+            let t = loaded.get_or_insert_with(crate::http::tls::Tls::default);
+            t.trust_pem(written.ca_pem.as_bytes())?;
+            let (cert, key) = written
+                .client_pem
+                .as_ref()
+                .ok_or("the embedded reference made no client certificate")?;
+            t.identify_pem(cert.as_bytes(), key.as_bytes())?;
+            Ok(server)
+        });
+        match made {
+            Ok(server) => reference_client_cert_tls = Some(server),
+            Err(e) => {
+                eprintln!("error: the embedded reference's client certificates: {e}");
+                return exit::RUN_BROKEN;
+            }
+        }
+    }
     if let Some(t) = loaded {
         if let Err(e) = crate::http::tls::install(t) {
             eprintln!("error: {e}");
@@ -463,6 +496,7 @@ fn cmd_run(a: RunArgs) -> i32 {
     let opts = RunOptions {
         fail_fast: a.fail_fast,
         default_base_url: None,
+        client_cert_base_url: None,
         report_dir: a.reports.report_dir.clone(),
         allow_remote_load: a.allow_remote_load,
         strict: a.strict,
@@ -487,7 +521,10 @@ fn cmd_run(a: RunArgs) -> i32 {
     let code = rt.block_on(run_plan(
         plan,
         opts,
-        reference_tls,
+        EmbeddedTls {
+            main: reference_tls,
+            client_certs: reference_client_cert_tls,
+        },
         color,
         a.verbose,
         ReportFiles {
@@ -650,10 +687,18 @@ fn standard_reporters(
     reporters
 }
 
+/// The embedded reference's TLS configurations: its main listener's, and
+/// the one of its listener that requires client certificates when a suite
+/// asks for it.
+struct EmbeddedTls {
+    main: Option<std::sync::Arc<rustls::ServerConfig>>,
+    client_certs: Option<std::sync::Arc<rustls::ServerConfig>>,
+}
+
 async fn run_plan(
     plan: Plan,
     mut opts: RunOptions,
-    reference_tls: Option<std::sync::Arc<rustls::ServerConfig>>,
+    reference_tls: EmbeddedTls,
     color: bool,
     verbose: bool,
     files: ReportFiles,
@@ -675,9 +720,29 @@ async fn run_plan(
     }
 
     let mut reference = None;
+    let mut client_cert_reference = None;
+    if let Some(tls) = reference_tls.client_certs {
+        let addr = "127.0.0.1:0".parse().expect("loopback address");
+        match ReferenceServer::start_tls(ReferenceConfig::default(), addr, tls).await {
+            Ok(server) => {
+                let url = server.base_url();
+                eprintln!(
+                    "note: started the embedded reference's listener that requires client certificates at {url}"
+                );
+                opts.client_cert_base_url = Some(url);
+                client_cert_reference = Some(server);
+            }
+            Err(e) => {
+                eprintln!(
+                    "error: cannot start the embedded reference integration on 127.0.0.1: {e}"
+                );
+                return exit::RUN_BROKEN;
+            }
+        }
+    }
     if plan.needs_reference() {
         let addr = "127.0.0.1:0".parse().expect("loopback address");
-        let started = match reference_tls {
+        let started = match reference_tls.main {
             Some(tls) => ReferenceServer::start_tls(ReferenceConfig::default(), addr, tls).await,
             None => ReferenceServer::start(ReferenceConfig::default(), addr).await,
         };
@@ -722,7 +787,7 @@ async fn run_plan(
             code = exit::RUN_BROKEN;
         }
     }
-    if let Some(r) = reference {
+    for r in [reference, client_cert_reference].into_iter().flatten() {
         r.shutdown().await;
     }
     code

@@ -133,6 +133,8 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("client.replay_is_success", &["IDEM-C04"]),
     // The client family's kind, but the trace point's requirement.
     ("client.traceparent", &["TRC-C01"]),
+    // The client family's kind, but the polling point's requirement.
+    ("client.polling", &["POLL-003"]),
     ("rate_limit.headers", &["RL-001", "RL-005"]),
     ("rate_limit.storm", &["RL-002", "RL-006", "RL-007"]),
     ("rate_limit.recovery", &["RL-003"]),
@@ -193,6 +195,8 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("load.effects", &["LOAD-005"]),
     // The capacity search (T-3's "how much can it take?").
     ("load.capacity", &["DEP-005"]),
+    // The target's own pools and queues read during the burst (`observe:`).
+    ("load.observe", &["LOAD-003"]),
     ("polling.cursor_walk", &["POLL-001"]),
     ("polling.reconciles_lost_webhooks", &["POLL-002"]),
     // The dependency point (catalogue section 8); the outbound timeout and

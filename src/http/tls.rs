@@ -231,6 +231,20 @@ impl Tls {
         Ok(())
     }
 
+    /// Presents this client certificate and key (PEM, made in memory: the
+    /// embedded reference's listener that requires one), checked as
+    /// `--cert`/`--key` are.
+    pub fn identify_pem(&mut self, cert_pem: &[u8], key_pem: &[u8]) -> Result<(), String> {
+        let super::client_cert::ClientPair { chain, key } = super::client_cert::check(
+            "the embedded reference's client certificate",
+            cert_pem,
+            "its key",
+            key_pem,
+        )?;
+        self.client_auth = Some(Arc::new(ClientAuth { chain, key }));
+        self.rustls_config().map(|_| ())
+    }
+
     /// Whether a client certificate is given.
     pub fn has_identity(&self) -> bool {
         self.client_auth.is_some()

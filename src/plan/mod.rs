@@ -22,6 +22,7 @@ use crate::outcome::Severity;
 
 use crate::context::{check_base_url, PlanCtx, Template, MAX_PAUSE};
 use crate::redact::Redactor;
+use crate::suite::model::EmbeddedListener;
 use crate::suite::{Diagnostics, SuiteSource};
 
 /// Default per-request timeout when neither the suite nor the CLI sets one.
@@ -68,6 +69,21 @@ impl Plan {
     pub fn needs_reference(&self) -> bool {
         self.suites.iter().any(|s| s.base_url.is_none())
     }
+    /// True when some suite without a target asks for the embedded
+    /// reference's listener that requires client certificates.
+    pub fn needs_client_cert_reference(&self) -> bool {
+        self.suites
+            .iter()
+            .any(|s| s.base_url.is_none() && s.on_client_cert_listener())
+    }
+}
+
+impl PlannedSuite {
+    /// Whether, run against the embedded reference, the suite goes to its
+    /// listener that requires client certificates (`target.embedded`).
+    pub fn on_client_cert_listener(&self) -> bool {
+        self.embedded == EmbeddedListener::ClientCerts
+    }
 }
 
 #[derive(Debug)]
@@ -80,6 +96,9 @@ pub struct PlannedSuite {
     pub version: Option<String>,
     /// `None`: run against the embedded reference integration.
     pub base_url: Option<String>,
+    /// `target.embedded`: which of the embedded reference's listeners,
+    /// when `base_url` is `None`.
+    pub embedded: EmbeddedListener,
     pub headers: Vec<(String, Template)>,
     /// Headers of a second tenant, when the suite configures one.
     pub second_tenant_headers: Option<Vec<(String, Template)>>,
@@ -410,6 +429,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         digest: source_digest(&l.source),
         version: f.version.as_ref().map(|v| v.0.clone()),
         base_url,
+        embedded: f.target.as_ref().map(|t| t.embedded).unwrap_or_default(),
         headers,
         second_tenant_headers,
         auth,

@@ -66,6 +66,11 @@ pub struct ClientArgs {
     /// Per-request timeout
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub request_timeout: Duration,
+    /// Poll this list instead of performing operations: GET it, then again
+    /// with `?cursor=` each page's `meta.next_cursor`, until that is null
+    /// (the polling fallback, `client.polling`)
+    #[arg(long, value_name = "PATH")]
+    pub poll: Option<String>,
     /// CPU time to spend before each request, as an interpreted SDK does
     /// (a heavy herd for the noise measurement of `client.jitter`)
     #[arg(long, default_value = "0s", value_parser = parse_duration)]
@@ -91,6 +96,7 @@ pub fn is_client_defect(d: Defect) -> bool {
             | Defect::ClientCrashesOnHttpDate
             | Defect::ClientNewTracePerRetry
             | Defect::ClientNoTraceparent
+            | Defect::ClientPollsPastEnd
     )
 }
 
@@ -106,7 +112,7 @@ fn random_hex(bytes: usize) -> String {
     }
 }
 
-enum Next {
+pub(super) enum Next {
     Done(reqwest::header::HeaderMap),
     Retry {
         retry_after: Option<Duration>,
@@ -168,6 +174,10 @@ async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
             return 3;
         }
     };
+    if let Some(list) = &a.poll {
+        let url = format!("{}{list}", a.url.trim_end_matches('/'));
+        return super::client_poll::walk(&a, &http, &url, &has).await;
+    }
     let url = format!("{}{}", a.url.trim_end_matches('/'), a.path);
     // The defect `client-one-key-for-all`: the first operation's key, kept.
     let first_key = uuid::Uuid::new_v4().to_string();
@@ -301,7 +311,11 @@ async fn run(a: ClientArgs, defects: Vec<Defect>) -> i32 {
     0
 }
 
-fn classify(status: u16, h: &reqwest::header::HeaderMap, has: &dyn Fn(Defect) -> bool) -> Next {
+pub(super) fn classify(
+    status: u16,
+    h: &reqwest::header::HeaderMap,
+    has: &dyn Fn(Defect) -> bool,
+) -> Next {
     let raw = h.get("retry-after").and_then(|v| v.to_str().ok());
     if let Some(v) =
         raw.filter(|v| has(Defect::ClientCrashesOnHttpDate) && v.trim().parse::<u64>().is_err())
@@ -367,7 +381,12 @@ fn spend_cpu(d: Duration) {
 
 /// The n-th retry's backoff: full jitter, random(0, min(max_delay, base*2^n)).
 /// `after_ra`: it is added on top of a Retry-After (spreading a herd).
-fn backoff(a: &ClientArgs, n: u32, after_ra: bool, has: &dyn Fn(Defect) -> bool) -> Duration {
+pub(super) fn backoff(
+    a: &ClientArgs,
+    n: u32,
+    after_ra: bool,
+    has: &dyn Fn(Defect) -> bool,
+) -> Duration {
     let fixed = has(Defect::ClientFixedBackoff);
     if fixed && !after_ra {
         // The defect: a constant interval, never growing.
@@ -388,7 +407,7 @@ fn backoff(a: &ClientArgs, n: u32, after_ra: bool, has: &dyn Fn(Defect) -> bool)
 /// With a low Remaining: the reset window spread over the requests left
 /// (the whole window when none are left). Reset may be delta seconds or an
 /// epoch timestamp.
-fn pacing(h: &reqwest::header::HeaderMap, low: u64) -> Option<Duration> {
+pub(super) fn pacing(h: &reqwest::header::HeaderMap, low: u64) -> Option<Duration> {
     let num = |k: &str| h.get(k)?.to_str().ok()?.trim().parse::<f64>().ok();
     let remaining = num("x-ratelimit-remaining")?;
     if remaining >= low as f64 {

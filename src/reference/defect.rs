@@ -285,6 +285,9 @@ defects! {
         /// Client: no traceparent at all.
         ClientNoTraceparent => "client-no-traceparent",
             "client: sends no traceparent, so the platform cannot join its requests (or their retries) to the caller's trace";
+        /// Client (`--poll`): an empty cursor read as "start again".
+        ClientPollsPastEnd => "client-polls-past-end",
+            "client: with --poll, after the page whose next_cursor is null it asks the list once more with an empty cursor instead of stopping";
     }
     Transport => "transport" {
         /// The server certificate expires within a week (`--tls`).
@@ -325,6 +328,9 @@ defects! {
         /// Every Nth API request (`ReferenceConfig.stall_every`) pauses the API for `stall_for`.
         Stall => "stall",
             "every Nth API request pauses the whole API (default every 200th, for 1 s; requests arriving meanwhile wait), so latency tails and coordinated omission show";
+        /// Every API request leaves its worker counted in use (a pool that leaks).
+        PoolLeak => "pool-leak",
+            "every API request leaks its pool slot: /metrics' tminus_reference_pool_in_use grows with each request and never comes back down (answers stay fast)";
     }
     Polling => "polling" {
         /// List cursors count the rows left from the newest end, so a row

@@ -71,6 +71,7 @@ mod rate_limit;
 mod webhook;
 
 pub mod client;
+mod client_poll;
 pub use payments::DependencyConfig;
 pub use rate_limit::{RateLimitConfig, RateLimitDialect, LOAD_API_KEY};
 

@@ -40,6 +40,10 @@ pub struct Written {
     pub ca_pem: String,
     pub ca: Option<PathBuf>,
     pub client: Option<(PathBuf, PathBuf)>,
+    /// With client certificates: the client's certificate and key (PEM),
+    /// for a run that presents them from memory (the embedded reference's
+    /// listener that requires them). The key is a secret: never printed.
+    pub client_pem: Option<(String, String)>,
 }
 
 /// How long the server certificate of `--defect expiring-certificate`
@@ -130,6 +134,7 @@ pub fn generate(setup: &TlsSetup) -> Result<(Arc<rustls::ServerConfig>, Written)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS: {e}"))?;
     let mut client_files = None;
+    let mut client_pem = None;
     let builder = if setup.client_certs {
         let client_ca = ca("tminus reference client CA").map_err(bad)?;
         let (client, client_key) = issue(
@@ -146,6 +151,7 @@ pub fn generate(setup: &TlsSetup) -> Result<(Arc<rustls::ServerConfig>, Written)
             write(&key_file, &client_key.serialize_pem(), true)?;
             client_files = Some((cert_file, key_file));
         }
+        client_pem = Some((client.pem(), client_key.serialize_pem()));
         let mut roots = rustls::RootCertStore::empty();
         roots
             .add(client_ca.cert.der().clone())
@@ -174,6 +180,7 @@ pub fn generate(setup: &TlsSetup) -> Result<(Arc<rustls::ServerConfig>, Written)
             ca_pem,
             ca: ca_file,
             client: client_files,
+            client_pem,
         },
     ))
 }

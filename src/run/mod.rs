@@ -21,6 +21,10 @@ pub struct RunOptions {
     pub fail_fast: bool,
     /// Base URL for suites without a target (the embedded reference).
     pub default_base_url: Option<String>,
+    /// Base URL of the embedded reference's listener that requires client
+    /// certificates, for suites without a target that ask for it
+    /// (`target.embedded: client_certs`).
+    pub client_cert_base_url: Option<String>,
     /// Folder for load figures (`.hgrm`, `.hlog`, JSON); empty: `reports`.
     pub report_dir: std::path::PathBuf,
     /// `--allow-remote-load`: load may go to a non-loopback target.
@@ -62,7 +66,13 @@ pub fn suite_infos(plan: &Plan, opts: &RunOptions) -> Vec<SuiteInfo> {
             target: s
                 .base_url
                 .clone()
-                .or_else(|| opts.default_base_url.clone())
+                .or_else(|| {
+                    if s.on_client_cert_listener() {
+                        opts.client_cert_base_url.clone()
+                    } else {
+                        opts.default_base_url.clone()
+                    }
+                })
                 .unwrap_or_default(),
             checks: s.checks.len() + s.load.as_ref().map_or(0, load::exec::result_count),
             profile: s.profile.as_str(),

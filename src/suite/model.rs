@@ -329,6 +329,25 @@ pub struct TargetSpec {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub proxy: Option<Spanned<String>>,
+    /// With no `base_url` (and no `--target`): which listener of the
+    /// embedded reference the suite runs against: `main` (the default) or
+    /// `client_certs`, a second listener that requires a client
+    /// certificate (the run presents the one made for it). Ignored when
+    /// the suite has a target.
+    #[serde(default)]
+    pub embedded: EmbeddedListener,
+}
+
+/// `target.embedded`: the embedded reference's listeners.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EmbeddedListener {
+    /// https with a CA made for the run, no client certificate asked.
+    #[default]
+    Main,
+    /// The same, but a connection without the client certificate made for
+    /// the run is refused in the handshake (SEC-005's healthy reference).
+    ClientCerts,
 }
 
 /// `target.tls`: file paths are relative to the suite file.

@@ -188,8 +188,13 @@ pub struct Script {
 /// A herd may carry a control group (`client.jitter`'s measure of the
 /// machine's own noise): clients numbered from `control_from` on are
 /// answered by the script's last route whatever they ask, are counted at the
-/// barrier, and take their places in the staircase in arrival order like
-/// everyone else, so they wake amid the herd and meet the same contention.
+/// barrier, and take places spread evenly through the staircase
+/// ([`Herd::slot`]), so they wake amid the herd all along it and meet the
+/// same contention: a stall that delays part of the staircase delays the
+/// same share of the herd and of the control. (In arrival order the control,
+/// started last, took the staircase's last steps; a stall during the herd's
+/// steps spread a lockstep herd while the control, woken after it, stayed
+/// tight, and the herd passed for jittered.)
 #[derive(Debug, Clone, Copy)]
 pub struct Herd {
     /// Clients awaited at the barrier, the control group included.
@@ -198,6 +203,39 @@ pub struct Herd {
     pub stagger: Duration,
     /// The first client of the control group, if there is one.
     pub control_from: Option<usize>,
+}
+
+impl Herd {
+    /// The staircase step of `client`, the `arrival`-th to reach the
+    /// barrier. Without a control group, arrival order. With one, by client
+    /// number: control client `j` of `c` takes step `(2j + 1) n / 2c` of the
+    /// `n`, the herd the other steps in order, so every stretch of the
+    /// staircase holds its share of both.
+    pub fn slot(&self, client: usize, arrival: usize) -> usize {
+        let n = self.clients;
+        let Some(k) = self.control_from.filter(|&k| k < n && client < n) else {
+            return arrival;
+        };
+        let c = n - k;
+        let control_step = |j: usize| (2 * j + 1) * n / (2 * c);
+        if client >= k {
+            return control_step(client - k);
+        }
+        // The herd client's step: the client-th step no control client holds.
+        let mut taken = (0..c).map(control_step).peekable();
+        let mut free = 0;
+        for step in 0..n {
+            if taken.peek() == Some(&step) {
+                taken.next();
+                continue;
+            }
+            if free == client {
+                return step;
+            }
+            free += 1;
+        }
+        arrival
+    }
 }
 
 /// What the client got for one attempt.
@@ -263,6 +301,9 @@ pub struct Attempt {
     pub answered_at: Duration,
     pub method: String,
     pub path: String,
+    /// The query string as sent, without `?` (empty when none): the
+    /// cursor a polling client asks for (`client.polling`).
+    pub query: String,
     pub headers: Vec<(String, String)>,
     pub body_sha256: String,
     pub body_len: usize,
@@ -492,6 +533,7 @@ async fn handle(
                     answered_at: inner.started.elapsed(),
                     method: method.to_string(),
                     path,
+                    query: uri.query().unwrap_or_default().to_owned(),
                     headers: Vec::new(),
                     body_sha256: String::new(),
                     body_len: 0,
@@ -565,7 +607,8 @@ async fn handle(
         });
         // Bounded: a client that never starts costs the others `cap`, no more.
         let _ = tokio::time::timeout(h.cap, rx.wait_for(|n| *n >= h.clients)).await;
-        tokio::time::sleep(h.stagger * rank.min(10_000) as u32).await;
+        let step = h.slot(client, rank);
+        tokio::time::sleep(h.stagger * step.min(10_000) as u32).await;
         if let Some(h) = &inner.hook {
             h(client);
         }
@@ -627,6 +670,7 @@ async fn handle(
         answered_at: at,
         method: method.to_string(),
         path: path.clone(),
+        query: uri.query().unwrap_or_default().to_owned(),
         headers: headers
             .iter()
             .map(|(k, v)| {
@@ -891,6 +935,34 @@ mod tests {
         // All three were held until the last (the control) arrived.
         assert!(a.iter().all(|x| x.answered_at >= a[2].at), "{a:?}");
         up.shutdown().await;
+    }
+
+    #[test]
+    fn a_control_group_is_spread_through_the_staircase() {
+        let herd = Herd {
+            clients: 66,
+            cap: Duration::from_secs(10),
+            stagger: Duration::from_millis(20),
+            control_from: Some(50),
+        };
+        let mut steps: Vec<usize> = (0..66).map(|c| herd.slot(c, 0)).collect();
+        let control: Vec<usize> = steps[50..].to_vec();
+        // Every step is someone's, once.
+        steps.sort_unstable();
+        assert_eq!(steps, (0..66).collect::<Vec<_>>());
+        // 16 control steps about 66/16 apart, from the first quarter-gap on:
+        // every quarter of the staircase holds four of them.
+        for quarter in 0..4 {
+            let n = control.iter().filter(|&&s| s * 4 / 66 == quarter).count();
+            assert_eq!(n, 4, "quarter {quarter}: {control:?}");
+        }
+        // The herd keeps its order; without a control group, arrival order.
+        assert!((1..50).all(|c| herd.slot(c, 0) > herd.slot(c - 1, 0)));
+        let plain = Herd {
+            control_from: None,
+            ..herd
+        };
+        assert_eq!(plain.slot(7, 3), 3);
     }
 
     #[test]

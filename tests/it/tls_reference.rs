@@ -64,11 +64,7 @@ fn an_untrusted_server_is_not_taken_for_one_refusing_the_client() {
     let (reference, pki) = RefHandle::start_tls(&[], true);
     let args = RefHandle::tls_args(pki.path(), true);
     // --cert and --key, but not --cacert.
-    let (v, out) = run(
-        &reference.url,
-        "tests/suites/transport-mtls.yaml",
-        &args[2..],
-    );
+    let (v, out) = run(&reference.url, "suites/transport-mtls.yaml", &args[2..]);
     assert_eq!(
         v,
         [("transport-mtls/mtls".to_owned(), "error".to_owned())],

@@ -263,7 +263,7 @@ fn default_scenarios_judge_a_client_on_its_own_path() {
         .lines()
         .filter_map(|l| l.trim().strip_prefix("kind: "))
         .collect();
-    assert_eq!(kinds.len(), 11, "every client kind is exercised: {kinds:?}");
+    assert_eq!(kinds.len(), 12, "every client kind is exercised: {kinds:?}");
     assert!(
         not_passing(&v).is_empty(),
         "{:?}\n{report}",

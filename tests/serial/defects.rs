@@ -600,9 +600,24 @@ static CLIENT: Table = Table {
         ),
         row(
             &[ClientIgnoresRemaining],
+            &[
+                (
+                    "slows-before-limit",
+                    "the client spent past X-RateLimit-Remaining",
+                ),
+                // Its polling loop too (POLL-003 is RETRY-006 for a poller).
+                (
+                    "client-polling",
+                    "paces_to_remaining: the polling loop spent past X-RateLimit-Remaining",
+                ),
+            ],
+            &[],
+        ),
+        row(
+            &[ClientPollsPastEnd],
             &[(
-                "slows-before-limit",
-                "the client spent past X-RateLimit-Remaining",
+                "client-polling",
+                "stops_at_end: 1 request(s) after the page whose next_cursor is null",
             )],
             &[],
         ),
@@ -657,11 +672,27 @@ static LOAD: Table = Table {
     suite: "tests/suites/stall.yaml",
     runner: Runner::Reference,
     width: 1,
-    rows: &[row(
-        &[Stall],
-        &[("stall.p99", "threshold breached: p99 < 500ms")],
-        &[],
-    )],
+    rows: &[
+        row(
+            &[Stall],
+            &[("stall.p99", "threshold breached: p99 < 500ms")],
+            &[],
+        ),
+        // LOAD-003 on the shipped burst: answers as fast as ever, only the
+        // pool's own gauge (read from /metrics) shows the leak.
+        row(
+            &[PoolLeak],
+            &[(
+                "burst.observe.after_pool_in_use",
+                "threshold breached: after(pool_in_use) < 1",
+            )],
+            &[],
+        )
+        .on("suites/burst.yaml"),
+        // DEP-005: the same pauses put the capacity below a declared floor.
+        row(&[Stall], &[("floor", "below the declared 40.0/s")], &[])
+            .on("tests/suites/capacity-floor.yaml"),
+    ],
 };
 
 /// Transport security (issue 25 item 4), over https: each defect fails only
@@ -710,7 +741,7 @@ static TRANSPORT: Table = Table {
 /// certificates (its own table: the runner gives tminus the certificate).
 static TRANSPORT_MTLS: Table = Table {
     family: DefectFamily::Transport,
-    suite: "tests/suites/transport-mtls.yaml",
+    suite: "suites/transport-mtls.yaml",
     runner: Runner::ReferenceTls { client_certs: true },
     width: 1,
     rows: &[row(

@@ -176,6 +176,12 @@ pub async fn run(p: &ClientPlan, ctx: &CheckContext) -> Outcome {
             operations,
         } => judge::replay(&runs, header, value, *operations),
         Judge::Traceparent => super::trace::judge(&runs),
+        Judge::Polling {
+            cursor_param,
+            pages,
+            limit,
+            window,
+        } => super::polling::judge(&runs, cursor_param, *pages, *limit, *window),
     };
     let total: usize = runs.iter().map(|r| r.attempts.len()).sum();
     out.with_properties(vec![prop("clients", clients), prop("attempts", total)])

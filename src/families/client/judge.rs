@@ -9,8 +9,8 @@ use super::exec::{stderr_note, RunRecord};
 use super::process::{ClientRunResult, Ended};
 use super::spec::defaults;
 use super::timing::{
-    backoff_rule, herd_growth, jitter_judgement, least_judged, retry_after_rule, Spread, Wait,
-    WaitRule, LEAST_CONTROL,
+    backoff_rule, herd_growth, jitter_judgement_in_time, least_judged, retry_after_rule, Spread,
+    Timed, Wait, WaitRule, LEAST_CONTROL,
 };
 use crate::families::client::plan::{KeyFormat, Policy503};
 use crate::outcome::Outcome;
@@ -464,7 +464,7 @@ pub fn exponential(
 fn retry_offsets<'a>(
     r: &RunRecord,
     clients: impl Iterator<Item = &'a ClientRunResult>,
-) -> (Vec<f64>, usize, Vec<f64>) {
+) -> (Vec<Timed>, usize, Vec<f64>) {
     let mut offsets = Vec::new();
     let mut cpu = Vec::new();
     let mut received = 0;
@@ -479,7 +479,11 @@ fn retry_offsets<'a>(
         received += 1;
         if let (Some(prev), Some(next)) = (a.get(i), a.get(i + 1)) {
             let ra = prev.answer.retry_after().unwrap_or(0.0);
-            offsets.push(secs(next.at) - (secs(prev.answered_at) + ra));
+            let due = secs(prev.answered_at) + ra;
+            offsets.push(Timed {
+                due,
+                offset: secs(next.at) - due,
+            });
             if let Some(used) = r
                 .cpu
                 .as_ref()
@@ -510,7 +514,8 @@ fn cpu_bound(used: &[f64], retried: usize) -> Option<(f64, usize, f64)> {
 pub fn jitter(runs: &[RunRecord], min_spread: Duration) -> Outcome {
     const P: &str = "spread";
     let r = &runs[0];
-    let (offsets, received, used) = retry_offsets(r, r.results.iter());
+    let (timed, received, used) = retry_offsets(r, r.results.iter());
+    let offsets: Vec<f64> = timed.iter().map(|t| t.offset).collect();
     let k = r.results.len();
     if offsets.len() < (k / 2).max(2) {
         let sample = r
@@ -536,7 +541,7 @@ pub fn jitter(runs: &[RunRecord], min_spread: Duration) -> Outcome {
     let (control, _, _) = retry_offsets(r, r.control.iter());
     let min = secs(min_spread);
     let cpu = cpu_bound(&used, offsets.len());
-    let Some(j) = jitter_judgement(&offsets, &control, cpu.map(|c| c.2), min) else {
+    let Some(j) = jitter_judgement_in_time(&timed, &control, cpu.map(|c| c.2), min) else {
         return as_property(P, Outcome::error("no retry offsets to judge".to_owned()));
     };
     let n = offsets.len() as f64;
@@ -556,6 +561,9 @@ pub fn jitter(runs: &[RunRecord], min_spread: Duration) -> Outcome {
     ];
     if let Some(w) = j.noise {
         props.push(prop("noise_densest_half_s", PropValue::rounded(w, 3)));
+    }
+    if let Some(w) = j.in_time {
+        props.push(prop("in_time_densest_half_s", PropValue::rounded(w, 3)));
     }
     if let Some((total, _, bound)) = cpu {
         props.push(prop("herd_cpu_s", PropValue::rounded(total, 3)));
@@ -608,6 +616,13 @@ pub fn jitter(runs: &[RunRecord], min_spread: Duration) -> Outcome {
                 format!("half the retries spread over at least {min:.3} s"),
                 format!("half within {width:.3} s"),
             )
+        }
+        Spread::Noisy if j.in_time.is_some() => {
+            props.push(prop("conclusive", false));
+            Outcome::inconclusive(format!(
+                "inconclusive: the herd's spread follows the moment each client was due, as the control's does: less the control's offset at the same instants, its densest half is {:.3} s, under the threshold {min:.3} s once its uncertainty is counted (a stall or a load change on the machine spreads clients that retry together in a staircase); {summary}; {noise}: rerun on a less loaded machine",
+                j.in_time.unwrap_or_default()
+            ))
         }
         Spread::Noisy => {
             props.push(prop("conclusive", false));
@@ -1288,6 +1303,7 @@ mod tests {
                 answered_at: Duration::from_secs_f64(*at + 0.001),
                 method: "POST".into(),
                 path: "/v1/customers".into(),
+                query: String::new(),
                 headers: Vec::new(),
                 body_sha256: "ab".repeat(32),
                 body_len: 2,

@@ -5,6 +5,7 @@ pub mod cpu;
 pub mod exec;
 pub mod judge;
 pub mod plan;
+pub mod polling;
 pub mod process;
 pub mod reap;
 pub mod spec;

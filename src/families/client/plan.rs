@@ -128,6 +128,13 @@ pub enum Judge {
     },
     /// TRC-C01: every attempt's traceparent, and the retries of one operation.
     Traceparent,
+    /// POLL-003: a cursor list walked to its end under a rate limit.
+    Polling {
+        cursor_param: String,
+        pages: usize,
+        limit: u32,
+        window: Duration,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -932,6 +939,7 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &ClientSpec) -> ClientPlan {
         C::RetryAmplification(s) => ctx.client_retry_amplification(s),
         C::ReplayIsSuccess(s) => ctx.client_replay_is_success(s),
         C::Traceparent(s) => ctx.client_traceparent(s),
+        C::Polling(s) => ctx.client_polling(s),
     }
 }
 

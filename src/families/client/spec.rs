@@ -387,6 +387,27 @@ check_spec!(
     }
 );
 
+check_spec!(
+    /// `client.polling` (POLL-003): a polling loop walked over a rate-limited
+    /// cursor list.
+    PollingSpec {
+        pub client: CommandSpec,
+        /// The list the client polls (GET).
+        #[serde(default)]
+        pub path: Option<String>,
+        /// The query parameter carrying the cursor.
+        #[serde(default)]
+        pub cursor_param: Option<String>,
+        /// Pages in the list; the last one's `meta.next_cursor` is null.
+        #[serde(default)]
+        pub pages: Option<u32>,
+        #[serde(default)]
+        pub limit: Option<u32>,
+        #[serde(default)]
+        pub window: Option<DurationValue>,
+    }
+);
+
 /// Every default of the family: the plan applies these, `KINDS` prints them.
 pub mod defaults {
     use std::time::Duration;
@@ -467,6 +488,11 @@ pub mod defaults {
     pub const REPLAY_HEADER: &str = "Idempotent-Replayed";
     pub const REPLAY_VALUE: &str = "1";
     pub const OPERATIONS: u32 = 1;
+    /// `client.polling`: the list polled, its cursor parameter, and its
+    /// pages (more than `LIMIT`, so a client that does not pace meets a 429).
+    pub const POLL_PATH: &str = "/public/v1/events";
+    pub const CURSOR_PARAM: &str = "cursor";
+    pub const PAGES: u32 = 6;
 }
 
 use defaults as d;
@@ -916,6 +942,49 @@ pub const KINDS: &[Kind] = &[
             ),
         ],
     },
+    Kind {
+        properties: &[
+            must(
+                "follows_cursor",
+                "catalogue POLL-003 and POLL-001 (BOTIX: `meta.next_cursor` walked to the end)",
+                "every page is asked with the cursor the page before handed out, up to the page whose next_cursor is null",
+            ),
+            must(
+                "stops_at_end",
+                "catalogue POLL-003 (BOTIX: the walk ends at an empty cursor)",
+                "no request follows the page whose next_cursor is null; not exercised when the walk never got there",
+            ),
+            must(
+                "paces_to_remaining",
+                "catalogue POLL-003, as RETRY-006 (BOTIX contract); RateLimit headers draft (\"SHOULD NOT exceed\" the quota before the reset)",
+                "at most `limit` requests in the first window, never a 429",
+            ),
+        ],
+        name: "client.polling",
+        summary: "a polling client walks a rate-limited cursor list to its end: it follows next_cursor, stops at a null one and paces itself to X-RateLimit-Remaining (POLL-003)",
+        params: &[
+            CMD,
+            CMD_TIMEOUT,
+            CMD_URL_ENV,
+            param("path", D::Str(d::POLL_PATH), "the list the client polls (GET)"),
+            param("cursor_param", D::Str(d::CURSOR_PARAM), "the query parameter carrying the cursor"),
+            param(
+                "pages",
+                D::Int(d::PAGES as u64),
+                "pages in the list (the last one's `meta.next_cursor` is null); more than `limit`",
+            ),
+            param(
+                "limit",
+                D::Int(d::LIMIT as u64),
+                "requests per window (the first answer says Remaining: limit - 1)",
+            ),
+            param(
+                "window",
+                D::Duration(d::WINDOW),
+                "window length (X-RateLimit-Reset in delta seconds)",
+            ),
+        ],
+    },
 ];
 
 family_kinds!(
@@ -932,6 +1001,7 @@ family_kinds!(
         "client.retry_amplification" => RetryAmplification(RetryAmplificationSpec),
         "client.replay_is_success" => ReplayIsSuccess(ReplayIsSuccessSpec),
         "client.traceparent" => Traceparent(TraceparentSpec),
+        "client.polling" => Polling(PollingSpec),
     }
 );
 
@@ -957,6 +1027,7 @@ mod tests {
         "client.retry_amplification",
         "client.replay_is_success",
         "client.traceparent",
+        "client.polling",
     ];
 
     fn plan(kind: &str, extra: &str) -> ClientPlan {
@@ -1096,6 +1167,21 @@ mod tests {
                         ("hold", dur(inject.hold)),
                         ("operations", opt(operations)),
                         ("max_amplification", float(*max)),
+                    ]
+                }
+                Judge::Polling {
+                    cursor_param,
+                    pages,
+                    limit,
+                    window,
+                } => {
+                    assert_eq!(route.steps.len(), *pages, "one step per page");
+                    vec![
+                        ("path", word(route.path.as_deref().unwrap_or_default())),
+                        ("cursor_param", word(cursor_param)),
+                        ("pages", int(*pages as u64)),
+                        ("limit", int(*limit)),
+                        ("window", dur(*window)),
                     ]
                 }
                 Judge::Traceparent => {

@@ -121,6 +121,9 @@ pub struct JitterJudgement {
     /// The noise's upper bound: the control's width plus `JITTER_Z` standard
     /// errors, or the herd's CPU bound if larger.
     pub noise_bound: Option<f64>,
+    /// The densest half of the herd's offsets less the control's at the
+    /// same instants ([`jitter_judgement_in_time`]), when that was judged.
+    pub in_time: Option<f64>,
     pub verdict: Spread,
 }
 
@@ -171,8 +174,81 @@ pub fn jitter_judgement(
         uncertainty,
         noise,
         noise_bound,
+        in_time: None,
         verdict,
     })
+}
+
+/// One retry of a herd: when the client was due to retry (its answer plus
+/// Retry-After, seconds on the upstream's clock) and how late it came.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timed {
+    pub due: f64,
+    pub offset: f64,
+}
+
+/// The control's offset expected at `due`: interpolated between the control
+/// retries due just before and just after it (the nearest one alone at the
+/// ends). `control` sorted by `due`.
+fn control_at(control: &[Timed], due: f64) -> Option<f64> {
+    let before = control.iter().rev().find(|c| c.due <= due);
+    let after = control.iter().find(|c| c.due > due);
+    match (before, after) {
+        (Some(a), Some(b)) => {
+            let f = (due - a.due) / (b.due - a.due);
+            Some(a.offset + f * (b.offset - a.offset))
+        }
+        (Some(x), None) | (None, Some(x)) => Some(x.offset),
+        (None, None) => None,
+    }
+}
+
+/// The jitter rule in time: [`jitter_judgement`] on the offsets, and a
+/// spread passes only if it also holds once the machine's noise at each
+/// instant is taken out. The machine's noise varies in time (a stall delays
+/// every client due in it, the earliest most, and a staircase of lockstep
+/// clients spread over a second then looks like uniform jitter), and the
+/// control clients, woken amid the herd, measure it at their instants: each
+/// herd offset less the control's offset interpolated at its due time, and
+/// these residuals must still show `min_spread`. Real jitter is each client's
+/// own and survives; a spread the machine made in time does not, and is
+/// then `Noisy`, never `Spread`.
+///
+/// (The control's own residuals are not a fair bound here: one straggler
+/// among 16 control clients bends the interpolation for its neighbours,
+/// and bounding by them left 13 % of real 0.5 s jitter on a busy machine
+/// inconclusive in the simulation, against 0 % this way.)
+pub fn jitter_judgement_in_time(
+    herd: &[Timed],
+    control: &[Timed],
+    cpu_bound: Option<f64>,
+    min_spread: f64,
+) -> Option<JitterJudgement> {
+    let offsets: Vec<f64> = herd.iter().map(|t| t.offset).collect();
+    let raw_control: Vec<f64> = control.iter().map(|t| t.offset).collect();
+    let mut j = jitter_judgement(&offsets, &raw_control, cpu_bound, min_spread)?;
+    if j.verdict != Spread::Spread {
+        return Some(j);
+    }
+    let mut sorted = control.to_vec();
+    sorted.sort_by(|a, b| a.due.total_cmp(&b.due));
+    let residual: Vec<f64> = herd
+        .iter()
+        .filter_map(|t| Some(t.offset - control_at(&sorted, t.due)?))
+        .collect();
+    // The residuals must still show `min_spread` beyond their uncertainty
+    // (the control's stragglers make the residuals noisier, never
+    // narrower, so this takes nothing from real jitter).
+    let Some((from, to)) = densest_half(&residual) else {
+        j.verdict = Spread::Noisy;
+        return Some(j);
+    };
+    let width = to - from;
+    j.in_time = Some(width);
+    if width * (1.0 - JITTER_Z / (residual.len() as f64).sqrt()) < min_spread {
+        j.verdict = Spread::Noisy;
+    }
+    Some(j)
 }
 
 /// Share of the herd dropped at each end before the per-attempt mean.
@@ -426,6 +502,41 @@ mod simulation {
         (herd, control)
     }
 
+    /// The upstream's staircase for `k` herd clients and `c` control ones:
+    /// client -> the instant it is due, seconds.
+    fn staircase(k: usize, c: usize) -> impl Fn(usize) -> f64 {
+        let herd = crate::upstream::Herd {
+            clients: k + c,
+            cap: std::time::Duration::from_secs(10),
+            stagger: d::HERD_STAGGER,
+            control_from: (c > 0).then_some(k),
+        };
+        move |client| herd.slot(client, client) as f64 * secs(herd.stagger)
+    }
+
+    /// [`run_with_control`]'s offsets placed on the staircase (the noise
+    /// there does not vary in time).
+    fn timed_run(
+        rng: &mut StdRng,
+        k: usize,
+        c: usize,
+        spread: f64,
+        machine: Machine,
+    ) -> (Vec<Timed>, Vec<Timed>) {
+        let (h, ctl) = run_with_control(rng, k, c, spread, machine);
+        let due = staircase(k, c);
+        let timed = |from: usize, o: Vec<f64>| -> Vec<Timed> {
+            o.into_iter()
+                .enumerate()
+                .map(|(i, offset)| Timed {
+                    due: due(from + i),
+                    offset,
+                })
+                .collect()
+        };
+        (timed(0, h), timed(k, ctl))
+    }
+
     /// (pass, fail, inconclusive) of the judgement over `CLIENTS` runs.
     fn judged(seed: u64, k: usize, spread: f64, machine: Machine) -> (usize, usize, usize) {
         let mut rng = StdRng::seed_from_u64(seed);
@@ -433,8 +544,11 @@ mod simulation {
         let min = secs(d::MIN_SPREAD);
         let mut t = (0, 0, 0);
         for _ in 0..CLIENTS {
-            let (h, ctl) = run_with_control(&mut rng, k, c, spread, machine);
-            match jitter_judgement(&h, &ctl, None, min).unwrap().verdict {
+            let (h, ctl) = timed_run(&mut rng, k, c, spread, machine);
+            match jitter_judgement_in_time(&h, &ctl, None, min)
+                .unwrap()
+                .verdict
+            {
                 Spread::Spread => t.0 += 1,
                 Spread::Narrow => t.1 += 1,
                 Spread::Noisy | Spread::Borderline => t.2 += 1,
@@ -494,6 +608,106 @@ mod simulation {
             .count();
         assert!(old > CLIENTS / 2, "the old rule's flaw is visible: {old}");
         eprintln!("old rule, saturated, lockstep: {old} of {CLIENTS} passed");
+    }
+
+    /// One run on a machine that stalls: the `k + c` clients wake on the
+    /// upstream's staircase (step `slot(client)`, [`d::HERD_STAGGER`] apart),
+    /// and for 0.2–2.5 s from a random instant in it nothing runs, so every
+    /// client due in the stall wakes at its end (the 6 of 126 wrong passes
+    /// seen under 9 concurrent runs and a compile). Plus the few ms of
+    /// scheduling and `spread` s of uniform jitter for the herd. (herd,
+    /// control) offsets.
+    fn stalled_run(
+        rng: &mut StdRng,
+        k: usize,
+        c: usize,
+        spread: f64,
+        slot: &dyn Fn(usize) -> f64,
+    ) -> (Vec<Timed>, Vec<Timed>) {
+        let stair = (k + c) as f64 * secs(d::HERD_STAGGER);
+        let start = rng.random_range(-0.5..stair);
+        let end = start + rng.random_range(0.2..2.5);
+        let mut timed = |client: usize, jitter: f64| {
+            let at = slot(client);
+            let due = at
+                + if jitter > 0.0 {
+                    rng.random_range(0.0..jitter)
+                } else {
+                    0.0
+                };
+            let woke = if (start..end).contains(&due) {
+                end
+            } else {
+                due
+            };
+            Timed {
+                due: at,
+                offset: woke - at - 0.003 * (1.0 - rng.random_range(0.0f64..1.0)).ln(),
+            }
+        };
+        let herd = (0..k).map(|i| timed(i, spread)).collect();
+        let control = (k..k + c).map(|i| timed(i, 0.0)).collect();
+        (herd, control)
+    }
+
+    /// A jitter judgement of (herd, control, CPU bound, min spread).
+    type Judgement = fn(&[Timed], &[Timed], Option<f64>, f64) -> Option<JitterJudgement>;
+
+    /// (pass, fail, inconclusive) of lockstep herds on a stalling machine,
+    /// the control placed by `slot`.
+    fn stalled(
+        seed: u64,
+        spread: f64,
+        slot: &dyn Fn(usize) -> f64,
+        judge: Judgement,
+    ) -> (usize, usize, usize) {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let (k, c) = (d::CLIENTS as usize, d::CONTROL_CLIENTS as usize);
+        let min = secs(d::MIN_SPREAD);
+        let mut t = (0, 0, 0);
+        for _ in 0..CLIENTS {
+            let (h, ctl) = stalled_run(&mut rng, k, c, spread, slot);
+            match judge(&h, &ctl, None, min).unwrap().verdict {
+                Spread::Spread => t.0 += 1,
+                Spread::Narrow => t.1 += 1,
+                Spread::Noisy | Spread::Borderline => t.2 += 1,
+            }
+        }
+        t
+    }
+
+    #[test]
+    fn a_stall_that_spreads_a_lockstep_herd_spreads_its_control_too() {
+        let (k, c) = (d::CLIENTS as usize, d::CONTROL_CLIENTS as usize);
+        let spread_through = staircase(k, c);
+        let at_the_end = |client: usize| client as f64 * secs(d::HERD_STAGGER);
+        // The offsets alone, as the judge had them before.
+        let offsets_only = |h: &[Timed], ctl: &[Timed], cpu: Option<f64>, min: f64| {
+            let o = |t: &[Timed]| t.iter().map(|t| t.offset).collect::<Vec<_>>();
+            jitter_judgement(&o(h), &o(ctl), cpu, min)
+        };
+        let lock = stalled(31, 0.0, &spread_through, jitter_judgement_in_time);
+        let real = stalled(32, 0.5, &spread_through, jitter_judgement_in_time);
+        let spread_alone = stalled(31, 0.0, &spread_through, offsets_only);
+        let old = stalled(31, 0.0, &at_the_end, offsets_only);
+        eprintln!(
+            "stalls of 0.2-2.5 s, {k} clients + {c} control: lockstep {lock:?}, 0.5 s jitter {real:?}; offsets alone: control spread through the staircase, lockstep {spread_alone:?}; control at its end, lockstep {old:?} (pass, fail, inconclusive)"
+        );
+        // Never a pass for a herd without jitter, and a real spread is not
+        // failed. The offsets alone passed lockstep herds, the more so with
+        // the control at the staircase's end (arrival order): what this
+        // guards against.
+        assert!(lock.0 <= MAX_ERRORS, "lockstep: {lock:?}");
+        assert!(real.1 <= MAX_ERRORS, "jittered: {real:?}");
+        assert!(real.0 >= CLIENTS / 4, "jittered: {real:?}");
+        assert!(
+            spread_alone.0 > MAX_ERRORS,
+            "offsets alone: {spread_alone:?}"
+        );
+        assert!(
+            old.0 > 10 * MAX_ERRORS,
+            "the old placement's flaw is visible: {old:?}"
+        );
     }
 
     #[test]

@@ -157,7 +157,7 @@ pub const LOAD: Kind = Kind {
     param(
         "observe",
         D::Absent,
-        "the target's own signals around the burst: `{prometheus | metrics, series, thresholds}` (below)",
+        "the target's own signals around the burst: `{prometheus | metrics, series, thresholds}` (below); pools and queues in the green, LOAD-003",
     ),
     param(
         "observe.prometheus",

@@ -69,6 +69,14 @@ pub async fn run(plan: &LoadCheckPlan, ctx: &CheckContext) -> Outcome {
             }
         };
         search.record(rate, step);
+        // A declared capacity is a gate: once decided, the knee's exact
+        // place is not worth the target's time (nor CI's).
+        if let Some(need) = p.at_least.filter(|n| search.decides(*n)) {
+            if search.next().is_some() {
+                stopped = Some(format!("stopped: the declared {need:.1}/s is decided"));
+            }
+            break;
+        }
     }
     conclude(p, &search, &lines, stopped, started.elapsed())
 }
@@ -296,14 +304,22 @@ fn conclude(
             Some(*lowest),
             true,
         ),
-        Finding::Undecided { lo, tried } => (
-            format!(
-                "no bound decided{}: the steps at {} never gave two agreeing windows",
-                lo.map(|l| format!(" above {}", r(l))).unwrap_or_default(),
-                tried.iter().map(|t| r(*t)).collect::<Vec<_>>().join(", ")
-            ),
+        Finding::Undecided { lo, hi, tried } => (
+            {
+                let tried = tried.iter().map(|t| r(*t)).collect::<Vec<_>>().join(", ");
+                match hi {
+                    Some(h) => format!(
+                        "capacity below {}: it failed the thresholds in two agreeing windows, and no rate under it was shown to pass (tried {tried})",
+                        r(*h)
+                    ),
+                    None => format!(
+                        "no bound decided{}: the steps at {tried} never gave two agreeing windows",
+                        lo.map(|l| format!(" above {}", r(l))).unwrap_or_default(),
+                    ),
+                }
+            },
             *lo,
-            None,
+            *hi,
             false,
         ),
     };

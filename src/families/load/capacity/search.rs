@@ -95,9 +95,14 @@ pub enum Finding {
     },
     /// Every rate tried failed, down to `lowest`.
     Below { lowest: f64 },
-    /// No failing step, and none passing at the ceiling: capacity at least
-    /// `lo` (None: no step passed), the rates above it undecided.
-    Undecided { lo: Option<f64>, tried: Vec<f64> },
+    /// The search ended (its steps or its time) without a bracket: capacity
+    /// at least `lo` (None: no step passed) and below `hi` (None: no step
+    /// failed), the rates between undecided.
+    Undecided {
+        lo: Option<f64>,
+        hi: Option<f64>,
+        tried: Vec<f64>,
+    },
 }
 
 /// The search's state: the steps so far.
@@ -197,6 +202,14 @@ impl Search {
         }
     }
 
+    /// Whether the steps so far decide a declared capacity `need`: a rate
+    /// at or above it passed (below any failing one), or one at or below it
+    /// failed, each in two agreeing windows.
+    pub fn decides(&self, need: f64) -> bool {
+        let (lo, hi) = self.bracket();
+        lo.is_some_and(|l| l >= need - 1e-9) || hi.is_some_and(|h| h <= need + 1e-9)
+    }
+
     /// What the steps so far show.
     pub fn finding(&self) -> Finding {
         let (lo, hi) = self.bracket();
@@ -233,6 +246,7 @@ impl Search {
             (None, Some(h)) if self.next().is_none() => Finding::Below { lowest: h },
             _ => Finding::Undecided {
                 lo,
+                hi,
                 tried: self.steps.iter().map(|(r, _)| *r).collect(),
             },
         }
@@ -335,9 +349,32 @@ mod tests {
             s.finding(),
             Finding::Undecided {
                 lo: None,
+                hi: None,
                 tried: vec![50.0, 100.0, 200.0, 400.0]
             }
         );
+    }
+
+    #[test]
+    fn a_search_cut_short_keeps_the_failure_it_decided() {
+        // 40/s and 20/s failed, 10/s undecided, then the time ran out: the
+        // capacity is below 20/s, which decides a declared 40/s.
+        let mut s = Search::new(settings(40.0, 40.0));
+        s.record(40.0, Step::Fail);
+        assert!(s.decides(40.0) && !s.decides(30.0));
+        s.record(20.0, Step::Fail);
+        s.record(10.0, Step::Undecided);
+        assert_eq!(
+            s.finding(),
+            Finding::Undecided {
+                lo: None,
+                hi: Some(20.0),
+                tried: vec![40.0, 20.0, 10.0]
+            }
+        );
+        let mut s = Search::new(settings(20.0, 80.0));
+        s.record(20.0, Step::Pass);
+        assert!(s.decides(20.0) && !s.decides(40.0));
     }
 
     #[test]
