@@ -45,10 +45,16 @@ if command -v runc >/dev/null 2>&1; then runtime="--runtime runc"; fi
 
 if [ ! -s "$cache/bookworm.tar" ]; then
   say "making the Debian bookworm root filesystem (mmdebstrap, minbase + ca-certificates)"
-  mmdebstrap --variant=minbase --include=ca-certificates \
+  # Debian's mirror is the one thing fetched: when it cannot be reached
+  # the image cannot be tried here, which is not the image's fault.
+  if ! mmdebstrap --variant=minbase --include=ca-certificates \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' \
-    --format=tar bookworm "$cache/bookworm.tar.tmp" http://deb.debian.org/debian >&2
+    --format=tar bookworm "$cache/bookworm.tar.tmp" http://deb.debian.org/debian >&2; then
+    rm -f "$cache/bookworm.tar.tmp"
+    say "mmdebstrap could not make the Debian root filesystem (is http://deb.debian.org reachable?): the image cannot be tried here"
+    exit 77
+  fi
   mv "$cache/bookworm.tar.tmp" "$cache/bookworm.tar"
 fi
 podman import "$cache/bookworm.tar" "$base" >/dev/null

@@ -11,7 +11,8 @@ use super::search::{step_verdict, Finding, Search, Step, Window};
 use crate::context::{remote_because, CheckContext, Scope};
 use crate::families::load::exec::Figures;
 use crate::families::load::pool::{PoolFigures, PoolRule, MIN_LIGHT};
-use crate::families::load::{engine, judge, signal, validity};
+use crate::families::load::validity::{self, Invalid};
+use crate::families::load::{engine, judge, signal};
 use crate::outcome::{prop, Outcome, PropValue, Verdict};
 
 /// The share of a step's schedule that must be sent: a step speaks of its
@@ -167,10 +168,14 @@ async fn window(
         // can be judged on such answers.
         return Err(Outcome::error(format!("at {rate:.1}/s: {}", o.message)));
     }
-    // Sends dropped or late: the rate was not delivered, whatever the
-    // answers say (a full pool the target's saturation explains is not
-    // the generator's, and is judged below).
-    if let Some(why) = validity::invalid_because(&f, rule.as_ref(), STEP_MIN_DELIVERED) {
+    // Sends dropped: the rate was not delivered, whatever the answers say
+    // (a full pool the target's saturation explains is not the
+    // generator's, and is judged below). Sends late: a breach may be the
+    // bunching's, a pass stands (`validity.rs`).
+    let invalid = validity::invalid_because(&f, rule.as_ref(), STEP_MIN_DELIVERED);
+    let failed = judged.iter().any(|o| o.verdict == Verdict::Fail);
+    if let Some(why) = invalid.filter(|i| matches!(i, Invalid::Dropped(_)) || failed) {
+        let why = why.why().to_owned();
         return Ok((
             Window::GeneratorBound(why.clone()),
             format!("{head}; generator-bound: {why}"),
