@@ -170,6 +170,7 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("webhook.rejects_dotted_id", &["WH-015"]),
     ("webhook.burst", &["WH-014"]),
     ("webhook.accepts_header_case", &["WH-011"]),
+    ("webhook.constant_time_compare", &["WH-013"]),
     ("webhook.sink_delivery", &["WHS-001"]),
     ("webhook.sink_retries", &["WHS-002"]),
     ("webhook.sink_stops_on_success", &["WHS-003"]),

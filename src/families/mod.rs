@@ -320,6 +320,15 @@ impl CheckPlan {
                         concurrency: 1,
                     })
                 }
+                webhook::plan::WebhookPlan::Sender(s)
+                    if s.case == webhook::plan::SenderCase::ConstantTimeCompare =>
+                {
+                    // One at a time, so queueing never mixes the groups.
+                    Some(Volume {
+                        requests: u64::from(s.samples),
+                        concurrency: 1,
+                    })
+                }
                 _ => None,
             },
             CheckPlan::Dependency(p) => {

@@ -235,6 +235,13 @@ defects! {
         /// 410 Gone is retried like a 5xx.
         SenderRetriesGone => "sender-retries-gone",
             "outgoing webhooks keep retrying an endpoint that answered 410 Gone";
+        /// The receiver compares signatures byte by byte with an early exit and
+        /// 20 µs of work per matching byte (a plain `==` leaks nanoseconds, too
+        /// few to see over a network; this makes the leak measurable, ~840 µs
+        /// over the 42 matching base64 characters, well above the suite's
+        /// 250 µs floor even with four suites running at once).
+        ReceiverLeakyCompare => "receiver-leaky-compare",
+            "the integrator receiver compares signatures byte by byte, stopping at the first difference, with 20 µs of work per matching byte, so a forgery's rejection time tells how much of it is right";
         /// The receiver looks its headers up by their exact spelling.
         ReceiverCaseSensitiveHeaders => "receiver-case-sensitive-headers",
             "the integrator receiver finds its webhook-* headers only when spelled in lower case, as the Standard Webhooks documentation writes them (a case-sensitive lookup of the raw names)";

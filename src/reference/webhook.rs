@@ -344,6 +344,30 @@ fn reject(e: impl std::fmt::Display) -> (StatusCode, Json<Value>) {
     )
 }
 
+/// The work `receiver-leaky-compare` does per matching byte.
+const LEAK_PER_BYTE: std::time::Duration = std::time::Duration::from_micros(20);
+
+/// The `receiver-leaky-compare` defect's comparison: byte by byte, out at
+/// the first difference, busy for [`LEAK_PER_BYTE`] per matching byte. A
+/// plain `==` exits early too, but its nanoseconds are lost in a network's
+/// jitter; the busy wait stands for a comparison that does real work per
+/// character, so the timing probe (WH-013) has a leak it can measure.
+fn leaky_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return false;
+        }
+        let until = std::time::Instant::now() + LEAK_PER_BYTE;
+        while std::time::Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
+    true
+}
+
 /// `POST /integrator/webhooks`: the integrator-side receiver.
 pub(crate) async fn receive(
     State(state): State<AppState>,
@@ -443,7 +467,18 @@ pub(crate) async fn receive(
                     body: signed.clone(),
                 })
             })()
+        } else if state.has(Defect::ReceiverLeakyCompare) {
+            scheme.verify_with(
+                &key,
+                &hdr,
+                &signed,
+                now(),
+                tolerance,
+                check_future,
+                leaky_eq,
+            )
         } else {
+            // `verify` compares in constant time (`signing::ct_eq`).
             scheme.verify(&key, &hdr, &signed, now(), tolerance, check_future)
         };
     let d = match verified {

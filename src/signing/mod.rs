@@ -447,6 +447,23 @@ impl Scheme {
         tolerance: Option<i64>,
         check_future: bool,
     ) -> Result<Delivery, VerifyError> {
+        self.verify_with(key, header, body, now, tolerance, check_future, ct_eq)
+    }
+
+    /// [`Scheme::verify`] with another comparison of the presented and the
+    /// expected digest: only the reference's `receiver-leaky-compare`
+    /// defect passes one (a leaky compare, for WH-013's timing probe).
+    #[allow(clippy::too_many_arguments)] // `verify`'s six, plus the one under test
+    pub fn verify_with(
+        &self,
+        key: &[u8],
+        header: &dyn Fn(&str) -> Option<String>,
+        body: &[u8],
+        now: i64,
+        tolerance: Option<i64>,
+        check_future: bool,
+        eq: fn(&[u8], &[u8]) -> bool,
+    ) -> Result<Delivery, VerifyError> {
         let need = |name: &str| header(name).ok_or_else(|| VerifyError::MissingHeader(name.into()));
         let sig = need(&self.signature_header)?;
         let id = match &self.id_header {
@@ -486,7 +503,7 @@ impl Scheme {
         let expected = self.digest(key, &d);
         if !presented
             .iter()
-            .any(|p| !p.is_empty() && ct_eq(p.as_bytes(), expected.as_bytes()))
+            .any(|p| !p.is_empty() && eq(p.as_bytes(), expected.as_bytes()))
         {
             return Err(VerifyError::NoMatch);
         }
@@ -564,9 +581,57 @@ pub fn forged_digest(s: &Scheme) -> String {
     s.digest_encoding.encode(&bytes)
 }
 
+/// Two forgeries of `d`'s digest for a timing probe (catalogue WH-013), of
+/// the right length and encoding: `far` shares no leading character with
+/// the valid digest (its first byte's top bit is flipped, which changes the
+/// first hex and base64 character; the rest is random), `near` shares all
+/// but the last significant one (the last byte's lowest bit is flipped: the
+/// last hex character, or the last base64 character before the `=`).
+pub fn prefix_forgeries(s: &Scheme, key: &[u8], d: &Delivery) -> (String, String) {
+    let mac = hmac_sha256(key, &s.signed_content(d));
+    let mut far: [u8; 32] = rand::random();
+    far[0] = (far[0] & 0x7f) | (!mac[0] & 0x80);
+    let mut near = mac;
+    if let Some(last) = near.last_mut() {
+        *last ^= 0x01;
+    }
+    (
+        s.digest_encoding.encode(&far),
+        s.digest_encoding.encode(&near),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The forgeries of a timing probe share 0 and all but one significant
+    /// character with the valid digest, in hex and in base64.
+    #[test]
+    fn prefix_forgeries_share_the_stated_prefixes() {
+        let common =
+            |a: &str, b: &str| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+        for (name, significant) in [("github", 64), ("standard", 43)] {
+            let s = Scheme::builtin(name).unwrap();
+            for i in 0..50 {
+                let d = Delivery {
+                    id: format!("msg_{i}"),
+                    timestamp: 1_700_000_000 + i,
+                    body: b"{}".to_vec(),
+                };
+                let valid = s.digest(b"key", &d);
+                let (far, near) = prefix_forgeries(&s, b"key", &d);
+                assert_eq!(far.len(), valid.len());
+                assert_eq!(near.len(), valid.len());
+                assert_eq!(common(&far, &valid), 0, "{name}: {far} {valid}");
+                assert_eq!(
+                    common(&near, &valid),
+                    significant - 1,
+                    "{name}: {near} {valid}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn github_published_vector() {

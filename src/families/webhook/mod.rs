@@ -1,5 +1,7 @@
 //! Webhooks (checklist point 3, catalogue §3): hostile deliveries to the target's receiver (sender role) and the target's own deliveries (sink role).
 
+pub mod compare_timing;
+mod constant_time;
 pub mod exec;
 mod header_case;
 pub mod plan;

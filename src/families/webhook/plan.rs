@@ -44,6 +44,7 @@ pub enum SenderCase {
     RejectsDottedId,
     Burst,
     AcceptsHeaderCase,
+    ConstantTimeCompare,
 }
 
 impl SenderCase {
@@ -67,6 +68,7 @@ impl SenderCase {
             Self::RejectsDottedId => "webhook.rejects_dotted_id",
             Self::Burst => "webhook.burst",
             Self::AcceptsHeaderCase => "webhook.accepts_header_case",
+            Self::ConstantTimeCompare => "webhook.constant_time_compare",
         }
     }
 
@@ -88,7 +90,8 @@ impl SenderCase {
             | Self::KeyRotation
             | Self::RejectsDottedId
             | Self::Burst
-            | Self::AcceptsHeaderCase => false,
+            | Self::AcceptsHeaderCase
+            | Self::ConstantTimeCompare => false,
         }
     }
 }
@@ -197,6 +200,10 @@ pub struct WebhookSenderPlan {
     /// `webhook.burst`: deliveries and the window they are spread over.
     pub count: u32,
     pub over: Duration,
+    /// `webhook.constant_time_compare`: forged deliveries timed, and the
+    /// latency difference the probe resolves.
+    pub samples: u32,
+    pub floor: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -353,6 +360,8 @@ impl PlanCtx<'_> {
                 ),
                 ("count", s.count.as_ref().map(|v| v.referenced)),
                 ("over", s.over.as_ref().map(|v| v.referenced)),
+                ("samples", s.samples.as_ref().map(|v| v.referenced)),
+                ("floor", s.floor.as_ref().map(|v| v.referenced)),
             ],
         );
         if case.needs_effects() && s.effects.is_none() {
@@ -426,7 +435,28 @@ impl PlanCtx<'_> {
                 1
             }
         };
+        let samples = match &s.samples {
+            None => d::SAMPLES,
+            Some(n) if (d::SAMPLES_MIN..=d::SAMPLES_MAX).contains(&n.value) => n.value,
+            Some(n) => {
+                self.error(
+                    n.referenced,
+                    format!("samples must be {} to {}", d::SAMPLES_MIN, d::SAMPLES_MAX),
+                );
+                d::SAMPLES_MIN
+            }
+        };
+        let floor = s.floor.as_ref().map_or(d::FLOOR, |v| v.value.0);
+        if floor.is_zero() {
+            let at = s.floor.as_ref().map_or(s.id.referenced, |v| v.referenced);
+            self.error(
+                at,
+                "floor must be above zero: no probe resolves a difference of 0",
+            );
+        }
         WebhookSenderPlan {
+            samples,
+            floor,
             count,
             over: s.over.as_ref().map_or(d::OVER, |v| v.value.0),
             case,
@@ -666,6 +696,7 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &WebhookSpec) -> WebhookPlan {
         W::RejectsDottedId(s) => (S::RejectsDottedId, s),
         W::Burst(s) => (S::Burst, s),
         W::AcceptsHeaderCase(s) => (S::AcceptsHeaderCase, s),
+        W::ConstantTimeCompare(s) => (S::ConstantTimeCompare, s),
         W::SinkDelivery(s) => return WebhookPlan::Sink(ctx.webhook_sink(K::Delivery, s)),
         W::SinkRetries(s) => return WebhookPlan::Sink(ctx.webhook_sink(K::Retries, s)),
         W::SinkStopsOnSuccess(s) => {
@@ -695,6 +726,8 @@ impl WebhookPlan {
                 };
                 let sends = match s.case {
                     SenderCase::Burst => u64::from(s.count),
+                    // The forged deliveries and a valid control.
+                    SenderCase::ConstantTimeCompare => u64::from(s.samples) + 1,
                     // Every hostile case sends a delivery and a control.
                     _ => 3,
                 };
@@ -710,7 +743,7 @@ mod tests {
     use super::*;
     use crate::spec::kinds::DefaultValue;
 
-    const SENDERS: [SenderCase; 17] = [
+    const SENDERS: [SenderCase; 18] = [
         SenderCase::AcceptsValid,
         SenderCase::RejectsMissingHeaders,
         SenderCase::RejectsForged,
@@ -728,6 +761,7 @@ mod tests {
         SenderCase::RejectsDottedId,
         SenderCase::Burst,
         SenderCase::AcceptsHeaderCase,
+        SenderCase::ConstantTimeCompare,
     ];
     const SINKS: [SinkCase; 7] = [
         SinkCase::Delivery,
@@ -782,6 +816,8 @@ mod tests {
             "accept_status" => "2xx",
             "reject_status" => "[401, 403]",
             "count" => "5",
+            "samples" => "400",
+            "floor" => "80us",
             "trigger" => "[{ method: POST, path: /t }]",
             "respond" => "[429, 200]",
             "schedule" => "[100ms, 200ms]",

@@ -73,7 +73,7 @@ impl Run<'_> {
         r
     }
 
-    fn with_signature(&self, mut r: Rendered, value: String) -> Rendered {
+    pub(super) fn with_signature(&self, mut r: Rendered, value: String) -> Rendered {
         r.set_header(&self.p.scheme.signature_header, value);
         r
     }
@@ -151,6 +151,36 @@ impl Run<'_> {
         ))
     }
 
+    /// `no_side_effect`: the counter did not move since `before` (skipped
+    /// without `effects:`); `what` names the deliveries in the failure and
+    /// `seen` (if any) follows it in parentheses.
+    pub(super) async fn no_side_effect(
+        &mut self,
+        before: Option<i64>,
+        what: &str,
+        seen: &[String],
+    ) -> Result<Assertion, Outcome> {
+        let seen = if seen.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", seen.join("; "))
+        };
+        Ok(match self.delta(before, 0).await? {
+            None => Assertion::skipped(
+                NO_SIDE_EFFECT,
+                "not judged: no `effects:` counter configured",
+            ),
+            Some(d) => Assertion::check(
+                NO_SIDE_EFFECT,
+                d == 0,
+                "the effects counter did not move",
+                format!("{what} still had a side effect: the counter moved by {d}{seen}"),
+                "counter +0",
+                format!("counter +{d}"),
+            ),
+        })
+    }
+
     /// Sends each hostile variant and judges two properties: `rejected` (every
     /// one got a reject status) and `no_side_effect` (the counter did not
     /// move). A rejection only shows something when the receiver tells good
@@ -187,23 +217,12 @@ impl Run<'_> {
             ));
             break;
         }
-        let side_effect = match self.delta(before, 0).await {
+        let side_effect = match self
+            .no_side_effect(before, "rejected deliveries", &seen)
+            .await
+        {
+            Ok(a) => a,
             Err(o) => return o,
-            Ok(None) => Assertion::skipped(
-                NO_SIDE_EFFECT,
-                "not judged: no `effects:` counter configured",
-            ),
-            Ok(Some(d)) => Assertion::check(
-                NO_SIDE_EFFECT,
-                d == 0,
-                "the effects counter did not move",
-                format!(
-                    "rejected deliveries still had a side effect: the counter moved by {d} ({})",
-                    seen.join("; ")
-                ),
-                "counter +0",
-                format!("counter +{d}"),
-            ),
         };
         let rejected = match not_rejected {
             Some(a) => a,
@@ -465,6 +484,7 @@ pub async fn run(p: &WebhookSenderPlan, ctx: &CheckContext) -> Outcome {
         }
         SenderCase::Burst => burst(&mut r, now).await,
         SenderCase::AcceptsHeaderCase => super::header_case::run(&mut r, now).await,
+        SenderCase::ConstantTimeCompare => super::constant_time::run(&mut r).await,
         SenderCase::RejectsForged => {
             let d = r.delivery(now);
             let req = r.request(&d, None);

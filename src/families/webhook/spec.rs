@@ -94,6 +94,14 @@ check_spec!(
         #[serde(default)]
         #[schemars(with = "Option<DurationValue>")]
         pub over: Option<Spanned<DurationValue>>,
+        /// `webhook.constant_time_compare`: forged deliveries to time, both groups together ...
+        #[serde(default)]
+        #[schemars(with = "Option<u32>")]
+        pub samples: Option<Spanned<u32>>,
+        /// ... and the smallest latency difference it claims to resolve.
+        #[serde(default)]
+        #[schemars(with = "Option<DurationValue>")]
+        pub floor: Option<Spanned<DurationValue>>,
     }
 );
 
@@ -190,6 +198,14 @@ pub mod defaults {
     /// The largest `count` a burst may ask for.
     pub const COUNT_MAX: u32 = 10_000;
     pub const OVER: Duration = Duration::from_secs(10);
+    /// `webhook.constant_time_compare`: WH-013's 5k signatures, both groups.
+    pub const SAMPLES: u32 = 5_000;
+    /// The fewest and the most `samples` it takes.
+    pub const SAMPLES_MIN: u32 = 200;
+    pub const SAMPLES_MAX: u32 = 20_000;
+    /// The latency difference the probe resolves: FAIL when the whole
+    /// confidence interval lies above it, PASS when inside ± it.
+    pub const FLOOR: Duration = Duration::from_micros(50);
 
     // Sink role.
     pub const SINK_SCHEME: &str = "botix";
@@ -296,6 +312,16 @@ const OVER: Param = param(
     "over",
     D::Duration(d::OVER),
     "window the deliveries are spread over",
+);
+const SAMPLES: Param = param(
+    "samples",
+    D::Int(d::SAMPLES as u64),
+    "forged deliveries to time, both groups together (200 to 20000)",
+);
+const FLOOR: Param = param(
+    "floor",
+    D::Duration(d::FLOOR),
+    "the latency difference the probe resolves: fail above it, pass within it",
 );
 
 // Sink parameters.
@@ -560,6 +586,12 @@ pub const KINDS: &[Kind] = &[
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, ACCEPT_STATUS],
     },
     Kind {
+        properties: &[must("constant_time", "WH-013; GitHub webhooks docs (never use a plain ==); Standard Webhooks §Verifying webhook authenticity (constant-time compare)", "forged signatures sharing 0 or all but the last character with the valid one, interleaved at random, are rejected equally fast: fails when the prefix group is slower by more than floor (99.9 % interval), passes when the interval lies within ± floor, else inconclusive; a black-box probe only bounds a leak, code review proves constant time"), NO_SIDE_EFFECT],
+        name: "webhook.constant_time_compare",
+        summary: "WH-013: timing probe, forged signatures sharing a 0-char vs an all-but-last-char correct prefix -> no latency difference above floor",
+        params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS, SAMPLES, FLOOR],
+    },
+    Kind {
         properties: &[SIGNATURE, EVENT_HEADER, DELIVERY_ID, DELIVERY_ID_UUID],
         name: "webhook.sink_delivery",
         summary: "WHS-001: the target's delivery is signed over the raw bytes, with event header and UUID request id",
@@ -624,6 +656,7 @@ family_kinds!(
         "webhook.rejects_dotted_id" => RejectsDottedId(Box<WebhookSenderSpec>),
         "webhook.burst" => Burst(Box<WebhookSenderSpec>),
         "webhook.accepts_header_case" => AcceptsHeaderCase(Box<WebhookSenderSpec>),
+        "webhook.constant_time_compare" => ConstantTimeCompare(Box<WebhookSenderSpec>),
         "webhook.sink_delivery" => SinkDelivery(Box<WebhookSinkSpec>),
         "webhook.sink_retries" => SinkRetries(Box<WebhookSinkSpec>),
         "webhook.sink_stops_on_success" => SinkStopsOnSuccess(Box<WebhookSinkSpec>),
@@ -692,6 +725,8 @@ mod tests {
                     ("reject_status", statuses(&p.reject)),
                     ("count", int(p.count)),
                     ("over", dur(p.over)),
+                    ("samples", int(p.samples)),
+                    ("floor", dur(p.floor)),
                 ],
                 WebhookPlan::Sink(p) => vec![
                     ("scheme", word(&p.scheme.name)),
