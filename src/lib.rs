@@ -57,6 +57,7 @@ macro_rules! eprint {
 }
 
 pub mod catalogue;
+pub mod chance;
 pub mod context;
 pub mod contract;
 pub mod coverage;

@@ -65,7 +65,10 @@ const LAYERS: &[Layer] = &[
     // The OpenAPI contract (issue 26): the driver loads it, the runner
     // hooks it into the probe's client; it judges with outcome and http.
     layer("contract", &["contract"]),
-    layer("verdicts", &["outcome", "waiver", "coverage", "catalogue"]),
+    layer(
+        "verdicts",
+        &["outcome", "waiver", "coverage", "catalogue", "chance"],
+    ),
     layer("http", &["http"]),
     layer("values", &["model", "redact"]),
     // `""`: the crate root (`lib.rs`), which holds `fmt_duration`.

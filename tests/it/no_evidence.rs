@@ -68,6 +68,11 @@ fn suite(all_effects: bool) -> String {
         s.push_str(&sender(kind, true, ""));
     }
     s.push_str(&sender("burst", false, "    count: 5\n    over: 100ms\n"));
+    s.push_str(&sender(
+        "constant_time_compare",
+        false,
+        "    samples: 200\n",
+    ));
     s.push_str(&sink("sink_delivery", ""));
     let fast = "    schedule: [100ms, 200ms]\n    quiet: 200ms\n";
     s.push_str(&sink("sink_retries", fast));

@@ -94,7 +94,7 @@ pub fn judge(p: &ShedPlan, run: &Run) -> Outcome {
     // rejections over 50 ms), so it is inconclusive, never a fail.
     let within = rej_times.iter().filter(|d| **d <= p.rejection_p99).count();
     let share = within as f64 / rej_times.len().max(1) as f64;
-    let band = crate::families::load::chance::percentile_band(0.99, rej_times.len() as u64);
+    let band = crate::chance::percentile_band(0.99, rej_times.len() as u64);
     let rejections_fast = match rej_p99 {
         None => Assertion::skipped("rejections_fast", "not exercised: nothing was rejected"),
         Some(d) if band.is_some_and(|(lo, hi)| share >= lo && share <= hi) => {

@@ -4,11 +4,11 @@
 //! (`pool.rs`): a breach that only a too-small pool explains is
 //! inconclusive, never a latency FAIL.
 
-use super::chance::{percentile_band, rate_band};
 use super::exec::Figures;
 use super::plan::{LoadPlan, Metric, Threshold};
 use super::pool::PoolRule;
 use super::stats::KindStats;
+use crate::chance::{percentile_band, rate_band};
 use crate::outcome::{prop, PropValue};
 use crate::outcome::{Outcome, Verdict};
 

@@ -1,7 +1,6 @@
 //! The burst rehearsal (catalogue LOAD-*): goose-driven load, HDR histograms with coordinated omission corrected, thresholds.
 
 pub mod capacity;
-pub mod chance;
 pub mod engine;
 pub mod exec;
 pub mod judge;

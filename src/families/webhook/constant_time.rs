@@ -20,7 +20,7 @@ use super::compare_timing::{prefix_rule, Interval, PrefixVerdict};
 use super::exec::unix_now;
 use super::sender::Run;
 use crate::families::common::describe;
-use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue};
+use crate::outcome::{prop, Assertion, Evidence, Outcome, PropValue, Verdict};
 use crate::signing::prefix_forgeries;
 
 /// The property this kind judges, as `spec::KINDS` declares it.
@@ -219,6 +219,36 @@ pub(super) async fn run(r: &mut Run<'_>) -> Outcome {
     let side_effect = match r.no_side_effect(before, "forged deliveries", &[]).await {
         Ok(a) => a,
         Err(o) => return o,
+    };
+    // Timing rejections shows something only when the receiver tells good
+    // from bad: one valid control delivery, sent last (after the side-effect
+    // count), must be accepted. A receiver that answers 404 everywhere
+    // rejects both groups alike, in the same time, and passed without it.
+    let constant_time = if matches!(constant_time.verdict, Verdict::Pass | Verdict::Fail) {
+        let control = r.request(&r.delivery(unix_now()), None);
+        let label = "valid control delivery";
+        match r.ctx.client.send(&control).await {
+            Ok(ex) if r.p.accept.matches(ex.status()) => constant_time,
+            Ok(ex) => {
+                r.evidence.push(Evidence::from_exchange(label, &ex));
+                Assertion::not_exercised(
+                    CONSTANT_TIME,
+                    format!(
+                        "the receiver refused a valid control delivery too ({}), so timing its rejections shows nothing about how it compares signatures: check `receiver:` and the secret",
+                        describe(&ex)
+                    ),
+                )
+            }
+            Err(e) => {
+                r.evidence.push(Evidence::from_transport(label, &e));
+                Assertion::not_exercised(
+                    CONSTANT_TIME,
+                    format!("the valid control delivery was not answered ({e}), so the rejections timed show nothing about how the receiver compares signatures"),
+                )
+            }
+        }
+    } else {
+        constant_time
     };
     Outcome::judged(vec![constant_time, side_effect])
         .with_evidence(std::mem::take(&mut r.evidence))
