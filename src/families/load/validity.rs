@@ -46,11 +46,16 @@ impl Invalid {
         }
     }
 
+    /// Whether a result of this run is void: any, when sends were dropped;
+    /// only a breach (`failed`), when they were late.
+    pub fn voids(&self, failed: bool) -> bool {
+        matches!(self, Invalid::Dropped(_)) || failed
+    }
+
     /// `o` judged on this run.
     pub fn apply(&self, o: Outcome) -> Outcome {
         match self {
-            Invalid::Dropped(why) => invalidate(o, why),
-            Invalid::Late(why) if o.verdict == Verdict::Fail => invalidate(o, why),
+            _ if self.voids(o.verdict == Verdict::Fail) => invalidate(o, self.why()),
             Invalid::Late(why) if o.verdict == Verdict::Pass => {
                 let mut o = o;
                 o.message = format!(
@@ -59,7 +64,7 @@ impl Invalid {
                 );
                 o
             }
-            Invalid::Late(_) => o,
+            Invalid::Late(_) | Invalid::Dropped(_) => o,
         }
     }
 }

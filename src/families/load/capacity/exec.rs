@@ -11,8 +11,7 @@ use super::search::{step_verdict, Finding, Search, Step, Window};
 use crate::context::{remote_because, CheckContext, Scope};
 use crate::families::load::exec::Figures;
 use crate::families::load::pool::{PoolFigures, PoolRule, MIN_LIGHT};
-use crate::families::load::validity::{self, Invalid};
-use crate::families::load::{engine, judge, signal};
+use crate::families::load::{engine, judge, signal, validity};
 use crate::outcome::{prop, Outcome, PropValue, Verdict};
 
 /// The share of a step's schedule that must be sent: a step speaks of its
@@ -174,7 +173,7 @@ async fn window(
     // bunching's, a pass stands (`validity.rs`).
     let invalid = validity::invalid_because(&f, rule.as_ref(), STEP_MIN_DELIVERED);
     let failed = judged.iter().any(|o| o.verdict == Verdict::Fail);
-    if let Some(why) = invalid.filter(|i| matches!(i, Invalid::Dropped(_)) || failed) {
+    if let Some(why) = invalid.filter(|i| i.voids(failed)) {
         let why = why.why().to_owned();
         return Ok((
             Window::GeneratorBound(why.clone()),
