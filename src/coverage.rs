@@ -198,6 +198,8 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("load.capacity", &["DEP-005"]),
     // The target's own pools and queues read during the burst (`observe:`).
     ("load.observe", &["LOAD-003"]),
+    // The burst's own events at tminus's sink: latency and losses.
+    ("load.webhooks", &["LOAD-006"]),
     ("polling.cursor_walk", &["POLL-001"]),
     ("polling.reconciles_lost_webhooks", &["POLL-002"]),
     // The dependency point (catalogue section 8); the outbound timeout and

@@ -69,7 +69,13 @@ struct Shared {
     max_body: usize,
     /// Sizes of the deliveries refused with 413 (over `max_body`).
     refused: Arc<Mutex<Vec<u64>>>,
+    /// Sees every accepted delivery on the sink's path, past the recorded
+    /// ones too (a burst's events outnumber `MAX_RECORDED`).
+    hook: Option<DeliveryHook>,
 }
+
+/// Called with the arrival time and body of every accepted delivery.
+pub type DeliveryHook = Arc<dyn Fn(Instant, &[u8]) + Send + Sync>;
 
 /// Where the sink listens and how the platform is told to reach it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,6 +151,9 @@ async fn receive(
             return StatusCode::PAYLOAD_TOO_LARGE.into_response();
         }
     };
+    if let Some(h) = &s.hook {
+        h(Instant::now(), &body);
+    }
     // A block, not drop(): the guard must not live across the await below.
     let (n, code) = {
         let mut log = s.log.lock().unwrap_or_else(|p| p.into_inner());
@@ -229,6 +238,26 @@ impl Sink {
         hang_first: Option<Duration>,
         at: &SinkEndpoint,
     ) -> std::io::Result<Sink> {
+        Self::start_with(respond, retry_after, hang_first, at, None).await
+    }
+
+    /// A sink answering `respond` whose `hook` sees every accepted delivery
+    /// as it arrives (a burst's event latencies, LOAD-006).
+    pub async fn start_observed(
+        respond: Vec<u16>,
+        at: &SinkEndpoint,
+        hook: DeliveryHook,
+    ) -> std::io::Result<Sink> {
+        Self::start_with(respond, None, None, at, Some(hook)).await
+    }
+
+    async fn start_with(
+        respond: Vec<u16>,
+        retry_after: Option<u64>,
+        hang_first: Option<Duration>,
+        at: &SinkEndpoint,
+        hook: Option<DeliveryHook>,
+    ) -> std::io::Result<Sink> {
         let listener = tokio::net::TcpListener::bind(at.listen).await?;
         let addr = listener.local_addr()?;
         let scheme = if at.tls.is_some() { "https" } else { "http" };
@@ -248,6 +277,7 @@ impl Sink {
             kept: Arc::new(Mutex::new((0, 0))),
             max_body: at.max_body,
             refused: Arc::new(Mutex::new(Vec::new())),
+            hook,
         };
         // The sink reads bodies itself, up to its own limit.
         let app = Router::new()

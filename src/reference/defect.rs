@@ -338,6 +338,9 @@ defects! {
         /// Every API request leaves its worker counted in use (a pool that leaks).
         PoolLeak => "pool-leak",
             "every API request leaks its pool slot: /metrics' tminus_reference_pool_in_use grows with each request and never comes back down (answers stay fast)";
+        /// Outgoing webhooks leave through one queue, 10 a second.
+        WebhookLagUnderLoad => "webhook-lag-under-load",
+            "outgoing webhooks leave through one queue at 10 a second: one by one they are on time, under a burst they fall seconds behind (LOAD-006)";
     }
     Polling => "polling" {
         /// List cursors count the rows left from the newest end, so a row

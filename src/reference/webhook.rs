@@ -45,6 +45,10 @@ use crate::signing::{Delivery, Part, Scheme, VerifyError};
 
 /// The receiver's timestamp tolerance (Standard Webhooks' library default).
 const TOLERANCE_SECS: i64 = 300;
+/// The `webhook-lag-under-load` defect's queue lets one delivery leave this
+/// often (10 a second): a burst's events fall seconds behind, one by one
+/// events are not delayed.
+const LAG_STEP: Duration = Duration::from_millis(100);
 /// How long the `receiver-slow-ack` defect holds the acknowledgement.
 const SLOW_ACK: Duration = Duration::from_millis(2500);
 /// Remembered delivery ids; the oldest are forgotten beyond this.
@@ -76,6 +80,9 @@ pub(crate) struct WebhookState {
     client: OnceLock<reqwest::Client>,
     /// Every emitted event, per tenant, for `GET /public/v1/events`.
     events: Mutex<HashMap<String, Vec<StoredEvent>>>,
+    /// The `webhook-lag-under-load` defect's one queue: when its next
+    /// delivery may leave.
+    lag_next: Mutex<Option<std::time::Instant>>,
 }
 
 impl WebhookState {
@@ -237,6 +244,22 @@ async fn deliver(
     trace_id: Option<String>,
     tenant: String,
 ) {
+    if state.has(Defect::WebhookLagUnderLoad) {
+        // One queue for every delivery, 10 a second: the slot is taken
+        // under the lock, the wait outside it.
+        let slot = {
+            let mut next = state
+                .webhooks()
+                .lag_next
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let now = std::time::Instant::now();
+            let slot = next.map_or(now, |t| t.max(now));
+            *next = Some(slot + LAG_STEP);
+            slot
+        };
+        tokio::time::sleep_until(slot.into()).await;
+    }
     let cfg = state.config();
     let client = state.webhooks().client.get_or_init(|| {
         reqwest::Client::builder()

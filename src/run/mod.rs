@@ -345,6 +345,7 @@ pub async fn run(
                         report_dir: &opts.report_dir,
                         allow_remote: opts.allow_remote_load,
                         cancel: cancel.clone(),
+                        sink: suite.sink.clone(),
                     };
                     load::exec::run(load, ctx).await
                 }

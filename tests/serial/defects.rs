@@ -704,6 +704,14 @@ static LOAD: Table = Table {
             &[],
         )
         .on("suites/burst.yaml"),
+        // LOAD-006 on the shipped burst: one by one each event is on time;
+        // the burst's fall seconds behind, past the wait.
+        row(
+            &[WebhookLagUnderLoad],
+            &[("burst.webhooks", "never reached the sink within")],
+            &[],
+        )
+        .on("suites/burst.yaml"),
         // DEP-005: the same pauses put the capacity below a declared floor.
         row(&[Stall], &[("floor", "below the declared 40.0/s")], &[])
             .on("tests/suites/capacity-floor.yaml"),

@@ -123,6 +123,8 @@ pub struct Shared {
     pub cut: tokio::sync::watch::Sender<bool>,
     /// The suite's contract sample (None: the suite has no `contract:`).
     pub(super) sample: Option<sample::Sample>,
+    /// The successes whose events the sink follows (LOAD-006).
+    pub(super) created: Option<Arc<super::webhooks::Created>>,
     /// Per request kind: its rendering, when it never changes (no
     /// `${uuid}`, no OAuth2 token): cloned instead of rendered per request.
     prerendered: Vec<Option<Arc<Rendered>>>,
@@ -286,6 +288,7 @@ impl Shared {
             duplicates: AtomicU64::new(0),
             cumulative_weights,
             sample: None,
+            created: None,
             prerendered,
             lean,
         }
@@ -295,6 +298,12 @@ impl Shared {
     /// (the suite's contract watch).
     pub fn with_sample(mut self, observer: Option<std::sync::Arc<dyn Observer>>) -> Self {
         self.sample = observer.map(|o| sample::Sample::new(o, self.plan.mix.len()));
+        self
+    }
+
+    /// Follows the events of `created`'s request kind (LOAD-006).
+    pub fn with_created(mut self, created: Option<Arc<super::webhooks::Created>>) -> Self {
+        self.created = created;
         self
     }
 

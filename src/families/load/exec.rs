@@ -39,6 +39,7 @@ pub fn result_count(p: &LoadPlan) -> usize {
         + 1
         + usize::from(p.effects.is_some())
         + p.observe.as_ref().map_or(0, |o| o.thresholds.len())
+        + usize::from(p.webhooks.is_some())
 }
 
 /// What a burst needs from the runner.
@@ -52,6 +53,8 @@ pub struct LoadContext<'a> {
     /// `--allow-remote-load`: load may go to a non-loopback target.
     pub allow_remote: bool,
     pub cancel: tokio::sync::watch::Receiver<bool>,
+    /// Where the sink of `webhooks:` listens and how the platform reaches it.
+    pub sink: crate::sink::SinkEndpoint,
 }
 
 /// One judged result of a burst; the runner reports it as a check result of
@@ -136,6 +139,14 @@ impl<'a> Results<'a> {
                 );
             }
         }
+        if plan.webhooks.is_some() {
+            self.push(
+                "webhooks",
+                "load.webhooks",
+                webhooks_description(),
+                outcome.clone(),
+            );
+        }
         self.out
     }
 }
@@ -152,6 +163,11 @@ fn delivered_description(p: &LoadPlan) -> String {
         p.min_delivered * 100.0,
         p.max_rate
     )
+}
+
+fn webhooks_description() -> String {
+    "LOAD-006: the burst's own events reach tminus's sink, none lost, within the latency thresholds"
+        .into()
 }
 
 fn effects_description() -> String {
@@ -184,6 +200,8 @@ pub struct Figures {
     pub pool: Option<PoolFigures>,
     /// The target's own signals (`observe:`), when read.
     pub observed: Option<super::observe::Observed>,
+    /// LOAD-006 judged after the burst (None: not asked, or a merge of shards).
+    pub webhooks: Option<Outcome>,
 }
 
 impl Figures {
@@ -206,6 +224,7 @@ impl Figures {
             effects: Effects::NotAsked,
             pool: None,
             observed: None,
+            webhooks: None,
         }
     }
 
@@ -347,6 +366,7 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
         report_dir,
         allow_remote,
         cancel,
+        sink,
     } = ctx;
     let remote_ok = plan.allow_remote || *allow_remote;
     if let Some(why) = remote_because(&target.base_url).filter(|_| !remote_ok) {
@@ -396,6 +416,15 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
         None => None,
     };
     let before_read = before.map(|_| SystemTime::now());
+    // LOAD-006: the sink listens and the platform is subscribed before the
+    // first request of the burst, so every event it causes can be followed.
+    let webhooks = match (&plan.webhooks, &plan.shard) {
+        (Some(_), Some(_)) => Some(Err(Outcome::error(
+            "`webhooks:` follows the burst's events in one process: it does not run with --shard",
+        ))),
+        (Some(w), None) => Some(super::webhooks::begin(w, &cctx, sink).await),
+        (None, _) => None,
+    };
     let (dir, stem) = stem(report_dir, suite, plan);
     std::fs::create_dir_all(&dir).map_err(|e| {
         Outcome::error(format!(
@@ -420,8 +449,14 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
         &format!("tminus load {suite}/{}", plan.id),
     )
     .map_err(|e| Outcome::error(format!("cannot write {}: {e}", hlog_path.display())))?;
+    let created = match (&plan.webhooks, &webhooks) {
+        (Some(w), Some(Ok(_))) => Some(Arc::new(super::webhooks::Created::new(w))),
+        _ => None,
+    };
     let shared = Arc::new(
-        engine::Shared::new(plan.clone(), (*target).clone()).with_sample(client.observer()),
+        engine::Shared::new(plan.clone(), (*target).clone())
+            .with_sample(client.observer())
+            .with_created(created.clone()),
     );
     let out = if plan.peak_users == 0 {
         // A shard with no user (more shards than users): nothing to send,
@@ -505,6 +540,14 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
             };
         }
     }
+    figures.webhooks = match (webhooks, &plan.webhooks) {
+        (Some(Ok(session)), Some(w)) if !cancelled => {
+            let created = created.as_deref().expect("followed with a session");
+            Some(super::webhooks::finish(w, session, created, cancel.clone()).await)
+        }
+        (Some(Err(o)), _) => Some(o),
+        _ => None,
+    };
     Ok(Burst {
         figures,
         dir,
@@ -818,6 +861,12 @@ pub fn judge_figures(
         for ((slug, _, o), t) in judged.into_iter().zip(&op.thresholds) {
             res.push(&slug, "load.observe", observe_description(t), o);
         }
+    }
+    if plan.webhooks.is_some() {
+        let o = f.webhooks.clone().unwrap_or_else(|| {
+            Outcome::error("the burst's webhooks were not followed (a merge of shards: `webhooks:` runs in one process)")
+        });
+        res.push("webhooks", "load.webhooks", webhooks_description(), o);
     }
     res.out
 }

@@ -21,3 +21,4 @@ pub mod spec;
 pub mod stats;
 pub mod summary;
 pub mod validity;
+pub mod webhooks;

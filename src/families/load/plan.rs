@@ -42,6 +42,8 @@ pub struct LoadPlan {
     pub shard: Option<super::shard::ShardRun>,
     /// The target's own signals read around the burst (`observe/`).
     pub observe: Option<super::observe::ObservePlan>,
+    /// The burst's own events at tminus's sink (LOAD-006, `webhooks.rs`).
+    pub webhooks: Option<super::webhooks::WebhooksPlan>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -700,6 +702,10 @@ impl PlanCtx<'_> {
                 Err(e) => self.error(t.referenced, e),
             }
         }
+        let webhooks = s.webhooks.as_ref().and_then(|w| {
+            let names: Vec<&str> = mix.iter().map(|m: &MixPlan| m.name.as_str()).collect();
+            self.webhooks_plan(&w.value, w.referenced, &names)
+        });
         LoadPlan {
             id,
             description: s.description.clone(),
@@ -724,6 +730,7 @@ impl PlanCtx<'_> {
                 .observe
                 .as_ref()
                 .and_then(|o| self.observe_plan(&o.value, o.referenced)),
+            webhooks,
         }
     }
 
@@ -746,6 +753,7 @@ impl PlanCtx<'_> {
             min_delivered: DEFAULT_MIN_DELIVERED,
             shard: None,
             observe: None,
+            webhooks: None,
         }
     }
 }

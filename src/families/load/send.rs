@@ -73,8 +73,13 @@ impl Shared {
         let exchange = tokio::time::timeout(rendered.timeout, async {
             let mut resp = b.send().await?;
             let status = resp.status().as_u16();
-            let sample = self.sample.as_ref().filter(|s| s.wants(p.kind, status));
-            let mut kept = sample.map(|_| (sample::headers_of(resp.headers()), Vec::new()));
+            let sampled = self
+                .sample
+                .as_ref()
+                .is_some_and(|s| s.wants(p.kind, status));
+            let followed = self.follows(p.kind, status);
+            let mut kept =
+                (sampled || followed).then(|| (sample::headers_of(resp.headers()), Vec::new()));
             // To the last byte (goose's own clock would stop at the first),
             // dropping each chunk (but the contract sample's): a huge body
             // costs no memory.
@@ -87,7 +92,7 @@ impl Shared {
                     }
                 }
             }
-            Ok::<_, reqwest::Error>((status, kept))
+            Ok::<_, reqwest::Error>((status, kept, sampled, followed))
         });
         let res = unless_cut(&mut cut, exchange).await;
         let done = Instant::now();
@@ -106,8 +111,11 @@ impl Shared {
             } else {
                 "transport"
             }),
-            Some(Ok(Ok((status, kept)))) => {
-                if let (Some(s), Some((headers, body))) = (&self.sample, kept) {
+            Some(Ok(Ok((status, kept, sampled, followed)))) => {
+                if followed {
+                    self.record_created(kept.as_ref(), sent, done);
+                }
+                if let (Some(s), Some((headers, body)), true) = (&self.sample, kept, sampled) {
                     // Judged after `done`: the sample's cost is not latency.
                     let response = RecordedResponse {
                         status,
@@ -123,6 +131,21 @@ impl Shared {
             }
         };
         (sent, done, result)
+    }
+
+    /// Whether this answer's body is read for the id of its event (LOAD-006).
+    fn follows(&self, kind: usize, status: u16) -> bool {
+        self.created
+            .as_ref()
+            .is_some_and(|c| c.wants(kind, self.plan.mix[kind].success.matches(status)))
+    }
+
+    /// Hands a followed success to the event tracker; `kept` is None when
+    /// its body was over the cap.
+    fn record_created(&self, kept: Option<&super::lean::Kept>, sent: Instant, done: Instant) {
+        if let Some(c) = &self.created {
+            c.record(kept.map(|(_, body)| body.as_slice()), sent, done);
+        }
     }
 
     /// [`Shared::send`] on the user's own connection (`lean.rs`).
@@ -148,9 +171,16 @@ impl Shared {
                 let Some(c) = conn.as_mut() else {
                     return Err("connect");
                 };
-                let keep = |status| sample.is_some_and(|s| s.wants(p.kind, status));
+                let mut flags = (false, false);
+                let keep = |status| {
+                    flags = (
+                        sample.is_some_and(|s| s.wants(p.kind, status)),
+                        self.follows(p.kind, status),
+                    );
+                    flags.0 || flags.1
+                };
                 match super::lean::exchange(c, req, keep, sample::MAX_BODY).await {
-                    Ok(a) => return Ok(a),
+                    Ok(a) => return Ok((a, flags)),
                     Err(super::lean::Failed::NotSent(back)) => {
                         *conn = None;
                         req = *back;
@@ -166,8 +196,11 @@ impl Shared {
             None => Result_::Transport(CUT),
             Some(Err(_)) => Result_::Transport("timeout"),
             Some(Ok(Err(kind))) => Result_::Transport(kind),
-            Some(Ok(Ok(answer))) => {
-                if let (Some(s), Some((headers, body))) = (sample, answer.kept) {
+            Some(Ok(Ok((answer, (sampled, followed))))) => {
+                if followed {
+                    self.record_created(answer.kept.as_ref(), sent, done);
+                }
+                if let (Some(s), Some((headers, body)), true) = (sample, answer.kept, sampled) {
                     let response = RecordedResponse {
                         status: answer.status,
                         headers,

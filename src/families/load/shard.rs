@@ -606,6 +606,7 @@ mod tests {
             min_delivered: 0.9,
             shard: None,
             observe: None,
+            webhooks: None,
         }
     }
 

@@ -205,6 +205,46 @@ pub const LOAD: Kind = Kind {
         D::Absent,
         "sent with every read, to that host only (a managed Prometheus' `Authorization`)",
     ),
+    param(
+        "webhooks",
+        D::Absent,
+        "LOAD-006, the burst's own events at tminus's sink: `{subscribe, request, id, event_id, wait, thresholds, max_lost}` (below)",
+    ),
+    param(
+        "webhooks.subscribe",
+        D::Required,
+        "requests sent before the burst that subscribe `${var.sink_url}` to the events",
+    ),
+    param(
+        "webhooks.request",
+        D::Required,
+        "the mix entry whose successes each cause one event",
+    ),
+    param(
+        "webhooks.id",
+        D::Required,
+        "JSON path of the object's id in that request's response (`$.id`)",
+    ),
+    param(
+        "webhooks.event_id",
+        D::Required,
+        "JSON path of the same id in a delivery's body (`$.data.id`)",
+    ),
+    param(
+        "webhooks.wait",
+        D::Duration(super::webhooks::DEFAULT_WAIT),
+        "time after the burst for deliveries still on their way; later ones are lost",
+    ),
+    param(
+        "webhooks.thresholds",
+        D::List(&[]),
+        "`pQ < DURATION` on event-to-sink latency (`p95 < 2s`): passes on the latency counted from the send, fails on the one counted from the answer",
+    ),
+    param(
+        "webhooks.max_lost",
+        D::Int(0),
+        "events that may go undelivered within `wait`",
+    ),
     ],
 };
 
@@ -273,6 +313,9 @@ pub struct LoadSpec {
     /// The target's own signals around the burst (`observe/`).
     #[serde(default)]
     pub observe: Option<Spanned<super::observe::spec::ObserveSpec>>,
+    /// The burst's own events at a sink: latency and losses (LOAD-006).
+    #[serde(default)]
+    pub webhooks: Option<Spanned<super::webhooks::WebhooksSpec>>,
 }
 
 fn allow_remote() -> bool {
@@ -388,10 +431,11 @@ mod tests {
     #[test]
     fn table_defaults_are_the_planned_ones() {
         let mut plan = plan_suite(
-            "suite: s\ntarget: { base_url: \"http://127.0.0.1:1\" }\nload:\n  users: 2\n  hold: 1s\n  max_rate: 10/s\n  requests:\n    - { name: a, request: { path: /a } }\n  observe: { metrics: /metrics, series: { q: q } }\n",
+            "suite: s\ntarget: { base_url: \"http://127.0.0.1:1\" }\nload:\n  users: 2\n  hold: 1s\n  max_rate: 10/s\n  requests:\n    - { name: a, request: { path: /a } }\n  observe: { metrics: /metrics, series: { q: q } }\n  webhooks: { subscribe: [{ method: POST, path: /w, json: { url: \"${var.sink_url}\" } }], request: a, id: $.id, event_id: $.data.id }\n",
         );
         let l = plan.suites.remove(0).load.expect("a load plan");
         let o = l.observe.as_ref().expect("an observe plan");
+        let w = l.webhooks.as_ref().expect("a webhooks plan");
         let unobserved = plan_suite(
             "suite: s\ntarget: { base_url: \"http://127.0.0.1:1\" }\nload:\n  users: 2\n  hold: 1s\n  max_rate: 10/s\n  requests:\n    - { name: a, request: { path: /a } }\n",
         )
@@ -441,6 +485,16 @@ mod tests {
                 (!o.headers.is_empty()).then(|| "set".into()),
             ),
             ("observe", unobserved.observe.as_ref().map(|_| "set".into())),
+            (
+                "webhooks",
+                unobserved.webhooks.as_ref().map(|_| "set".into()),
+            ),
+            ("webhooks.wait", dur(w.wait)),
+            (
+                "webhooks.thresholds",
+                list(w.thresholds.iter().map(|t| &t.text)),
+            ),
+            ("webhooks.max_lost", int(w.max_lost)),
         ];
         let table: &[Kind] = std::slice::from_ref(&LOAD);
         assert_planned(table, "load", &planned);

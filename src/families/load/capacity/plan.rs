@@ -109,6 +109,7 @@ impl CapacityPlan {
             min_delivered: ld::MIN_DELIVERED,
             shard: None,
             observe: None,
+            webhooks: None,
         }
     }
 }
