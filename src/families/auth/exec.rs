@@ -175,6 +175,11 @@ async fn sandbox_isolated(p: &SandboxIsolatedPlan, ctx: &CheckContext) -> Outcom
     if let Some(why) = refuse_unsafe(p, &credential_headers) {
         return Outcome::error(why);
     }
+    ctx.note(if p.allow_production_writes {
+        format!("production {shown_prod}: writes allowed (allow_production_writes: true)")
+    } else {
+        format!("production {shown_prod}: read-only probes (GET/HEAD), no write is sent to it")
+    });
     let mut ev = Vec::new();
     let sandbox_on_prod = Target {
         base_url: prod_url.clone(),

@@ -141,7 +141,11 @@ pub fn refused(
                 accepted.join("; ")
             ),
             "401 or 403",
-            accepted.join("; "),
+            format!(
+                "a 2xx on {} of {} probe(s)",
+                accepted.len(),
+                crossings.len()
+            ),
         );
     }
     if !unexercised.is_empty() {
