@@ -497,6 +497,7 @@ fn cmd_run(a: RunArgs) -> i32 {
         fail_fast: a.fail_fast,
         default_base_url: None,
         client_cert_base_url: None,
+        production_twin: None,
         report_dir: a.reports.report_dir.clone(),
         allow_remote_load: a.allow_remote_load,
         strict: a.strict,
@@ -742,7 +743,7 @@ async fn run_plan(
     }
     if plan.needs_reference() {
         let addr = "127.0.0.1:0".parse().expect("loopback address");
-        let started = match reference_tls.main {
+        let started = match reference_tls.main.clone() {
             Some(tls) => ReferenceServer::start_tls(ReferenceConfig::default(), addr, tls).await,
             None => ReferenceServer::start(ReferenceConfig::default(), addr).await,
         };
@@ -758,6 +759,33 @@ async fn run_plan(
             Err(e) => {
                 eprintln!(
                     "error: cannot start the embedded reference integration on 127.0.0.1: {e}"
+                );
+                return exit::RUN_BROKEN;
+            }
+        }
+    }
+    // A sandbox check without a production URL: a second reference with
+    // its own keys stands for production (`auth.sandbox_isolated`).
+    let mut production_twin = None;
+    if plan.needs_production_twin() {
+        let addr = "127.0.0.1:0".parse().expect("loopback address");
+        let config = ReferenceConfig::production();
+        let started = match reference_tls.main.clone() {
+            Some(tls) => ReferenceServer::start_tls(config, addr, tls).await,
+            None => ReferenceServer::start(config, addr).await,
+        };
+        match started {
+            Ok(server) => {
+                let url = server.base_url();
+                eprintln!(
+                    "note: started the embedded reference's production twin (its own API key) at {url}"
+                );
+                opts.production_twin = Some(url);
+                production_twin = Some(server);
+            }
+            Err(e) => {
+                eprintln!(
+                    "error: cannot start the embedded reference's production twin on 127.0.0.1: {e}"
                 );
                 return exit::RUN_BROKEN;
             }
@@ -787,7 +815,10 @@ async fn run_plan(
             code = exit::RUN_BROKEN;
         }
     }
-    for r in [reference, client_cert_reference].into_iter().flatten() {
+    for r in [reference, client_cert_reference, production_twin]
+        .into_iter()
+        .flatten()
+    {
         r.shutdown().await;
     }
     code
@@ -1195,11 +1226,15 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
         Ok(l) => l.unwrap_or(Duration::ZERO),
         Err(e) => return usage_error(&format!("--latency: {e}")),
     };
+    let base = match a.environment {
+        crate::reference::Environment::Sandbox => ReferenceConfig::default(),
+        crate::reference::Environment::Production => ReferenceConfig::production(),
+    };
     let mut config = ReferenceConfig {
         defects,
         latency,
         token_lifetime: a.token_lifetime,
-        ..ReferenceConfig::default()
+        ..base
     };
     if let Err(e) = apply_reference_tuning(&a, &mut config) {
         return usage_error(&e);

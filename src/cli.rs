@@ -442,6 +442,9 @@ pub struct ReferenceArgs {
     /// Break one property (repeatable); see --list-defects
     #[arg(long = "defect", value_name = "NAME")]
     pub defects: Vec<String>,
+    /// The environment it stands for: `sandbox` (the test keys) or `production` (its own key, ref_prod_key), for `auth.sandbox_isolated`
+    #[arg(long, value_enum, default_value = "sandbox")]
+    pub environment: crate::reference::Environment,
     /// Print the defects, one line each, and exit
     #[arg(long)]
     pub list_defects: bool,

@@ -22,7 +22,7 @@ pub struct Point {
     pub ids: &'static [&'static str],
 }
 
-/// The catalogue's points (sections 1 to 6, 7 for transport security and 8
+/// The catalogue's points (sections 1 to 6, 7 for transport security, 8
 /// for a dependency that overheats), each with all its ids:
 /// what a complete certification covers.
 pub const CATALOGUE: &[Point] = &[
@@ -97,6 +97,11 @@ pub const CATALOGUE: &[Point] = &[
         number: 8,
         title: "A dependency that overheats",
         ids: &["DEP-001", "DEP-002", "DEP-003", "DEP-004", "DEP-005"],
+    },
+    Point {
+        number: 10,
+        title: "No blind launch",
+        ids: &["OBS-001", "OBS-002", "OBS-003", "OBS-004"],
     },
 ];
 
@@ -208,6 +213,9 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("dependency.retry_bound", &["DEP-002"]),
     ("dependency.breaker", &["DEP-003"]),
     ("dependency.shed", &["DEP-004", "LOAD-004"]),
+    // The no-blind-launch point (catalogue section 10): a sandbox credential
+    // refused by production.
+    ("auth.sandbox_isolated", &["OBS-004"]),
 ];
 
 /// The point an id belongs to.

@@ -28,6 +28,10 @@ pub struct CheckContext {
     /// The limit an earlier check reached and handed on, and whether this
     /// check hands its own on (`run::order`).
     pub exhaustion: super::block::Exhaustion,
+    /// The embedded reference's production twin (`auth.sandbox_isolated`
+    /// without `production.base_url`), for a suite run against the
+    /// embedded reference only.
+    pub production_twin: Option<String>,
 }
 
 /// A check that sends more requests than this, or more at once than

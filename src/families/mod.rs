@@ -10,6 +10,7 @@
 
 pub mod common;
 
+pub mod auth;
 pub mod client;
 pub mod dependency;
 pub mod idempotency;
@@ -86,6 +87,11 @@ pub const FAMILIES: &[Family] = &[
         doc: dependency::spec::DOC,
         kinds: &[KindTable::Typed(dependency::spec::KINDS)],
     },
+    Family {
+        name: "auth",
+        doc: auth::spec::DOC,
+        kinds: &[KindTable::Typed(auth::spec::KINDS)],
+    },
     // The load family's checks (`load.capacity`); its doc is the burst's
     // (`load:` is documented there too, see `app::checks_markdown`).
     Family {
@@ -149,6 +155,7 @@ pub fn kind_schemas(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, sch
     out.extend(transport::spec::TransportSpec::kind_schemas(g));
     out.extend(polling::spec::PollingSpec::kind_schemas(g));
     out.extend(dependency::spec::DependencySpec::kind_schemas(g));
+    out.extend(auth::spec::AuthSpec::kind_schemas(g));
     out.extend(load::capacity::spec::LoadCheckSpec::kind_schemas(g));
     out
 }
@@ -165,6 +172,7 @@ pub enum CheckSpec {
     Transport(Box<transport::spec::TransportSpec>),
     Polling(Box<polling::spec::PollingSpec>),
     Dependency(Box<dependency::spec::DependencySpec>),
+    Auth(Box<auth::spec::AuthSpec>),
     Load(Box<load::capacity::spec::LoadCheckSpec>),
 }
 
@@ -197,6 +205,9 @@ impl CheckSpec {
                 .map(|s| Self::Polling(Box::new(s))),
             "dependency" => dependency::spec::DependencySpec::deserialize_kind(kind, d)
                 .map(|s| Self::Dependency(Box::new(s))),
+            "auth" => {
+                auth::spec::AuthSpec::deserialize_kind(kind, d).map(|s| Self::Auth(Box::new(s)))
+            }
             "load" => load::capacity::spec::LoadCheckSpec::deserialize_kind(kind, d)
                 .map(|s| Self::Load(Box::new(s))),
             other => Err(<D::Error as serde::de::Error>::custom(format!(
@@ -217,6 +228,7 @@ impl CheckSpec {
             Self::Transport(s) => s.kind_name(),
             Self::Polling(s) => s.kind_name(),
             Self::Dependency(s) => s.kind_name(),
+            Self::Auth(s) => s.kind_name(),
             Self::Load(s) => s.kind_name(),
         }
     }
@@ -232,6 +244,7 @@ impl CheckSpec {
             Self::Transport(s) => s.common(),
             Self::Polling(s) => s.common(),
             Self::Dependency(s) => s.common(),
+            Self::Auth(s) => s.common(),
             Self::Load(s) => s.common(),
         }
     }
@@ -267,6 +280,7 @@ pub enum CheckPlan {
     Transport(Box<transport::plan::TransportPlan>),
     Polling(Box<polling::plan::PollingPlan>),
     Dependency(Box<dependency::plan::DependencyPlan>),
+    Auth(Box<auth::plan::AuthPlan>),
     Load(Box<load::capacity::plan::LoadCheckPlan>),
 }
 
@@ -284,6 +298,7 @@ pub fn plan_check(ctx: &mut PlanCtx<'_>, spec: &CheckSpec) -> CheckPlan {
         CheckSpec::Transport(s) => CheckPlan::Transport(Box::new(transport::plan::plan(ctx, s))),
         CheckSpec::Polling(s) => CheckPlan::Polling(Box::new(polling::plan::plan(ctx, s))),
         CheckSpec::Dependency(s) => CheckPlan::Dependency(Box::new(dependency::plan::plan(ctx, s))),
+        CheckSpec::Auth(s) => CheckPlan::Auth(Box::new(auth::plan::plan(ctx, s))),
         CheckSpec::Load(s) => CheckPlan::Load(Box::new(load::capacity::plan::plan(ctx, s))),
     }
 }
@@ -349,7 +364,8 @@ impl CheckPlan {
             | CheckPlan::Idempotency(_)
             | CheckPlan::Client(_)
             | CheckPlan::Transport(_)
-            | CheckPlan::Polling(_) => None,
+            | CheckPlan::Polling(_)
+            | CheckPlan::Auth(_) => None,
         }
     }
 }
@@ -395,6 +411,18 @@ impl CheckPlan {
     }
 }
 
+impl CheckPlan {
+    /// True when the check goes to the embedded reference's production twin
+    /// (`auth.sandbox_isolated` without `production.base_url`): a run
+    /// against the embedded reference starts one.
+    pub fn needs_production_twin(&self) -> bool {
+        match self {
+            CheckPlan::Auth(p) => p.needs_production_twin(),
+            _ => false,
+        }
+    }
+}
+
 fn literal_path(r: &crate::context::RequestPlan) -> Option<String> {
     url_path(&r.url)
 }
@@ -421,6 +449,7 @@ impl CheckPlan {
             CheckPlan::Transport(p) => p.requests(),
             CheckPlan::Polling(p) => p.requests(),
             CheckPlan::Dependency(p) => p.requests(),
+            CheckPlan::Auth(p) => p.requests(),
             CheckPlan::Load(p) => p.requests(),
         }
     }
@@ -448,6 +477,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         CheckPlan::Transport(p) => transport::exec::run(p, ctx).await,
         CheckPlan::Polling(p) => polling::exec::run(p, ctx).await,
         CheckPlan::Dependency(p) => dependency::exec::run(p, ctx).await,
+        CheckPlan::Auth(p) => auth::exec::run(p, ctx).await,
         CheckPlan::Load(p) => load::capacity::exec::run(p, ctx).await,
     }
 }
@@ -499,6 +529,7 @@ mod tests {
             transport::spec::TransportSpec::NAMES,
             polling::spec::PollingSpec::NAMES,
             dependency::spec::DependencySpec::NAMES,
+            auth::spec::AuthSpec::NAMES,
             load::capacity::spec::LoadCheckSpec::NAMES,
         ]
         .concat();

@@ -69,6 +69,13 @@ impl Plan {
     pub fn needs_reference(&self) -> bool {
         self.suites.iter().any(|s| s.base_url.is_none())
     }
+    /// True when some suite without a target has a check that goes to the
+    /// embedded reference's production twin (`auth.sandbox_isolated`).
+    pub fn needs_production_twin(&self) -> bool {
+        self.suites.iter().any(|s| {
+            s.base_url.is_none() && s.checks.iter().any(|c| c.body.needs_production_twin())
+        })
+    }
     /// True when some suite without a target asks for the embedded
     /// reference's listener that requires client certificates.
     pub fn needs_client_cert_reference(&self) -> bool {

@@ -380,6 +380,11 @@ defects! {
         DependencyCached => "dependency-cached",
             "payments are answered 201 from a cache without ever calling the provider, so nothing about the dependency can be judged";
     }
+    Auth => "auth" {
+        /// The production twin accepts the sandbox's API keys as its own.
+        SandboxKeyWorksInProduction => "sandbox-key-works-in-production",
+            "production (`--environment production`) accepts the sandbox's API keys, so a sandbox credential reads and writes production data";
+    }
 }
 
 impl Defect {

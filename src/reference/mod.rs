@@ -99,6 +99,25 @@ pub const DEFAULT_API_KEY: &str = "ref_test_key_a";
 /// The second configured API key (tenant B), for cross-tenant checks.
 pub const SECOND_API_KEY: &str = "ref_test_key_b";
 
+/// The one API key of the production twin (`--environment production`):
+/// the sandbox's keys are not among its keys, nor its key among theirs.
+pub const PRODUCTION_API_KEY: &str = "ref_prod_key";
+
+/// The keys of the sandbox (the default environment), which production
+/// must refuse (the `sandbox-key-works-in-production` defect accepts them).
+pub const SANDBOX_API_KEYS: [&str; 3] = [DEFAULT_API_KEY, SECOND_API_KEY, LOAD_API_KEY];
+
+/// Which environment a reference stands for: the sandbox (the default, with
+/// the test keys) or production (its own key, [`PRODUCTION_API_KEY`]), so
+/// two processes can prove a sandbox credential is refused by production
+/// (`auth.sandbox_isolated`, OBS-004).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Environment {
+    #[default]
+    Sandbox,
+    Production,
+}
+
 /// How long `shutdown` waits for in-flight connections before aborting the server.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
 /// A client that opens a connection and never finishes its TLS handshake
@@ -140,6 +159,21 @@ pub struct ReferenceConfig {
     pub token_lifetime: Duration,
     /// How `POST /public/v1/payments` calls its provider (`payments.rs`).
     pub dependency: DependencyConfig,
+    /// The environment it stands for (`--environment`).
+    pub environment: Environment,
+}
+
+impl ReferenceConfig {
+    /// The production twin: its own API key, no OAuth2 client (a sandbox
+    /// client's secret must not get a production token either).
+    pub fn production() -> Self {
+        ReferenceConfig {
+            environment: Environment::Production,
+            api_keys: vec![PRODUCTION_API_KEY.into()],
+            oauth_clients: Vec::new(),
+            ..ReferenceConfig::default()
+        }
+    }
 }
 
 /// The reference receiver's default secret (a test value, never a real one).
@@ -177,6 +211,7 @@ impl Default for ReferenceConfig {
             ],
             token_lifetime: oauth::DEFAULT_TOKEN_LIFETIME,
             dependency: DependencyConfig::default(),
+            environment: Environment::Sandbox,
         }
     }
 }

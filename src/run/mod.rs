@@ -25,6 +25,9 @@ pub struct RunOptions {
     /// certificates, for suites without a target that ask for it
     /// (`target.embedded: client_certs`).
     pub client_cert_base_url: Option<String>,
+    /// Base URL of the embedded reference's production twin (its own API
+    /// keys), for `auth.sandbox_isolated` checks without a production URL.
+    pub production_twin: Option<String>,
     /// Folder for load figures (`.hgrm`, `.hlog`, JSON); empty: `reports`.
     pub report_dir: std::path::PathBuf,
     /// `--allow-remote-load`: load may go to a non-loopback target.
@@ -206,6 +209,12 @@ pub async fn run(
                     upstream_tls: opts.upstream_tls.clone(),
                     dependency: opts.dependency.clone(),
                     exhaustion: exhaustion.for_check(&check.id, slot.hand_on),
+                    // Only a suite run against the embedded reference has
+                    // its production twin.
+                    production_twin: opts
+                        .production_twin
+                        .clone()
+                        .filter(|_| suite.base_url.is_none()),
                 };
                 // The check's requests are reserved by its first request to
                 // a limited path, so it is not cut across a window's reset by

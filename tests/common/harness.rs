@@ -41,6 +41,10 @@ pub enum Runner {
     /// No target (tminus plays the platform); the reference client the suite
     /// starts reads the row's defects from `TMINUS_CLIENT_DEFECTS`.
     ClientEnv,
+    /// Two references: the sandbox (healthy) as `--target`, and the
+    /// production twin (`--environment production`) with the row's defects
+    /// as `TMINUS_PRODUCTION`.
+    SandboxAndProduction,
 }
 
 /// One row: these defects make exactly these checks fail (each with a substring of
@@ -244,6 +248,7 @@ fn run_once(table: &Table, suite: &str, defects: &[Defect]) -> (Vec<CheckResult>
     let mut envs: Vec<(&str, String)> = Vec::new();
     // Kept alive until the run is over.
     let reference;
+    let mut _production = None;
     let mut _pki = None;
     match table.runner {
         Runner::Reference => {
@@ -262,6 +267,17 @@ fn run_once(table: &Table, suite: &str, defects: &[Defect]) -> (Vec<CheckResult>
         Runner::ClientEnv => {
             reference = None;
             envs.push(("TMINUS_CLIENT_DEFECTS", names(defects)));
+        }
+        Runner::SandboxAndProduction => {
+            reference = Some(RefHandle::start(&[]));
+            args.push("--target".into());
+            args.push(reference.as_ref().unwrap().url.clone());
+            let p = RefHandle::start_with(tminus::reference::ReferenceConfig {
+                defects: defects.to_vec(),
+                ..tminus::reference::ReferenceConfig::production()
+            });
+            envs.push(("TMINUS_PRODUCTION", p.url.clone()));
+            _production = Some(p);
         }
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

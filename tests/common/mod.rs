@@ -28,6 +28,9 @@ pub fn tminus(dir: &Path, args: &[&str], envs: &[(&str, &str)], deadline: Durati
         .args(args)
         .env_remove("TMINUS_TARGET")
         .env_remove("TMINUS_API_KEY")
+        // A developer's production must never be a test's.
+        .env_remove("TMINUS_PRODUCTION")
+        .env_remove("TMINUS_PRODUCTION_KEY")
         // On GitHub every run would append its summary to the CI job's page.
         .env_remove("GITHUB_STEP_SUMMARY")
         .env("NO_COLOR", "1")

@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod auth;
 mod bounds;
 mod budget;
 mod bundle;

@@ -883,7 +883,26 @@ const TABLES: &[&Table] = &[
     &POLLING,
     // Run by tests/serial/dependency.rs (its own binary: its suite judges timing).
     &common::dependency::DEPENDENCY,
+    &AUTH,
 ];
+
+/// Credentials and environments: the production twin takes the sandbox's
+/// keys. The shipped suite's probes are read-only, so nothing is created
+/// there (tests/it/auth.rs proves `nothing_created` fails with writes).
+static AUTH: Table = Table {
+    family: DefectFamily::Auth,
+    suite: "suites/sandbox.yaml",
+    runner: Runner::SandboxAndProduction,
+    width: 2,
+    rows: &[row(
+        &[SandboxKeyWorksInProduction],
+        &[(
+            "sandbox-isolated",
+            "sandbox_refused_by_production: production accepted the sandbox credential: GET http://127.0.0.1:",
+        )],
+        &[],
+    )],
+};
 
 /// Kinds no defect of the reference can make fail yet, with why. The coverage
 /// test fails when one of them gets a row (remove it here then) or a new gap opens.
@@ -948,6 +967,12 @@ fn load_defects() {
 fn polling_defects() {
     let _alone = common::alone();
     run_table(&POLLING);
+}
+
+#[test]
+fn auth_defects() {
+    let _alone = common::alone();
+    run_table(&AUTH);
 }
 
 /// Every defect of the reference (the list behind `tminus reference

@@ -406,6 +406,7 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
         dependency: Default::default(),
         upstream_tls: None,
         exhaustion: Default::default(),
+        production_twin: None,
     };
     let before = match &plan.effects {
         Some(c) => Some(
