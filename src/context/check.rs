@@ -28,6 +28,8 @@ pub struct CheckContext {
     /// The limit an earlier check reached and handed on, and whether this
     /// check hands its own on (`run::order`).
     pub exhaustion: super::block::Exhaustion,
+    /// The ids the run's other answers carried (`trace.unique` counts them).
+    pub seen: super::seen::Seen,
 }
 
 /// A check that sends more requests than this, or more at once than

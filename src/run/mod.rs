@@ -103,6 +103,14 @@ pub async fn run(
     // One day for the whole run, so a run across midnight judges every
     // waiver alike.
     let today = crate::waiver::Date::today();
+    // The ids every fresh answer carried, for the uniqueness checks to
+    // count beside their own samples (`context::seen`).
+    let seen = crate::context::seen::Seen::new(
+        plan.suites
+            .iter()
+            .flat_map(|s| s.checks.iter())
+            .filter_map(|c| c.body.pooled_id_header()),
+    );
     for (suite, info) in plan.suites.iter().zip(infos) {
         let suite_started = Instant::now();
         events.event(&Event::SuiteStarted(info.clone()));
@@ -133,11 +141,14 @@ pub async fn run(
             Some(w) => client.observed(w.clone()),
             None => client.clone(),
         };
-        let unserved = std::sync::Arc::new(Unserved::new(
-            watch
-                .clone()
-                .map(|w| w as std::sync::Arc<dyn crate::http::Observer>),
-        ));
+        let mut watchers: Vec<std::sync::Arc<dyn crate::http::Observer>> =
+            vec![std::sync::Arc::new(seen.clone())];
+        if let Some(w) = &watch {
+            watchers.push(w.clone());
+        }
+        let unserved = std::sync::Arc::new(Unserved::new(Some(std::sync::Arc::new(
+            crate::context::seen::Tee(watchers),
+        ))));
         let check_client = client.observed(unserved.clone());
         let mut suite_stop: Option<String> = None;
         if let Some(q) = client.quota() {
@@ -206,6 +217,7 @@ pub async fn run(
                     upstream_tls: opts.upstream_tls.clone(),
                     dependency: opts.dependency.clone(),
                     exhaustion: exhaustion.for_check(&check.id, slot.hand_on),
+                    seen: seen.clone(),
                 };
                 // The check's requests are reserved by its first request to
                 // a limited path, so it is not cut across a window's reset by
@@ -254,7 +266,7 @@ pub async fn run(
                 q.clear_expected();
             }
             credentials.account(client, &mut outcome, &spent_before, check.body.requests());
-            if check.body.requests().need == crate::context::budget::Need::Window {
+            if check.body.requests().need.served() {
                 served += credentials.spent(client).counted - spent_before.counted;
             }
             // The contract property is the runner's, not the kind's: its

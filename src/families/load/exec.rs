@@ -386,6 +386,7 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
         dependency: Default::default(),
         upstream_tls: None,
         exhaustion: Default::default(),
+        seen: Default::default(),
     };
     let before = match &plan.effects {
         Some(c) => Some(

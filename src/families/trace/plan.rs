@@ -444,7 +444,14 @@ impl TracePlan {
         use crate::context::budget::Requests;
         match self {
             TracePlan::Present(p) => Requests::own(p.probes.len() as u64),
-            TracePlan::Unique(u) => Requests::own(u.count),
+            // Runs after every other check and counts the ids their
+            // answers carried: past its own least, its requests are sent
+            // only when those lack them.
+            TracePlan::Unique(u) => Requests {
+                need: crate::context::budget::Need::Pool,
+                spare: u.count - u.count.min(super::spec::defaults::OWN_AT_LEAST),
+                ..Requests::own(u.count)
+            },
             TracePlan::Propagated(_) | TracePlan::VersionDowngrade(_) => Requests::own(2),
             TracePlan::InvalidIgnored(p) => Requests::own(p.cases.len() as u64 + 1),
             TracePlan::RequestIdHygiene(_) => Requests::own(4),
