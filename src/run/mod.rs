@@ -81,7 +81,8 @@ pub fn suite_infos(plan: &Plan, opts: &RunOptions) -> Vec<SuiteInfo> {
 }
 
 /// Runs every check of the plan, each suite's in the order of their needs
-/// (`order`: checks that exhaust the limit last). `cancel` resolving stops the run
+/// (`order`: checks that exhaust the limit after the served ones, and those
+/// that count every other's answers last). `cancel` resolving stops the run
 /// between checks (and interrupts the current one); what did not run is
 /// reported skipped.
 pub async fn run(
