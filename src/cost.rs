@@ -86,7 +86,7 @@ pub fn inherent(suite: &PlannedSuite, q: DeclaredQuota) -> Inherent {
     let mut outside = Vec::new();
     for c in &suite.checks {
         let r = c.body.requests();
-        if r.need != Need::Window {
+        if !r.need.served() {
             continue;
         }
         let away = match (&scope, c.body.paths()) {
@@ -132,7 +132,7 @@ impl Inherent {
 pub fn exhausts(suite: &PlannedSuite) -> (bool, bool) {
     let needs = suite.checks.iter().map(|c| c.body.requests().need);
     needs.fold((false, false), |(e, r), n| {
-        (e || n != Need::Window, r || n == Need::Reset)
+        (e || !n.served(), r || n == Need::Reset)
     })
 }
 

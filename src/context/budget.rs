@@ -35,15 +35,17 @@ pub struct Requests {
     /// What the check needs of its credential's window (the runner's order).
     pub need: Need,
     /// Of `own`, the requests sent only when something goes wrong (a round
-    /// rate limited anyway and sent again): in the maximum, not in what
-    /// the check must send (`cost::inherent`).
+    /// rate limited anyway and sent again) or when the run's other answers
+    /// lacked the evidence (`trace.unique`'s ids): in the maximum, not in
+    /// what the check must send (`cost::inherent`).
     pub spare: u64,
 }
 
 /// What a check needs of its credential's window, for the runner's order
 /// (`run::order`): every check that needs an unexhausted window runs
 /// before the exhaustion; then the checks that reach the limit, those that
-/// judge the block it leaves, and last those that wait for its reset.
+/// judge the block it leaves, those that wait for its reset, and last those
+/// that count what all the others' answers carried.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Need {
     /// Requests served as usual: before any exhaustion (or after a reset).
@@ -55,8 +57,21 @@ pub enum Need {
     /// (`rate_limit.partition`): served by a block made before it.
     Blocked,
     /// Judges the limit reached and waits for its reset
-    /// (`rate_limit.recovery`): last, since the block is over after it.
+    /// (`rate_limit.recovery`): after the others, since the block is over
+    /// after it.
     Reset,
+    /// Served answers, after every other check of the suite: it counts the
+    /// ids their answers carried beside its own (`trace.unique`,
+    /// `context::seen`), so it sends only what they lack. The window is
+    /// served again by then (the recovery waited for its reset).
+    Pool,
+}
+
+impl Need {
+    /// The check needs served answers (it reaches no limit on purpose).
+    pub fn served(self) -> bool {
+        matches!(self, Need::Window | Need::Pool)
+    }
 }
 
 impl Requests {

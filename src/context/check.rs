@@ -32,6 +32,8 @@ pub struct CheckContext {
     /// without `production.base_url`), for a suite run against the
     /// embedded reference only.
     pub production_twin: Option<String>,
+    /// The ids the run's other answers carried (`trace.unique` counts them).
+    pub seen: super::seen::Seen,
 }
 
 /// A check that sends more requests than this, or more at once than

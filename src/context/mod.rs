@@ -3,7 +3,8 @@
 //! diagnostics found so far (`PlanCtx`); the planning of the shared request /
 //! expect / capture grammar (`request`); what a check may use while it runs
 //! (`CheckContext`); the request figures a plan states (`budget`); and the
-//! exhaustion of the limit the runner hands from check to check (`block`).
+//! exhaustion of the limit the runner hands from check to check (`block`);
+//! the ids the run has seen, which uniqueness checks count (`seen`).
 //!
 //! It sits below the families and above the spec vocabulary: the driver
 //! (`plan`) makes one `PlanCtx` per file and hands it to every family; a
@@ -14,6 +15,7 @@ pub mod block;
 pub mod budget;
 mod check;
 pub mod request;
+pub mod seen;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

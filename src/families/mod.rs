@@ -395,6 +395,19 @@ impl CheckPlan {
         }
     }
 
+    /// The response header whose ids this check judges unique across the
+    /// run (`trace.unique`'s `trace_header`): the runner keeps every fresh
+    /// answer's value of it (`context::seen`) for the check to count.
+    pub fn pooled_id_header(&self) -> Option<String> {
+        match self {
+            CheckPlan::Trace(p) => match p.as_ref() {
+                trace::plan::TracePlan::Unique(u) => Some(u.trace_header.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The literal path a check drives to the limit (`rate_limit.storm`,
     /// `recovery`, `partition`): where the suite says its limiter is.
     pub fn limit_path(&self) -> Option<String> {

@@ -84,7 +84,8 @@ pub fn suite_infos(plan: &Plan, opts: &RunOptions) -> Vec<SuiteInfo> {
 }
 
 /// Runs every check of the plan, each suite's in the order of their needs
-/// (`order`: checks that exhaust the limit last). `cancel` resolving stops the run
+/// (`order`: checks that exhaust the limit after the served ones, and those
+/// that count every other's answers last). `cancel` resolving stops the run
 /// between checks (and interrupts the current one); what did not run is
 /// reported skipped.
 pub async fn run(
@@ -106,6 +107,14 @@ pub async fn run(
     // One day for the whole run, so a run across midnight judges every
     // waiver alike.
     let today = crate::waiver::Date::today();
+    // The ids every fresh answer carried, for the uniqueness checks to
+    // count beside their own samples (`context::seen`).
+    let seen = crate::context::seen::Seen::new(
+        plan.suites
+            .iter()
+            .flat_map(|s| s.checks.iter())
+            .filter_map(|c| c.body.pooled_id_header()),
+    );
     for (suite, info) in plan.suites.iter().zip(infos) {
         let suite_started = Instant::now();
         events.event(&Event::SuiteStarted(info.clone()));
@@ -136,11 +145,14 @@ pub async fn run(
             Some(w) => client.observed(w.clone()),
             None => client.clone(),
         };
-        let unserved = std::sync::Arc::new(Unserved::new(
-            watch
-                .clone()
-                .map(|w| w as std::sync::Arc<dyn crate::http::Observer>),
-        ));
+        let mut watchers: Vec<std::sync::Arc<dyn crate::http::Observer>> =
+            vec![std::sync::Arc::new(seen.clone())];
+        if let Some(w) = &watch {
+            watchers.push(w.clone());
+        }
+        let unserved = std::sync::Arc::new(Unserved::new(Some(std::sync::Arc::new(
+            crate::context::seen::Tee(watchers),
+        ))));
         let check_client = client.observed(unserved.clone());
         let mut suite_stop: Option<String> = None;
         if let Some(q) = client.quota() {
@@ -215,6 +227,7 @@ pub async fn run(
                         .production_twin
                         .clone()
                         .filter(|_| suite.base_url.is_none()),
+                    seen: seen.clone(),
                 };
                 // The check's requests are reserved by its first request to
                 // a limited path, so it is not cut across a window's reset by
@@ -263,7 +276,7 @@ pub async fn run(
                 q.clear_expected();
             }
             credentials.account(client, &mut outcome, &spent_before, check.body.requests());
-            if check.body.requests().need == crate::context::budget::Need::Window {
+            if check.body.requests().need.served() {
                 served += credentials.spent(client).counted - spent_before.counted;
             }
             // The contract property is the runner's, not the kind's: its

@@ -8,9 +8,12 @@
 //! check that needs served answers could fall right after a block. So every
 //! check that needs an unexhausted window runs first (in the author's
 //! order), then the checks that reach the limit, the checks that judge the
-//! block they leave (handed on: `context::block`), and last the checks that
-//! wait for its reset. One exhaustion then serves the storm, the partition
-//! and the recovery, and the recovery's reset ends the suite's use of it.
+//! block they leave (handed on: `context::block`), then the checks that
+//! wait for its reset, and last the checks that count what every other
+//! check's answers carried (`Need::Pool`: `trace.unique`). One exhaustion
+//! then serves the storm, the partition and the recovery, the recovery's
+//! reset ends the suite's use of it, and the storm's answers are evidence
+//! for the uniqueness of ids.
 //! When a served check would wait for the window anyway, the group runs
 //! there instead ([`next`]): its reset is then the wait already paid.
 
@@ -58,11 +61,15 @@ pub fn next(
 ) -> Option<Slot> {
     let head = *queue.front()?;
     if needs[head.index] == Need::Window {
-        if let Some(k) = queue.iter().position(|s| needs[s.index] != Need::Window) {
+        if let Some(k) = queue.iter().position(|s| !needs[s.index].served()) {
             if waits(head.index) {
-                // The group is the queue's tail (`order`): moved whole, in
-                // its order, so what it hands on still reaches its own.
-                let group: Vec<Slot> = queue.drain(k..).collect();
+                // The group is contiguous (`order`: only the checks that
+                // count every other's answers come after it): moved whole,
+                // in its order, so what it hands on still reaches its own.
+                let end = (k..queue.len())
+                    .find(|&j| needs[queue[j].index].served())
+                    .unwrap_or(queue.len());
+                let group: Vec<Slot> = queue.drain(k..end).collect();
                 for s in group.into_iter().rev() {
                     queue.push_front(s);
                 }
@@ -141,5 +148,25 @@ mod tests {
         assert_eq!(drive(&needs, &[3, 5]), [0, 1, 4, 2, 3, 5]);
         // Without a group there is nothing to move.
         assert_eq!(drive(&[Window, Window], &[0, 1]), [0, 1]);
+    }
+
+    #[test]
+    fn the_checks_that_count_every_answer_run_last_even_when_the_group_moves() {
+        let needs = [Pool, Window, Exhausts, Reset, Window, Blocked];
+        assert_eq!(
+            run(&needs),
+            [
+                (1, false),
+                (4, false),
+                (2, true),
+                (5, true),
+                (3, false),
+                (0, false),
+            ]
+        );
+        assert_eq!(drive(&needs, &[]), [1, 4, 2, 5, 3, 0]);
+        // Check 4 would wait: the group goes before it, the pool stays last.
+        assert_eq!(drive(&needs, &[4]), [1, 2, 5, 3, 4, 0]);
+        assert_eq!(drive(&[Pool, Window], &[1]), [1, 0]);
     }
 }

@@ -26,11 +26,56 @@ fn failures_quote_the_ids_seen() {
         "{text}"
     );
 
+    // A repeat decides: the check stops at it instead of sending its 1,000.
     let server = RefHandle::start(&[Defect::ConstantTraceId]);
     let (_, out) = run_suite_against(SUITE, &server.url, &["--only", "trace-ids-unique"]);
     let text = format!("{}{}", common::stdout(&out), common::stderr(&out));
-    assert!(text.contains("4bf92f3577b34da6a3ce929d0e0e4736"), "{text}");
-    assert!(text.contains("appeared 1000 times"), "{text}");
+    assert!(
+        text.contains("4bf92f3577b34da6a3ce929d0e0e4736 appeared"),
+        "{text}"
+    );
+    let (distinct, responses) = distinct_on(&text);
+    assert_eq!(distinct, 1, "{text}");
+    assert!((2..=16).contains(&responses), "{text}");
+}
+
+/// `N distinct Trace-Id values on M responses` in a failure message.
+fn distinct_on(text: &str) -> (usize, usize) {
+    let at = text.find(" distinct Trace-Id values on ").expect(text);
+    let n = text[..at].rsplit(' ').next().unwrap().parse().unwrap();
+    let rest = &text[at + " distinct Trace-Id values on ".len()..];
+    let m = rest.split(' ').next().unwrap().parse().unwrap();
+    (n, m)
+}
+
+/// The ids the run's other fresh answers carried count toward the 1,000:
+/// the whole suite's check sends fewer than 1,000 of its own, and a
+/// constant id is caught by its first requests, the pool's answers named.
+#[test]
+fn uniqueness_counts_the_runs_other_answers() {
+    let server = RefHandle::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("s.yaml");
+    // The storm's answers before it (`Need::Pool` puts the check last,
+    // whatever the author's order), then the uniqueness check.
+    let src = "suite: pool\nchecks:\n  - id: unique\n    kind: trace.unique\n    request: { path: /healthz }\n    count: 300\n  - id: storm\n    kind: rate_limit.storm\n    request: { path: /public/v1/messages/count }\n";
+    std::fs::write(&suite, src).unwrap();
+    let (json, out) = common::run_with_json(dir.path(), &suite, &server.url, &[], &[]);
+    let text = format!("{}{}", common::stdout(&out), common::stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let checks = report["suites"][0]["checks"].as_array().unwrap();
+    let ids: Vec<&str> = checks.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["storm", "unique"], "{text}");
+    let unique = &checks[1];
+    let props = &unique["properties"];
+    let elsewhere = props["seen_elsewhere"].as_u64().unwrap();
+    let sent = props["sent"].as_u64().unwrap();
+    assert!(elsewhere >= 200, "the storm's answers carry ids: {props}");
+    assert_eq!(sent, 300u64.saturating_sub(elsewhere).max(100), "{props}");
+    let message = unique["assertions"][2]["message"].as_str().unwrap();
+    assert!(message.contains("of the run's other answers"), "{message}");
 }
 
 const T: &str = "4bf92f3577b34da6a3ce929d0e0e4736";

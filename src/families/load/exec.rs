@@ -407,6 +407,7 @@ async fn burst(plan: &LoadPlan, ctx: &LoadContext<'_>) -> Result<Burst, Outcome>
         upstream_tls: None,
         exhaustion: Default::default(),
         production_twin: None,
+        seen: Default::default(),
     };
     let before = match &plan.effects {
         Some(c) => Some(

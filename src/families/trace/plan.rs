@@ -443,11 +443,35 @@ impl TracePlan {
     pub fn requests(&self) -> crate::context::budget::Requests {
         use crate::context::budget::Requests;
         match self {
-            TracePlan::Present(p) => Requests::own(p.probes.len() as u64),
-            TracePlan::Unique(u) => Requests::own(u.count),
-            TracePlan::Propagated(_) | TracePlan::VersionDowngrade(_) => Requests::own(2),
-            TracePlan::InvalidIgnored(p) => Requests::own(p.cases.len() as u64 + 1),
-            TracePlan::RequestIdHygiene(_) => Requests::own(4),
+            // A probe without the credential header (`probe_unauthenticated`)
+            // is not of the suite's credential when that header carries it:
+            // in the maximum, not in what must be sent.
+            TracePlan::Present(p) => Requests {
+                spare: p.probes.iter().filter(|q| q.drop_header.is_some()).count() as u64,
+                ..Requests::own(p.probes.len() as u64)
+            },
+            // Runs after every other check and counts the ids their
+            // answers carried: past its own least, its requests are sent
+            // only when those lack them.
+            TracePlan::Unique(u) => Requests {
+                need: crate::context::budget::Need::Pool,
+                spare: u.count - u.count.min(super::spec::defaults::OWN_AT_LEAST),
+                ..Requests::own(u.count)
+            },
+            // One request each (per case, per id), and one sent again
+            // only after a 429 (the polite client's resend).
+            TracePlan::Propagated(_) | TracePlan::VersionDowngrade(_) => Requests {
+                spare: 1,
+                ..Requests::own(2)
+            },
+            TracePlan::InvalidIgnored(p) => Requests {
+                spare: 1,
+                ..Requests::own(p.cases.len() as u64 + 1)
+            },
+            TracePlan::RequestIdHygiene(_) => Requests {
+                spare: 1,
+                ..Requests::own(4)
+            },
             // the create, and polls of its status (one at least; the
             // others only while the status is not final)
             TracePlan::AsyncStatus(_) => Requests {

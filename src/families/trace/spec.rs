@@ -28,7 +28,13 @@ pub mod defaults {
     pub const NOT_FOUND_PATH: &str = "/__tminus/trace-probe-not-found-${uuid}";
     /// Headers accepted as "this response carries an id" (TRC-009).
     pub const ID_HEADERS: &[&str] = &["Trace-Id", "X-Request-Id", "traceparent", "traceresponse"];
+    /// Distinct ids `trace.unique` needs: a 16-bit id space passes by
+    /// chance under 0.05 % (the birthday bound at 1,000).
     pub const COUNT: u64 = 1000;
+    /// Requests `trace.unique` sends at least, however many ids the run's
+    /// other answers already carried: its own request is exercised and its
+    /// ids meet the pool's.
+    pub const OWN_AT_LEAST: u64 = 100;
     pub const CONCURRENCY: u64 = 8;
     pub const WITHIN: Duration = Duration::from_secs(30);
     pub const TRACE_HEADER: &str = "Trace-Id";
@@ -176,7 +182,7 @@ check_spec!(
 );
 
 check_spec!(
-    /// `trace.unique`: ids differ across N requests (TRC-002).
+    /// `trace.unique`: ids differ across N responses (TRC-002).
     TraceUniqueSpec {
         pub request: RequestSpec,
         #[serde(default = "count")]
@@ -407,10 +413,10 @@ pub const KINDS: &[Kind] = &[
     Kind {
         properties: &[should("present", "TRC-002 (BOTIX: Trace-Id on every response)", "every response carries trace_header").botix_must(), must("well_formed", "W3C Trace Context §3.2.2.3 (trace-id: 32 lowercase hex, not all zeros)", "every id has id_format; not exercised without ids"), must("unique", "W3C Trace Context §3.2.2.3 (a globally unique trace-id); TRC-002", "no id repeats; not exercised with fewer than two ids")],
         name: "trace.unique",
-        summary: "trace ids are well formed and differ across N requests (TRC-002)",
+        summary: "trace ids are well formed and differ across N responses, the run's other fresh answers counted (TRC-002)",
         params: &[
             REQUEST,
-            param("count", D::Int(d::COUNT), "requests to send"),
+            param("count", D::Int(d::COUNT), "distinct ids the verdict needs: the run's other fresh answers (no trace context, no idempotency key sent) count, and the check sends what they lack, at least 100 of its own; a repeat stops it"),
             param("concurrency", D::Int(d::CONCURRENCY), "requests in flight"),
             param(
                 "within",

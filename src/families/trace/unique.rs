@@ -1,21 +1,35 @@
-//! TRC-002: trace ids are well formed and differ across N requests.
+//! TRC-002: trace ids are well formed and differ across N responses.
+//!
+//! The verdict needs `count` distinct ids (default 1,000: a generator of
+//! 16-bit ids then passes by chance under 0.05 %, the simulation below).
+//! The ids the run's other fresh answers carried count (`context::seen`:
+//! the storm's thousands of 429s carry ids as much as health probes do;
+//! the runner orders this check after every other, `Need::Pool`), so the
+//! check sends only what they lack, and at least [`d::OWN_AT_LEAST`] of
+//! its own so its request is exercised and its ids meet the pool. Its own
+//! ids are compared with the pool's, and a repeat anywhere among them is
+//! the generator's (the pool keeps only ids the target minted for that
+//! request). A repeat decides: sending stops there.
 //!
 //! A few workers (bounded concurrency) share one counter; sending stops at
-//! `count` requests or when `within` has passed, whichever comes first, and the
-//! check judges what it collected. 429s count (they must carry ids too); if any
-//! were seen, the check waits (bounded) for their Retry-After before finishing,
-//! so the checks after it are not throttled.
+//! the requests needed, a repeat, or when `within` has passed, whichever
+//! comes first, and the check judges what it collected. 429s count (they
+//! must carry ids too); if any were seen, the check waits (bounded) for
+//! their Retry-After before finishing, so the checks after it are not
+//! throttled.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::exec::{format_problem, trace_id};
+use super::traceparent::trace_id_of;
 use crate::context::CheckContext;
 use crate::context::Scope;
 use crate::families::common::{clip, describe};
 use crate::families::trace::plan::UniquePlan;
+use crate::families::trace::spec::defaults as d;
 use crate::families::trace::spec::IdFormat;
 use crate::model::retry_after::RetryAfter;
 use crate::outcome::Outcome;
@@ -30,23 +44,59 @@ struct Sample {
     retry_after: Option<Duration>,
 }
 
+/// The ids of the run's other fresh answers: well formed ones only (an id
+/// of another shape comes from another generator, which this check does
+/// not judge), each with where it was seen.
+fn pooled(p: &UniquePlan, ctx: &CheckContext, origin: &str) -> Vec<(String, String)> {
+    let upto = ctx.seen.mark(origin, &p.trace_header);
+    ctx.seen
+        .before(origin, &p.trace_header, upto)
+        .into_iter()
+        .map(|s| (trace_id_of(&s.value), s.at))
+        .filter(|(id, _)| !id.is_empty() && format_problem(id, p.id_format).is_none())
+        .collect()
+}
+
+/// How many requests of its own the check sends when `distinct` ids are
+/// already in the pool: what the verdict still lacks, at least
+/// [`d::OWN_AT_LEAST`], at most `count`.
+pub fn own_requests(count: u64, distinct: u64) -> u64 {
+    count
+        .saturating_sub(distinct)
+        .max(d::OWN_AT_LEAST)
+        .min(count)
+}
+
 pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
     let rendered = ctx.target.render(&p.request, &Scope::new());
+    let pool = pooled(p, ctx, &crate::http::origin_of(&rendered.url));
+    let pool_ids: HashSet<String> = pool.iter().map(|(id, _)| id.clone()).collect();
+    let own = own_requests(p.count, pool_ids.len() as u64);
     let started = Instant::now();
     let deadline = started + p.within;
     let next = Arc::new(AtomicU64::new(0));
+    // Every id so far, the pool's and the check's own: a repeat of an own
+    // id decides, and the workers stop.
+    let ids = Arc::new(Mutex::new(pool_ids.clone()));
+    let repeated = Arc::new(AtomicBool::new(false));
+    // Responses received: a repeat stops the check once it has two of its
+    // own (what `present` and `well_formed` are judged on at least).
+    let received = Arc::new(AtomicU64::new(0));
     let mut workers = tokio::task::JoinSet::new();
-    for _ in 0..p.concurrency.min(p.count) {
+    for _ in 0..p.concurrency.min(own) {
         let (ctx, r, next, header) = (
             ctx.clone(),
             rendered.clone(),
             next.clone(),
             p.trace_header.clone(),
         );
-        let count = p.count;
+        let (ids, repeated, received) = (ids.clone(), repeated.clone(), received.clone());
         workers.spawn(async move {
             let mut out = Vec::new();
-            while next.fetch_add(1, Ordering::Relaxed) < count && Instant::now() < deadline {
+            while !(repeated.load(Ordering::Relaxed) && received.load(Ordering::Relaxed) >= 2)
+                && next.fetch_add(1, Ordering::Relaxed) < own
+                && Instant::now() < deadline
+            {
                 let ex = ctx.client.send(&r).await.map_err(|e| (e, out.len()))?;
                 // An invalid Retry-After is not waited for (this check judges
                 // ids, not rate-limit headers).
@@ -56,12 +106,20 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
                         Some(ra.resolve(ex.response.date(), SystemTime::now()))
                     })
                     .flatten();
+                let id = trace_id(&ex, &header);
+                if let Some(id) = &id {
+                    let mut all = ids.lock().unwrap_or_else(|p| p.into_inner());
+                    if !all.insert(id.clone()) {
+                        repeated.store(true, Ordering::Relaxed);
+                    }
+                }
                 out.push(Sample {
-                    id: trace_id(&ex, &header),
+                    id,
                     status: ex.status(),
                     described: describe(&ex),
                     retry_after,
                 });
+                received.fetch_add(1, Ordering::Relaxed);
             }
             Ok::<_, (crate::http::TransportError, usize)>(out)
         });
@@ -97,6 +155,7 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
         prop("sent", samples.len()),
         prop("status_429", throttled.len()),
         prop("elapsed_ms", elapsed.as_millis()),
+        prop("seen_elsewhere", pool_ids.len()),
     ];
     if samples.len() < 2 {
         return Outcome::error(format!(
@@ -106,11 +165,11 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
         ))
         .with_properties(props);
     }
-    let short = if (samples.len() as u64) < p.count {
+    let repeat = repeated.load(Ordering::Relaxed);
+    let short = if (samples.len() as u64) < own && !repeat {
         format!(
-            " (stopped at {} of {} requests: `within` {} elapsed)",
+            " (stopped at {} of {own} requests: `within` {} elapsed)",
             samples.len(),
-            p.count,
             crate::fmt_duration(p.within)
         )
     } else {
@@ -164,14 +223,29 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
             ),
         ),
     };
-    let mut seen: HashMap<&str, Vec<&Sample>> = HashMap::new();
+    // Where each id was seen: the pool's answers first, then the check's own.
+    let mut seen: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (id, at) in &pool {
+        seen.entry(id.as_str()).or_default().push(at.as_str());
+    }
     for s in &samples {
         if let Some(id) = &s.id {
-            seen.entry(id.as_str()).or_default().push(s);
+            seen.entry(id.as_str())
+                .or_default()
+                .push(s.described.as_str());
         }
     }
+    let responses = with_id + pool.len();
     let mut props = props;
     props.push(prop("distinct", seen.len()));
+    let from = if pool.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({with_id} of this check's, {} of the run's other answers)",
+            pool.len()
+        )
+    };
     let unique = if with_id < 2 {
         // Fewer than two ids among at least two responses: `present` fails.
         Assertion::skipped(
@@ -182,23 +256,23 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
                 p.trace_header
             ),
         )
-    } else if seen.len() < with_id {
+    } else if seen.len() < responses {
         let (id, dups) = seen
             .iter()
             .max_by_key(|(_, v)| v.len())
             .expect("at least two ids");
-        let examples: Vec<&str> = dups.iter().take(3).map(|s| s.described.as_str()).collect();
+        let examples: Vec<&str> = dups.iter().take(3).copied().collect();
         Assertion::fail(
             "unique",
             format!(
-                "{} distinct {} values on {with_id} responses; {} appeared {} times (e.g. {}){short}",
+                "{} distinct {} values on {responses} responses{from}; {} appeared {} times (e.g. {}){short}",
                 seen.len(),
                 p.trace_header,
                 clip(id),
                 dups.len(),
                 examples.join(", ")
             ),
-            format!("{with_id} distinct ids"),
+            format!("{responses} distinct ids"),
             format!("{} distinct ids", seen.len()),
         )
     } else {
@@ -209,7 +283,7 @@ pub async fn run(p: &UniquePlan, ctx: &CheckContext) -> Outcome {
         Assertion::pass(
             "unique",
             format!(
-                "{with_id} responses, {} distinct {} values in {} (last: {last}){short}",
+                "{responses} responses{from}, {} distinct {} values; this check's in {} (last: {last}){short}",
                 seen.len(),
                 p.trace_header,
                 crate::fmt_duration(elapsed)
