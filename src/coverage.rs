@@ -98,6 +98,14 @@ pub const CATALOGUE: &[Point] = &[
         title: "A dependency that overheats",
         ids: &["DEP-001", "DEP-002", "DEP-003", "DEP-004", "DEP-005"],
     },
+    // The seeds' fourth launch mistake (docs/contract.md): CON-001 is the
+    // runner's `contract` property and CON-002 `tminus contract diff`, no
+    // kinds, so a run's table shows them required and not covered.
+    Point {
+        number: 9,
+        title: "Contracts in CI",
+        ids: &["CON-001", "CON-002", "CON-003", "CON-004", "CON-005"],
+    },
 ];
 
 /// What a kind certifies: catalogue ids (none for `steps`, whose meaning is
@@ -206,6 +214,7 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("dependency.retry_bound", &["DEP-002"]),
     ("dependency.breaker", &["DEP-003"]),
     ("dependency.shed", &["DEP-004", "LOAD-004"]),
+    ("contract.deprecation", &["CON-005"]),
 ];
 
 /// The point an id belongs to.

@@ -13,6 +13,7 @@
 //! client and put its verdicts on checks); it uses `http`, `model`,
 //! `outcome` and `files` only.
 
+pub mod deprecation;
 pub mod diff;
 mod ignore;
 mod judge;

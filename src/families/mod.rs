@@ -11,6 +11,7 @@
 pub mod common;
 
 pub mod client;
+pub mod contract;
 pub mod dependency;
 pub mod idempotency;
 pub mod load;
@@ -86,6 +87,11 @@ pub const FAMILIES: &[Family] = &[
         doc: dependency::spec::DOC,
         kinds: &[KindTable::Typed(dependency::spec::KINDS)],
     },
+    Family {
+        name: "contract",
+        doc: contract::spec::DOC,
+        kinds: &[KindTable::Typed(contract::spec::KINDS)],
+    },
     // The load family's checks (`load.capacity`); its doc is the burst's
     // (`load:` is documented there too, see `app::checks_markdown`).
     Family {
@@ -149,6 +155,7 @@ pub fn kind_schemas(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, sch
     out.extend(transport::spec::TransportSpec::kind_schemas(g));
     out.extend(polling::spec::PollingSpec::kind_schemas(g));
     out.extend(dependency::spec::DependencySpec::kind_schemas(g));
+    out.extend(contract::spec::ContractSpec::kind_schemas(g));
     out.extend(load::capacity::spec::LoadCheckSpec::kind_schemas(g));
     out
 }
@@ -165,6 +172,7 @@ pub enum CheckSpec {
     Transport(Box<transport::spec::TransportSpec>),
     Polling(Box<polling::spec::PollingSpec>),
     Dependency(Box<dependency::spec::DependencySpec>),
+    Contract(Box<contract::spec::ContractSpec>),
     Load(Box<load::capacity::spec::LoadCheckSpec>),
 }
 
@@ -197,6 +205,8 @@ impl CheckSpec {
                 .map(|s| Self::Polling(Box::new(s))),
             "dependency" => dependency::spec::DependencySpec::deserialize_kind(kind, d)
                 .map(|s| Self::Dependency(Box::new(s))),
+            "contract" => contract::spec::ContractSpec::deserialize_kind(kind, d)
+                .map(|s| Self::Contract(Box::new(s))),
             "load" => load::capacity::spec::LoadCheckSpec::deserialize_kind(kind, d)
                 .map(|s| Self::Load(Box::new(s))),
             other => Err(<D::Error as serde::de::Error>::custom(format!(
@@ -217,6 +227,7 @@ impl CheckSpec {
             Self::Transport(s) => s.kind_name(),
             Self::Polling(s) => s.kind_name(),
             Self::Dependency(s) => s.kind_name(),
+            Self::Contract(s) => s.kind_name(),
             Self::Load(s) => s.kind_name(),
         }
     }
@@ -232,6 +243,7 @@ impl CheckSpec {
             Self::Transport(s) => s.common(),
             Self::Polling(s) => s.common(),
             Self::Dependency(s) => s.common(),
+            Self::Contract(s) => s.common(),
             Self::Load(s) => s.common(),
         }
     }
@@ -267,6 +279,7 @@ pub enum CheckPlan {
     Transport(Box<transport::plan::TransportPlan>),
     Polling(Box<polling::plan::PollingPlan>),
     Dependency(Box<dependency::plan::DependencyPlan>),
+    Contract(Box<contract::plan::ContractPlan>),
     Load(Box<load::capacity::plan::LoadCheckPlan>),
 }
 
@@ -284,6 +297,7 @@ pub fn plan_check(ctx: &mut PlanCtx<'_>, spec: &CheckSpec) -> CheckPlan {
         CheckSpec::Transport(s) => CheckPlan::Transport(Box::new(transport::plan::plan(ctx, s))),
         CheckSpec::Polling(s) => CheckPlan::Polling(Box::new(polling::plan::plan(ctx, s))),
         CheckSpec::Dependency(s) => CheckPlan::Dependency(Box::new(dependency::plan::plan(ctx, s))),
+        CheckSpec::Contract(s) => CheckPlan::Contract(Box::new(contract::plan::plan(ctx, s))),
         CheckSpec::Load(s) => CheckPlan::Load(Box::new(load::capacity::plan::plan(ctx, s))),
     }
 }
@@ -349,7 +363,8 @@ impl CheckPlan {
             | CheckPlan::Idempotency(_)
             | CheckPlan::Client(_)
             | CheckPlan::Transport(_)
-            | CheckPlan::Polling(_) => None,
+            | CheckPlan::Polling(_)
+            | CheckPlan::Contract(_) => None,
         }
     }
 }
@@ -421,6 +436,7 @@ impl CheckPlan {
             CheckPlan::Transport(p) => p.requests(),
             CheckPlan::Polling(p) => p.requests(),
             CheckPlan::Dependency(p) => p.requests(),
+            CheckPlan::Contract(p) => p.requests(),
             CheckPlan::Load(p) => p.requests(),
         }
     }
@@ -448,6 +464,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         CheckPlan::Transport(p) => transport::exec::run(p, ctx).await,
         CheckPlan::Polling(p) => polling::exec::run(p, ctx).await,
         CheckPlan::Dependency(p) => dependency::exec::run(p, ctx).await,
+        CheckPlan::Contract(p) => contract::exec::run(p, ctx).await,
         CheckPlan::Load(p) => load::capacity::exec::run(p, ctx).await,
     }
 }
@@ -499,6 +516,7 @@ mod tests {
             transport::spec::TransportSpec::NAMES,
             polling::spec::PollingSpec::NAMES,
             dependency::spec::DependencySpec::NAMES,
+            contract::spec::ContractSpec::NAMES,
             load::capacity::spec::LoadCheckSpec::NAMES,
         ]
         .concat();

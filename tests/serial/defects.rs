@@ -811,6 +811,32 @@ static CONTRACT: Table = Table {
             )],
             &[],
         ),
+        // CON-005: the deprecated operation's headers (the document marks
+        // them required, so the `contract` property fails with them).
+        row(
+            &[NoDeprecationHeader],
+            &[(
+                "legacy-total-deprecated",
+                "deprecation: totalMessages (GET /public/v1/messages/total) answered 200 (x-request-id: ",
+            )],
+            &[],
+        ),
+        row(
+            &[DeprecationDraftSyntax],
+            &[(
+                "legacy-total-deprecated",
+                "with Deprecation: `true`, which is not an RFC 9745 date",
+            )],
+            &[],
+        ),
+        row(
+            &[SunsetIsoDate],
+            &[(
+                "legacy-total-deprecated",
+                "with Sunset: `2027-06-30T23:59:59Z`, which is not an HTTP-date (RFC 8594 §3)",
+            )],
+            &[],
+        ),
     ],
 };
 
