@@ -336,6 +336,9 @@ defects! {
         /// The deprecated operation sends the drafts' `Deprecation: true`.
         DeprecationDraftSyntax => "deprecation-draft-syntax",
             "GET /public/v1/messages/total answers Deprecation: true (an earlier draft's form), not the RFC 9745 date @1767225600";
+        /// `message.created` deliveries lack `created_at`, which the document's event schema requires.
+        WebhookMissingField => "webhook-missing-field",
+            "message.created deliveries lack `created_at`, a required field of the OpenAPI document's webhooks entry (the event log keeps it)";
         /// The deprecated operation's Sunset is an RFC 3339 timestamp, not an HTTP-date.
         SunsetIsoDate => "sunset-iso-date",
             "GET /public/v1/messages/total answers Sunset: 2027-06-30T23:59:59Z, not the HTTP-date RFC 8594 asks for";
