@@ -98,6 +98,14 @@ pub const CATALOGUE: &[Point] = &[
         title: "A dependency that overheats",
         ids: &["DEP-001", "DEP-002", "DEP-003", "DEP-004", "DEP-005"],
     },
+    // The seeds' fourth launch mistake (docs/contract.md): CON-001 is the
+    // runner's `contract` property and CON-002 `tminus contract diff`, no
+    // kinds, so a run's table shows them required and not covered.
+    Point {
+        number: 9,
+        title: "Contracts in CI",
+        ids: &["CON-001", "CON-002", "CON-003", "CON-004", "CON-005"],
+    },
     Point {
         number: 10,
         title: "No blind launch",
@@ -216,6 +224,7 @@ pub const KINDS: &[(&str, &[&str])] = &[
     // The no-blind-launch point (catalogue section 10): a sandbox credential
     // refused by production.
     ("auth.sandbox_isolated", &["OBS-004"]),
+    ("contract.deprecation", &["CON-005"]),
 ];
 
 /// The point an id belongs to.

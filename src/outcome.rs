@@ -321,6 +321,13 @@ impl Outcome {
             .extend(props.into_iter().map(|(k, v)| (k, v.into())));
         self
     }
+    /// This judged outcome with one more property's verdict (folded again).
+    pub fn with_assertion(mut self, a: Assertion) -> Self {
+        self.assertions.push(a);
+        self.fold();
+        self
+    }
+
     /// An outcome made of per-property verdicts. Its own verdict and message
     /// are provisional (every property at MUST) until the runner applies the
     /// kind's severities.

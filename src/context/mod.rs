@@ -57,6 +57,9 @@ pub struct PlanCtx<'a> {
     pub diags: Diagnostics,
     /// The suite's `profile:`: which reading of the specs defaults follow.
     pub profile: Profile,
+    /// The suite's `contract:` document, loaded before its checks are
+    /// planned (the `contract.*` kinds judge against it).
+    pub contract: Option<std::sync::Arc<crate::contract::Contract>>,
     env: EnvLookup<'a>,
 }
 
@@ -70,6 +73,7 @@ impl<'a> PlanCtx<'a> {
             redactor,
             diags: Diagnostics::default(),
             profile: Profile::default(),
+            contract: None,
             env,
         }
     }

@@ -13,6 +13,7 @@
 //! client and put its verdicts on checks); it uses `http`, `model`,
 //! `outcome` and `files` only.
 
+pub mod deprecation;
 pub mod diff;
 mod ignore;
 mod judge;
@@ -21,6 +22,7 @@ mod matcher;
 mod normalize;
 mod operation;
 mod watch;
+pub mod webhooks;
 
 use std::path::Path;
 
@@ -46,6 +48,8 @@ pub struct Contract {
     ignored: Vec<IgnoredPath>,
     /// The level of an absent `required: true` response header.
     required_header: Level,
+    /// The document's `webhooks:` event schemas (CON-004).
+    webhooks: Vec<webhooks::WebhookEvent>,
 }
 
 /// What judging one response found.
@@ -96,6 +100,7 @@ impl Contract {
     /// Builds the operation table of a document already loaded.
     pub fn from_document(source: String, doc: &Document) -> Result<Contract, String> {
         let operations = operation::operations(doc).map_err(|e| format!("{source}: {e}"))?;
+        let webhooks = webhooks::webhooks(doc).map_err(|e| format!("{source}: {e}"))?;
         Ok(Contract {
             source,
             version: doc.version,
@@ -104,6 +109,7 @@ impl Contract {
             operations,
             ignored: Vec::new(),
             required_header: Level::Should,
+            webhooks,
         })
     }
 
@@ -124,6 +130,11 @@ impl Contract {
 
     pub fn operations(&self) -> &[Operation] {
         &self.operations
+    }
+
+    /// The document's `webhooks:` event schemas (empty: it gives none).
+    pub fn webhooks(&self) -> &[webhooks::WebhookEvent] {
+        &self.webhooks
     }
 
     /// The operation `method` and `url` (absolute, or a path) are.

@@ -28,6 +28,8 @@ pub struct Operation {
     /// Base paths of the operation's own `servers`, else its path item's;
     /// `None`: the document's.
     pub bases: Option<Vec<String>>,
+    /// `deprecated: true`, with its documented sunset (CON-005).
+    pub deprecated: Option<super::deprecation::Deprecated>,
 }
 
 /// One documented response of an operation.
@@ -213,6 +215,7 @@ pub fn operations(doc: &Document) -> Result<Vec<Operation>, String> {
             responses,
             bases: super::matcher::own_base_paths(op)
                 .or_else(|| super::matcher::own_base_paths(w.item)),
+            deprecated: super::deprecation::of_operation(op),
         });
     }
     Ok(out)

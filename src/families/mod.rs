@@ -12,6 +12,7 @@ pub mod common;
 
 pub mod auth;
 pub mod client;
+pub mod contract;
 pub mod dependency;
 pub mod idempotency;
 pub mod load;
@@ -92,6 +93,11 @@ pub const FAMILIES: &[Family] = &[
         doc: auth::spec::DOC,
         kinds: &[KindTable::Typed(auth::spec::KINDS)],
     },
+    Family {
+        name: "contract",
+        doc: contract::spec::DOC,
+        kinds: &[KindTable::Typed(contract::spec::KINDS)],
+    },
     // The load family's checks (`load.capacity`); its doc is the burst's
     // (`load:` is documented there too, see `app::checks_markdown`).
     Family {
@@ -156,6 +162,7 @@ pub fn kind_schemas(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, sch
     out.extend(polling::spec::PollingSpec::kind_schemas(g));
     out.extend(dependency::spec::DependencySpec::kind_schemas(g));
     out.extend(auth::spec::AuthSpec::kind_schemas(g));
+    out.extend(contract::spec::ContractSpec::kind_schemas(g));
     out.extend(load::capacity::spec::LoadCheckSpec::kind_schemas(g));
     out
 }
@@ -173,6 +180,7 @@ pub enum CheckSpec {
     Polling(Box<polling::spec::PollingSpec>),
     Dependency(Box<dependency::spec::DependencySpec>),
     Auth(Box<auth::spec::AuthSpec>),
+    Contract(Box<contract::spec::ContractSpec>),
     Load(Box<load::capacity::spec::LoadCheckSpec>),
 }
 
@@ -208,6 +216,8 @@ impl CheckSpec {
             "auth" => {
                 auth::spec::AuthSpec::deserialize_kind(kind, d).map(|s| Self::Auth(Box::new(s)))
             }
+            "contract" => contract::spec::ContractSpec::deserialize_kind(kind, d)
+                .map(|s| Self::Contract(Box::new(s))),
             "load" => load::capacity::spec::LoadCheckSpec::deserialize_kind(kind, d)
                 .map(|s| Self::Load(Box::new(s))),
             other => Err(<D::Error as serde::de::Error>::custom(format!(
@@ -229,6 +239,7 @@ impl CheckSpec {
             Self::Polling(s) => s.kind_name(),
             Self::Dependency(s) => s.kind_name(),
             Self::Auth(s) => s.kind_name(),
+            Self::Contract(s) => s.kind_name(),
             Self::Load(s) => s.kind_name(),
         }
     }
@@ -245,6 +256,7 @@ impl CheckSpec {
             Self::Polling(s) => s.common(),
             Self::Dependency(s) => s.common(),
             Self::Auth(s) => s.common(),
+            Self::Contract(s) => s.common(),
             Self::Load(s) => s.common(),
         }
     }
@@ -281,6 +293,7 @@ pub enum CheckPlan {
     Polling(Box<polling::plan::PollingPlan>),
     Dependency(Box<dependency::plan::DependencyPlan>),
     Auth(Box<auth::plan::AuthPlan>),
+    Contract(Box<contract::plan::ContractPlan>),
     Load(Box<load::capacity::plan::LoadCheckPlan>),
 }
 
@@ -299,6 +312,7 @@ pub fn plan_check(ctx: &mut PlanCtx<'_>, spec: &CheckSpec) -> CheckPlan {
         CheckSpec::Polling(s) => CheckPlan::Polling(Box::new(polling::plan::plan(ctx, s))),
         CheckSpec::Dependency(s) => CheckPlan::Dependency(Box::new(dependency::plan::plan(ctx, s))),
         CheckSpec::Auth(s) => CheckPlan::Auth(Box::new(auth::plan::plan(ctx, s))),
+        CheckSpec::Contract(s) => CheckPlan::Contract(Box::new(contract::plan::plan(ctx, s))),
         CheckSpec::Load(s) => CheckPlan::Load(Box::new(load::capacity::plan::plan(ctx, s))),
     }
 }
@@ -366,6 +380,7 @@ impl CheckPlan {
             | CheckPlan::Transport(_)
             | CheckPlan::Polling(_)
             | CheckPlan::Auth(_) => None,
+            CheckPlan::Contract(_) => None,
         }
     }
 }
@@ -463,6 +478,7 @@ impl CheckPlan {
             CheckPlan::Polling(p) => p.requests(),
             CheckPlan::Dependency(p) => p.requests(),
             CheckPlan::Auth(p) => p.requests(),
+            CheckPlan::Contract(p) => p.requests(),
             CheckPlan::Load(p) => p.requests(),
         }
     }
@@ -491,6 +507,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         CheckPlan::Polling(p) => polling::exec::run(p, ctx).await,
         CheckPlan::Dependency(p) => dependency::exec::run(p, ctx).await,
         CheckPlan::Auth(p) => auth::exec::run(p, ctx).await,
+        CheckPlan::Contract(p) => contract::exec::run(p, ctx).await,
         CheckPlan::Load(p) => load::capacity::exec::run(p, ctx).await,
     }
 }
@@ -543,6 +560,7 @@ mod tests {
             polling::spec::PollingSpec::NAMES,
             dependency::spec::DependencySpec::NAMES,
             auth::spec::AuthSpec::NAMES,
+            contract::spec::ContractSpec::NAMES,
             load::capacity::spec::LoadCheckSpec::NAMES,
         ]
         .concat();

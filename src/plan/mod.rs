@@ -361,6 +361,9 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
             format!("suite `{suite_name}` has no checks and no `load:`: there is nothing to run"),
         );
     }
+    // Before the checks: the `contract.*` kinds plan against the document.
+    let contract = plan_contract(ctx, f.contract.as_ref());
+    ctx.contract = contract.clone();
     let mut checks = Vec::new();
     let mut ids: HashSet<String> = HashSet::new();
     for c in &f.checks {
@@ -446,7 +449,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         checks,
         strict: f.strict.unwrap_or(false),
         profile: ctx.profile,
-        contract: plan_contract(ctx, f.contract.as_ref()),
+        contract,
     }
 }
 

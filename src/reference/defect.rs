@@ -330,6 +330,18 @@ defects! {
         /// 401 answers name the Basic scheme, which the document does not allow.
         WwwAuthenticateBasic => "www-authenticate-basic",
             "401 INVALID_API_KEY answers carry WWW-Authenticate: Basic realm=\"reference\", not the Bearer scheme the OpenAPI document's header schema allows";
+        /// The deprecated `GET /public/v1/messages/total` answers without `Deprecation` and `Sunset`.
+        NoDeprecationHeader => "no-deprecation-header",
+            "GET /public/v1/messages/total, deprecated in the OpenAPI document with an x-sunset date, answers without the Deprecation and Sunset headers";
+        /// The deprecated operation sends the drafts' `Deprecation: true`.
+        DeprecationDraftSyntax => "deprecation-draft-syntax",
+            "GET /public/v1/messages/total answers Deprecation: true (an earlier draft's form), not the RFC 9745 date @1767225600";
+        /// `message.created` deliveries lack `created_at`, which the document's event schema requires.
+        WebhookMissingField => "webhook-missing-field",
+            "message.created deliveries lack `created_at`, a required field of the OpenAPI document's webhooks entry (the event log keeps it)";
+        /// The deprecated operation's Sunset is an RFC 3339 timestamp, not an HTTP-date.
+        SunsetIsoDate => "sunset-iso-date",
+            "GET /public/v1/messages/total answers Sunset: 2027-06-30T23:59:59Z, not the HTTP-date RFC 8594 asks for";
     }
     Load => "load" {
         /// Every Nth API request (`ReferenceConfig.stall_every`) pauses the API for `stall_for`.

@@ -13,6 +13,7 @@
 //! | POST | `/public/v1/messages` | Bearer | 201 message |
 //! | GET | `/public/v1/messages?limit=&cursor=` | Bearer | 200 `{data, meta.next_cursor}` |
 //! | GET | `/public/v1/messages/count` | Bearer | 200 `{count}` |
+//! | GET | `/public/v1/messages/total` | Bearer | 200 `{count}`, deprecated: `Deprecation`, `Sunset` (see `deprecated.rs`) |
 //! | POST | `/public/v1/contacts/bulk-create` | Bearer | 201 `{created, ids}` |
 //! | GET | `/public/v1/contacts?limit=&cursor=` | Bearer | 200 `{data, meta.next_cursor}` |
 //! | POST | `/public/v1/scenarios/{id}/run` | Bearer | 202 + `Location` |
@@ -50,6 +51,7 @@ mod clock;
 mod contacts;
 mod cors;
 mod defect;
+mod deprecated;
 mod effects;
 mod errors;
 mod latency;
@@ -230,6 +232,7 @@ pub fn router(config: ReferenceConfig) -> Router {
             post(messages::create).get(messages::list),
         )
         .route("/public/v1/messages/count", get(messages::count))
+        .route("/public/v1/messages/total", get(deprecated::total))
         .route(
             "/public/v1/contacts/bulk-create",
             post(contacts::bulk_create),

@@ -56,11 +56,12 @@ fn a_contract_suite_reports_per_check_and_per_operation() {
     let ops = s["contract"]["operations"].as_array().unwrap();
     let by_id = |id: &str| ops.iter().find(|o| o["operation"] == id).unwrap().clone();
     // The replay's three POSTs (the first, its replay, and the control:
-    // the same body under a new key) and the count's ten GETs, all conforming.
+    // the same body under a new key), the sink check's trigger and the
+    // count's ten GETs, all conforming.
     let create = by_id("createMessage");
     assert_eq!(
         (create["seen"].as_u64(), create["conforming"].as_u64()),
-        (Some(3), Some(3))
+        (Some(4), Some(4))
     );
     let count = by_id("countMessages");
     assert_eq!(
@@ -68,7 +69,7 @@ fn a_contract_suite_reports_per_check_and_per_operation() {
         (Some(10), Some(10))
     );
     // An operation no check reached is listed with 0.
-    assert_eq!(by_id("subscribeWebhook")["seen"].as_u64(), Some(0));
+    assert_eq!(by_id("runScenario")["seen"].as_u64(), Some(0));
     let html = std::fs::read_to_string(reports.join("report.html")).unwrap();
     assert!(html.contains("<h2>Contract</h2>"), "no contract section");
     assert!(html.contains("<td>createMessage</td>"));

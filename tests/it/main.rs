@@ -18,6 +18,7 @@ mod cli_conventions;
 mod client_cert_shapes;
 mod client_no_evidence;
 mod contract;
+mod contract_deprecation;
 mod contract_diff;
 mod contract_run;
 mod counter_garbage;

@@ -229,6 +229,9 @@ async fn every_reference_response_conforms_to_its_openapi_document() {
         .await;
     p.send(M::GET, "/public/v1/messages/count", &[], None, 200)
         .await;
+    // The deprecated alias, with its Deprecation and Sunset headers.
+    p.send(M::GET, "/public/v1/messages/total", &[], None, 200)
+        .await;
     // The event log the created messages emitted to (the polling fallback).
     p.send(M::GET, "/public/v1/events?limit=5", &[], None, 200)
         .await;

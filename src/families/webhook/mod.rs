@@ -4,6 +4,7 @@ pub mod compare_timing;
 mod constant_time;
 pub mod exec;
 mod header_case;
+mod payload;
 pub mod plan;
 pub mod sender;
 pub mod sink;

@@ -230,6 +230,9 @@ pub struct WebhookSinkPlan {
     pub wait: Duration,
     pub quiet: Duration,
     pub trace_json: Option<JsonPath>,
+    /// The suite's document, when it describes events (`webhooks:`): every
+    /// delivery is judged against it (`payload`, CON-004).
+    pub contract: Option<std::sync::Arc<crate::contract::Contract>>,
 }
 
 impl PlanCtx<'_> {
@@ -633,6 +636,7 @@ impl PlanCtx<'_> {
         let used = (max_attempts.saturating_sub(1) as usize).min(schedule.len());
         let last = used.checked_sub(1).map(|i| schedule[i]);
         WebhookSinkPlan {
+            contract: self.contract.clone().filter(|c| !c.webhooks().is_empty()),
             case,
             scheme,
             key,

@@ -43,6 +43,7 @@ pub async fn run(p: &WebhookSinkPlan, ctx: &CheckContext) -> Outcome {
         }
     };
     let out = judge(p, ctx, &sink).await;
+    let out = super::payload::add(out, p, &sink.received());
     // Every delivery that arrived is evidence: answer, request id, body excerpt.
     let evidence: Vec<Evidence> = sink
         .received()

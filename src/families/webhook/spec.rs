@@ -433,6 +433,14 @@ const ACK_TIME: Property = should(
     "WH-000 (GitHub cuts off at 10 s; the 2 s p95 of WH-014 is webhook.burst's); BOTIX: answer within seconds, process in the background",
     "the acknowledgement came within ack_within, a sender's timeout; not exercised when nothing was acknowledged",
 ).botix_must();
+/// CON-004: every sink kind judges the deliveries it received against the
+/// suite's document, when that describes its events.
+const PAYLOAD: Property = must(
+    "payload",
+    "OpenAPI 3.1 §4.8.1 (`webhooks:`); seed checklist #4 (schemas for events)",
+    "with a suite `contract:` whose document has `webhooks:`, every delivery's JSON body validates against the entry of its event type (the scheme's event header, else the body's `type`): a required field missing fails it; not reported without such a document",
+);
+
 const SIGNATURE: Property = must(
     "signature",
     "WHS-001; Standard Webhooks §Signature scheme",
@@ -592,43 +600,43 @@ pub const KINDS: &[Kind] = &[
         params: &[RECEIVER, SENDER_SCHEME, CUSTOM, SENDER_SECRET, BODY, SENDER_EVENT, HEADERS, EFFECTS, REJECT_STATUS, SAMPLES, FLOOR],
     },
     Kind {
-        properties: &[SIGNATURE, EVENT_HEADER, DELIVERY_ID, DELIVERY_ID_UUID],
+        properties: &[SIGNATURE, EVENT_HEADER, DELIVERY_ID, DELIVERY_ID_UUID, PAYLOAD],
         name: "webhook.sink_delivery",
         summary: "WHS-001: the target's delivery is signed over the raw bytes, with event header and UUID request id",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_DELIVERY), WAIT, RETRY_AFTER, SINK_EVENT],
     },
     Kind {
-        properties: &[RETRIED, SAME_DELIVERY_ID, ATTEMPTS, SCHEDULE_KEPT],
+        properties: &[RETRIED, SAME_DELIVERY_ID, ATTEMPTS, SCHEDULE_KEPT, PAYLOAD],
         name: "webhook.sink_retries",
         summary: "WHS-002: answered 500, the target retries on schedule with the same request id, then stops",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_RETRIES), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, MAX_ATTEMPTS, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
     },
     Kind {
-        properties: &[RETRIED, must("stops_after_success", "WHS-003; Standard Webhooks §Retries (a 2xx is success)", "no attempt after tminus answered 2xx (waits out the next scheduled delay); not exercised when the 2xx answer was never reached")],
+        properties: &[RETRIED, must("stops_after_success", "WHS-003; Standard Webhooks §Retries (a 2xx is success)", "no attempt after tminus answered 2xx (waits out the next scheduled delay); not exercised when the 2xx answer was never reached"), PAYLOAD],
         name: "webhook.sink_stops_on_success",
         summary: "WHS-003: answered 500 then 200, no attempt after the 2xx",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_STOPS_ON_SUCCESS), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
     },
     Kind {
-        properties: &[should("stops_after_gone", "WHS-005 (BOTIX contract); Standard Webhooks §Retries (410 Gone: disable the endpoint)", "no attempt after tminus answered 410").botix_must()],
+        properties: &[should("stops_after_gone", "WHS-005 (BOTIX contract); Standard Webhooks §Retries (410 Gone: disable the endpoint)", "no attempt after tminus answered 410").botix_must(), PAYLOAD],
         name: "webhook.sink_stops_on_gone",
         summary: "WHS-005: answered 410, never retried",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_STOPS_ON_GONE), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE, TOLERANCE_PCT, TOLERANCE_FLOOR, QUIET],
     },
     Kind {
-        properties: &[must("trace_id_propagated", "TRC-005; W3C Trace Context §4.3 (outgoing requests carry the trace-id)", "the delivery carries the trigger's trace-id (traceparent, or `trace_json`)"), must("new_parent_id", "W3C Trace Context §3.2.2.4 (parent-id is the caller's own span)", "the delivery's traceparent has a parent-id other than the trigger's; skipped with `trace_json`, not exercised without the trace-id")],
+        properties: &[must("trace_id_propagated", "TRC-005; W3C Trace Context §4.3 (outgoing requests carry the trace-id)", "the delivery carries the trigger's trace-id (traceparent, or `trace_json`)"), must("new_parent_id", "W3C Trace Context §3.2.2.4 (parent-id is the caller's own span)", "the delivery's traceparent has a parent-id other than the trigger's; skipped with `trace_json`, not exercised without the trace-id"), PAYLOAD],
         name: "webhook.sink_trace",
         summary: "TRC-005: a trigger carrying traceparent T yields a delivery carrying trace-id T",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_TRACE), WAIT, RETRY_AFTER, TRACE_JSON],
     },
     Kind {
-        properties: &[should("honours_retry_after", "WHS-006 (BOTIX contract); RFC 9110 §10.2.3 (how long the user agent ought to wait)", "the attempt after a 429/503 with Retry-After comes no earlier (less a scheduler's whole second, at most tolerance_pct of it, + tolerance_floor); not exercised when no second attempt came").botix_must()],
+        properties: &[should("honours_retry_after", "WHS-006 (BOTIX contract); RFC 9110 §10.2.3 (how long the user agent ought to wait)", "the attempt after a 429/503 with Retry-After comes no earlier (less a scheduler's whole second, at most tolerance_pct of it, + tolerance_floor); not exercised when no second attempt came").botix_must(), PAYLOAD],
         name: "webhook.sink_respects_retry_after",
         summary: "WHS-006: answered 429 + Retry-After, the next attempt comes no earlier",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_RETRY_AFTER), WAIT, RETRY_AFTER, SCHEDULE, SCHEDULE_MODE],
     },
     Kind {
-        properties: &[must("gives_up", "WHS-004; Standard Webhooks §Request timeouts", "the sender abandons a hanging attempt within max_sender_timeout"), must("no_parallel_duplicate", "WHS-004 (no parallel duplicates)", "no attempt 2 arrives while attempt 1 is still open")],
+        properties: &[must("gives_up", "WHS-004; Standard Webhooks §Request timeouts", "the sender abandons a hanging attempt within max_sender_timeout"), must("no_parallel_duplicate", "WHS-004 (no parallel duplicates)", "no attempt 2 arrives while attempt 1 is still open"), PAYLOAD],
         name: "webhook.sink_timeout",
         summary: "WHS-004: tminus holds attempt 1 open; the sender gives up within max_sender_timeout and never retries in parallel",
         params: &[SINK_SCHEME, CUSTOM, SINK_SECRET, TRIGGER, respond(d::RESPOND_TIMEOUT), WAIT, RETRY_AFTER, TOLERANCE_FLOOR, HANG, MAX_SENDER_TIMEOUT],
