@@ -22,8 +22,8 @@ pub struct Point {
     pub ids: &'static [&'static str],
 }
 
-/// The catalogue's points (sections 1 to 6, 7 for transport security and 8
-/// for a dependency that overheats), each with all its ids:
+/// The catalogue's points (sections 1 to 6, 7 for transport security, 8
+/// for a dependency that overheats and 10 for no blind launch), each with all its ids:
 /// what a complete certification covers.
 pub const CATALOGUE: &[Point] = &[
     Point {
@@ -97,6 +97,12 @@ pub const CATALOGUE: &[Point] = &[
         number: 8,
         title: "A dependency that overheats",
         ids: &["DEP-001", "DEP-002", "DEP-003", "DEP-004", "DEP-005"],
+    },
+    // Catalogue section 10, the seed's fifth launch mistake.
+    Point {
+        number: 10,
+        title: "No blind launch",
+        ids: &["OBS-001", "OBS-002", "OBS-003", "OBS-004"],
     },
 ];
 
@@ -206,6 +212,8 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("dependency.retry_bound", &["DEP-002"]),
     ("dependency.breaker", &["DEP-003"]),
     ("dependency.shed", &["DEP-004", "LOAD-004"]),
+    ("observability.logs_correlated", &["OBS-001"]),
+    ("observability.logs_clean", &["OBS-002"]),
 ];
 
 /// The point an id belongs to.

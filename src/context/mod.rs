@@ -13,6 +13,7 @@
 pub mod block;
 pub mod budget;
 mod check;
+mod observe;
 pub mod request;
 
 use std::collections::{HashMap, HashSet};
@@ -55,6 +56,9 @@ pub struct PlanCtx<'a> {
     pub diags: Diagnostics,
     /// The suite's `profile:`: which reading of the specs defaults follow.
     pub profile: Profile,
+    /// The suite's `observe.logs`, planned before its checks (the log
+    /// checks read it).
+    pub logs: Option<crate::logs::LogSource>,
     env: EnvLookup<'a>,
 }
 
@@ -68,6 +72,7 @@ impl<'a> PlanCtx<'a> {
             redactor,
             diags: Diagnostics::default(),
             profile: Profile::default(),
+            logs: None,
             env,
         }
     }

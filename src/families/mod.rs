@@ -14,6 +14,7 @@ pub mod client;
 pub mod dependency;
 pub mod idempotency;
 pub mod load;
+pub mod observability;
 pub mod polling;
 pub mod rate_limit;
 pub mod steps;
@@ -86,6 +87,11 @@ pub const FAMILIES: &[Family] = &[
         doc: dependency::spec::DOC,
         kinds: &[KindTable::Typed(dependency::spec::KINDS)],
     },
+    Family {
+        name: "observability",
+        doc: observability::spec::DOC,
+        kinds: &[KindTable::Typed(observability::spec::KINDS)],
+    },
     // The load family's checks (`load.capacity`); its doc is the burst's
     // (`load:` is documented there too, see `app::checks_markdown`).
     Family {
@@ -149,6 +155,7 @@ pub fn kind_schemas(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, sch
     out.extend(transport::spec::TransportSpec::kind_schemas(g));
     out.extend(polling::spec::PollingSpec::kind_schemas(g));
     out.extend(dependency::spec::DependencySpec::kind_schemas(g));
+    out.extend(observability::spec::ObservabilitySpec::kind_schemas(g));
     out.extend(load::capacity::spec::LoadCheckSpec::kind_schemas(g));
     out
 }
@@ -165,6 +172,7 @@ pub enum CheckSpec {
     Transport(Box<transport::spec::TransportSpec>),
     Polling(Box<polling::spec::PollingSpec>),
     Dependency(Box<dependency::spec::DependencySpec>),
+    Observability(Box<observability::spec::ObservabilitySpec>),
     Load(Box<load::capacity::spec::LoadCheckSpec>),
 }
 
@@ -197,6 +205,8 @@ impl CheckSpec {
                 .map(|s| Self::Polling(Box::new(s))),
             "dependency" => dependency::spec::DependencySpec::deserialize_kind(kind, d)
                 .map(|s| Self::Dependency(Box::new(s))),
+            "observability" => observability::spec::ObservabilitySpec::deserialize_kind(kind, d)
+                .map(|s| Self::Observability(Box::new(s))),
             "load" => load::capacity::spec::LoadCheckSpec::deserialize_kind(kind, d)
                 .map(|s| Self::Load(Box::new(s))),
             other => Err(<D::Error as serde::de::Error>::custom(format!(
@@ -217,6 +227,7 @@ impl CheckSpec {
             Self::Transport(s) => s.kind_name(),
             Self::Polling(s) => s.kind_name(),
             Self::Dependency(s) => s.kind_name(),
+            Self::Observability(s) => s.kind_name(),
             Self::Load(s) => s.kind_name(),
         }
     }
@@ -232,6 +243,7 @@ impl CheckSpec {
             Self::Transport(s) => s.common(),
             Self::Polling(s) => s.common(),
             Self::Dependency(s) => s.common(),
+            Self::Observability(s) => s.common(),
             Self::Load(s) => s.common(),
         }
     }
@@ -267,6 +279,7 @@ pub enum CheckPlan {
     Transport(Box<transport::plan::TransportPlan>),
     Polling(Box<polling::plan::PollingPlan>),
     Dependency(Box<dependency::plan::DependencyPlan>),
+    Observability(Box<observability::plan::ObservabilityPlan>),
     Load(Box<load::capacity::plan::LoadCheckPlan>),
 }
 
@@ -284,6 +297,9 @@ pub fn plan_check(ctx: &mut PlanCtx<'_>, spec: &CheckSpec) -> CheckPlan {
         CheckSpec::Transport(s) => CheckPlan::Transport(Box::new(transport::plan::plan(ctx, s))),
         CheckSpec::Polling(s) => CheckPlan::Polling(Box::new(polling::plan::plan(ctx, s))),
         CheckSpec::Dependency(s) => CheckPlan::Dependency(Box::new(dependency::plan::plan(ctx, s))),
+        CheckSpec::Observability(s) => {
+            CheckPlan::Observability(Box::new(observability::plan::plan(ctx, s)))
+        }
         CheckSpec::Load(s) => CheckPlan::Load(Box::new(load::capacity::plan::plan(ctx, s))),
     }
 }
@@ -349,7 +365,8 @@ impl CheckPlan {
             | CheckPlan::Idempotency(_)
             | CheckPlan::Client(_)
             | CheckPlan::Transport(_)
-            | CheckPlan::Polling(_) => None,
+            | CheckPlan::Polling(_)
+            | CheckPlan::Observability(_) => None,
         }
     }
 }
@@ -421,6 +438,7 @@ impl CheckPlan {
             CheckPlan::Transport(p) => p.requests(),
             CheckPlan::Polling(p) => p.requests(),
             CheckPlan::Dependency(p) => p.requests(),
+            CheckPlan::Observability(p) => p.requests(),
             CheckPlan::Load(p) => p.requests(),
         }
     }
@@ -448,6 +466,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         CheckPlan::Transport(p) => transport::exec::run(p, ctx).await,
         CheckPlan::Polling(p) => polling::exec::run(p, ctx).await,
         CheckPlan::Dependency(p) => dependency::exec::run(p, ctx).await,
+        CheckPlan::Observability(p) => observability::exec::run(p, ctx).await,
         CheckPlan::Load(p) => load::capacity::exec::run(p, ctx).await,
     }
 }
@@ -499,6 +518,7 @@ mod tests {
             transport::spec::TransportSpec::NAMES,
             polling::spec::PollingSpec::NAMES,
             dependency::spec::DependencySpec::NAMES,
+            observability::spec::ObservabilitySpec::NAMES,
             load::capacity::spec::LoadCheckSpec::NAMES,
         ]
         .concat();

@@ -377,6 +377,17 @@ defects! {
         DependencyCached => "dependency-cached",
             "payments are answered 201 from a cache without ever calling the provider, so nothing about the dependency can be judged";
     }
+    Observability => "observability" {
+        /// Log lines carry no `trace_id` field.
+        LogsWithoutTraceId => "logs-without-trace-id",
+            "the JSON request log lines carry the request id but no trace_id, so a partner's trace id finds nothing in the logs";
+        /// The Authorization header is logged.
+        LogsSecrets => "logs-secrets",
+            "every request log line holds the request's Authorization header (the API key) as it came";
+        /// A payment's card number is logged.
+        LogsPii => "logs-pii",
+            "the request log line of POST /public/v1/payments holds the card number of its body (`card.number` or `card_number`)";
+    }
 }
 
 impl Defect {

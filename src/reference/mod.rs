@@ -53,6 +53,7 @@ mod defect;
 mod effects;
 mod errors;
 mod latency;
+mod logs;
 mod messages;
 mod metrics;
 pub mod oauth;
@@ -140,6 +141,10 @@ pub struct ReferenceConfig {
     pub token_lifetime: Duration,
     /// How `POST /public/v1/payments` calls its provider (`payments.rs`).
     pub dependency: DependencyConfig,
+    /// Where the JSON request log is appended (`logs.rs`, `--log-file`).
+    pub log_file: Option<std::path::PathBuf>,
+    /// The JSON request log goes to stdout too (`--log-stdout`).
+    pub log_stdout: bool,
 }
 
 /// The reference receiver's default secret (a test value, never a real one).
@@ -177,6 +182,8 @@ impl Default for ReferenceConfig {
             ],
             token_lifetime: oauth::DEFAULT_TOKEN_LIFETIME,
             dependency: DependencyConfig::default(),
+            log_file: None,
+            log_stdout: false,
         }
     }
 }
@@ -184,6 +191,13 @@ impl Default for ReferenceConfig {
 /// Builds the full router (all routes, fallbacks and middleware) with fresh state.
 pub fn router(config: ReferenceConfig) -> Router {
     let oauth = oauth::OAuth::new(config.oauth_clients.clone(), config.token_lifetime);
+    // `ReferenceServer::start*` opened it once already: a failure here is a
+    // file that went away between, and the log stays off.
+    let request_log = logs::RequestLog::open(config.log_file.as_ref(), config.log_stdout)
+        .unwrap_or_else(|e| {
+            eprintln!("warning: the reference's request log: {e}");
+            logs::RequestLog::default()
+        });
     let state = AppState::new(config);
     let payments = (state.clone(), payments::Payments::new(&state));
 
@@ -266,6 +280,11 @@ pub fn router(config: ReferenceConfig) -> Router {
         // Sees every request: a client secret anywhere but the token
         // endpoint is counted (`/__tminus/oauth`).
         .layer(middleware::from_fn_with_state(oauth.clone(), oauth::watch))
+        // Inside the correlation layer, whose ids it logs.
+        .layer(middleware::from_fn_with_state(
+            (state.clone(), request_log),
+            logs::record,
+        ))
         // Outermost: wraps routes AND fallbacks, so every response gets correlation ids.
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -318,6 +337,7 @@ impl ReferenceServer {
         config: ReferenceConfig,
         addr: SocketAddr,
     ) -> std::io::Result<ReferenceServer> {
+        logs::RequestLog::open(config.log_file.as_ref(), false)?;
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         if config
@@ -385,6 +405,7 @@ impl ReferenceServer {
         addr: SocketAddr,
         tls: std::sync::Arc<rustls::ServerConfig>,
     ) -> std::io::Result<ReferenceServer> {
+        logs::RequestLog::open(config.log_file.as_ref(), false)?;
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let legacy = config.defects.contains(&Defect::AcceptsTls10);

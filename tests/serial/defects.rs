@@ -860,6 +860,39 @@ static POLLING: Table = Table {
     ],
 };
 
+/// The target's own logs (catalogue §10): each defect fails its one
+/// property; a log without trace ids still names each request's line by
+/// its request id, so `logs_clean` judges it.
+static OBSERVABILITY: Table = Table {
+    family: DefectFamily::Observability,
+    suite: "suites/observability.yaml",
+    runner: Runner::ReferenceLogs,
+    width: 3,
+    rows: &[
+        row(
+            &[LogsWithoutTraceId],
+            &[("logs-correlated", "without it in `trace_id`")],
+            &[],
+        ),
+        row(
+            &[LogsSecrets],
+            &[(
+                "logs-clean",
+                "holds a secret of the suite (raw or encoded): at line 1",
+            )],
+            &[],
+        ),
+        row(
+            &[LogsPii],
+            &[(
+                "logs-clean",
+                "holds personal data the request carried: a card number at line 1",
+            )],
+            &[],
+        ),
+    ],
+};
+
 /// Every family's table.
 const TABLES: &[&Table] = &[
     &FOUNDATION,
@@ -875,6 +908,7 @@ const TABLES: &[&Table] = &[
     &POLLING,
     // Run by tests/serial/dependency.rs (its own binary: its suite judges timing).
     &common::dependency::DEPENDENCY,
+    &OBSERVABILITY,
 ];
 
 /// Kinds no defect of the reference can make fail yet, with why. The coverage
@@ -940,6 +974,12 @@ fn load_defects() {
 fn polling_defects() {
     let _alone = common::alone();
     run_table(&POLLING);
+}
+
+#[test]
+fn observability_defects() {
+    let _alone = common::alone();
+    run_table(&OBSERVABILITY);
 }
 
 /// Every defect of the reference (the list behind `tminus reference

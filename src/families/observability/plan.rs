@@ -1,0 +1,188 @@
+//! Planning the observability kinds: the suite's log source (a check
+//! without one cannot run), the bounds, and the personal data the request
+//! carries, found now when its body is written out (and again when it is
+//! sent, for templated values): every such value is registered with the
+//! redactor, so no report of the run can print it.
+
+use std::time::Duration;
+
+use super::pii;
+use super::spec::{defaults as d, LogsCleanSpec, LogsCorrelatedSpec, ObservabilitySpec};
+use crate::context::{PlanCtx, RequestPlan};
+use crate::logs::LogSource;
+use crate::model::jsonpath::JsonPath;
+
+#[derive(Debug, Clone)]
+pub struct CorrelatedPlan {
+    pub request: RequestPlan,
+    pub requests: u64,
+    pub sample: u64,
+    pub share: f64,
+    pub deadline: Duration,
+    pub poll: Duration,
+    pub logs: LogSource,
+}
+
+#[derive(Debug, Clone)]
+pub struct CleanPlan {
+    pub request: RequestPlan,
+    /// `pii:` paths, as written and compiled.
+    pub pii: Vec<(String, JsonPath)>,
+    pub detect: bool,
+    pub deadline: Duration,
+    pub poll: Duration,
+    pub logs: LogSource,
+}
+
+/// A planned `observability.*` check.
+#[derive(Debug, Clone)]
+pub enum ObservabilityPlan {
+    LogsCorrelated(CorrelatedPlan),
+    LogsClean(CleanPlan),
+}
+
+/// A stand-in for a check planned without a log source (its diagnostic
+/// stops the run before anything is sent).
+fn no_source() -> LogSource {
+    LogSource {
+        kind: crate::logs::SourceKind::File(std::path::PathBuf::new()),
+        format: Default::default(),
+        max_bytes: crate::logs::defaults::MAX_BYTES,
+        max_lines: crate::logs::defaults::MAX_LINES,
+        timeout: crate::logs::defaults::TIMEOUT,
+    }
+}
+
+fn source(ctx: &mut PlanCtx<'_>, at: serde_saphyr::Location, kind: &str) -> LogSource {
+    match &ctx.logs {
+        Some(l) => l.clone(),
+        None => {
+            ctx.error(
+                at,
+                format!("`{kind}` reads the target's logs: give the suite `observe: {{ logs: {{ file: PATH }} }}` (or `command: [...]`, or `loki: URL` with `query:`)"),
+            );
+            no_source()
+        }
+    }
+}
+
+fn waits(
+    ctx: &mut PlanCtx<'_>,
+    at: serde_saphyr::Location,
+    deadline: Duration,
+    poll: Duration,
+) -> (Duration, Duration) {
+    if deadline.is_zero() || deadline > d::DEADLINE_MAX {
+        ctx.error(at, "deadline must be more than 0 and at most 5m");
+    }
+    if poll < Duration::from_millis(10) || poll > deadline.max(Duration::from_millis(10)) {
+        ctx.error(at, "poll must be at least 10ms and at most the deadline");
+    }
+    (
+        deadline.clamp(Duration::from_millis(1), d::DEADLINE_MAX),
+        poll.max(Duration::from_millis(10)),
+    )
+}
+
+pub fn plan(ctx: &mut PlanCtx<'_>, spec: &ObservabilitySpec) -> ObservabilityPlan {
+    match spec {
+        ObservabilitySpec::LogsCorrelated(s) => {
+            ObservabilityPlan::LogsCorrelated(correlated(ctx, s))
+        }
+        ObservabilitySpec::LogsClean(s) => ObservabilityPlan::LogsClean(clean(ctx, s)),
+    }
+}
+
+/// `100%`, `99.5%` or `0.995`: a share in (0, 1].
+fn parse_share(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("share `{t}` is not a share (`100%`, `0.99`)"))?;
+    if v > 0.0 && v <= 1.0 {
+        Ok(v)
+    } else {
+        Err(format!("share `{t}` must be more than 0 and at most 100%"))
+    }
+}
+
+fn correlated(ctx: &mut PlanCtx<'_>, s: &LogsCorrelatedSpec) -> CorrelatedPlan {
+    let at = s.id.referenced;
+    let logs = source(ctx, at, "observability.logs_correlated");
+    let request = ctx.request(&s.request, at);
+    if s.requests == 0 || s.requests > d::REQUESTS_MAX {
+        ctx.error(
+            at,
+            format!(
+                "requests must be 1 to {}, got {}",
+                d::REQUESTS_MAX,
+                s.requests
+            ),
+        );
+    }
+    if s.sample == 0 {
+        ctx.error(at, "sample must be at least 1");
+    }
+    let share = match &s.share {
+        None => d::SHARE,
+        Some(v) => parse_share(&v.value.0).unwrap_or_else(|e| {
+            ctx.error(v.referenced, e);
+            d::SHARE
+        }),
+    };
+    let (deadline, poll) = waits(ctx, at, s.deadline.0, s.poll.0);
+    CorrelatedPlan {
+        request,
+        requests: s.requests.clamp(1, d::REQUESTS_MAX),
+        sample: s.sample.max(1),
+        share,
+        deadline,
+        poll,
+        logs,
+    }
+}
+
+fn clean(ctx: &mut PlanCtx<'_>, s: &LogsCleanSpec) -> CleanPlan {
+    let at = s.id.referenced;
+    let logs = source(ctx, at, "observability.logs_clean");
+    let request = ctx.request(&s.request, at);
+    let pii: Vec<(String, JsonPath)> = s
+        .pii
+        .iter()
+        .map(|p| (p.clone(), ctx.json_path(p, at)))
+        .collect();
+    if pii.is_empty() && !s.detect {
+        ctx.error(
+            at,
+            "with `detect: false` and no `pii:` paths there is no personal data to look for",
+        );
+    }
+    // Values written out in the suite are known now: redacted from every
+    // report before anything runs.
+    if let Some(body) = s.request.json.as_ref() {
+        for (_, v) in pii::values(&body.value, &pii, s.detect) {
+            ctx.redactor.add(&v);
+        }
+    }
+    let (deadline, poll) = waits(ctx, at, s.deadline.0, s.poll.0);
+    CleanPlan {
+        request,
+        pii,
+        detect: s.detect,
+        deadline,
+        poll,
+        logs,
+    }
+}
+
+impl ObservabilityPlan {
+    pub fn requests(&self) -> crate::context::budget::Requests {
+        use crate::context::budget::Requests;
+        match self {
+            ObservabilityPlan::LogsCorrelated(p) => Requests::own(p.requests),
+            ObservabilityPlan::LogsClean(_) => Requests::own(1),
+        }
+    }
+}
