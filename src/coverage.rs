@@ -214,6 +214,7 @@ pub const KINDS: &[(&str, &[&str])] = &[
     ("dependency.shed", &["DEP-004", "LOAD-004"]),
     ("observability.logs_correlated", &["OBS-001"]),
     ("observability.logs_clean", &["OBS-002"]),
+    ("observability.red_metrics", &["OBS-003"]),
 ];
 
 /// The point an id belongs to.

@@ -387,6 +387,9 @@ defects! {
         /// A payment's card number is logged.
         LogsPii => "logs-pii",
             "the request log line of POST /public/v1/payments holds the card number of its body (`card.number` or `card_number`)";
+        /// One route is left out of the RED series.
+        RedMissingRoute => "red-missing-route",
+            "GET /public/v1/contacts is left out of /metrics' per-route RED series (http_requests_total, http_request_duration_seconds)";
     }
 }
 

@@ -69,6 +69,7 @@ mod validate;
 // Families with a module of their own (trace is the middleware above).
 mod idempotency;
 mod rate_limit;
+mod red;
 mod webhook;
 
 pub mod client;
@@ -243,7 +244,9 @@ pub fn router(config: ReferenceConfig) -> Router {
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             latency::delay,
-        ));
+        ))
+        // Outermost of the route layers: every answer of a matched API route.
+        .route_layer(middleware::from_fn_with_state(state.clone(), red::record));
 
     let hooks = Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))

@@ -339,3 +339,22 @@ fn a_log_check_without_a_source_and_a_source_with_two_are_suite_errors() {
         "{err}"
     );
 }
+
+#[test]
+fn red_metrics_on_a_page_with_no_sample_is_an_error_not_a_pass() {
+    // 200 with an empty body everywhere: the routes "answer", /metrics holds nothing.
+    let useless = AppHandle::start(Router::new().fallback(|| async { axum::http::StatusCode::OK }));
+    let dir = tempfile::tempdir().unwrap();
+    let text = "suite: obs\nchecks:\n  - id: red\n    kind: observability.red_metrics\n    routes: [{ route: GET /v1/things, request: { path: /v1/things } }]\n";
+    let out = run(dir.path(), text, &useless.url, &[]);
+    let c = check(&out, "red");
+    assert_eq!(c["verdict"], "error", "{}", out.everything);
+    assert!(
+        c["message"]
+            .as_str()
+            .unwrap()
+            .contains("holds no sample at all"),
+        "{c}"
+    );
+    assert_eq!(out.code, 3);
+}

@@ -860,8 +860,8 @@ static POLLING: Table = Table {
     ],
 };
 
-/// The target's own logs (catalogue §10): each defect fails its one
-/// property; a log without trace ids still names each request's line by
+/// The target's own logs and metrics (catalogue §10): each defect fails
+/// its one property; a log without trace ids still names each request's line by
 /// its request id, so `logs_clean` judges it.
 static OBSERVABILITY: Table = Table {
     family: DefectFamily::Observability,
@@ -887,6 +887,14 @@ static OBSERVABILITY: Table = Table {
             &[(
                 "logs-clean",
                 "holds personal data the request carried: a card number at line 1",
+            )],
+            &[],
+        ),
+        row(
+            &[RedMissingRoute],
+            &[(
+                "red-metrics",
+                "GET /public/v1/contacts: no http_requests_total{method=\"GET\",route=\"/public/v1/contacts\"}",
             )],
             &[],
         ),

@@ -20,6 +20,7 @@ pub async fn run(plan: &ObservabilityPlan, ctx: &CheckContext) -> Outcome {
     match plan {
         ObservabilityPlan::LogsCorrelated(p) => super::correlated::run(p, ctx).await,
         ObservabilityPlan::LogsClean(p) => super::clean::run(p, ctx).await,
+        ObservabilityPlan::RedMetrics(p) => super::red::run(p, ctx).await,
     }
 }
 

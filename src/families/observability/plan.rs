@@ -7,7 +7,9 @@
 use std::time::Duration;
 
 use super::pii;
-use super::spec::{defaults as d, LogsCleanSpec, LogsCorrelatedSpec, ObservabilitySpec};
+use super::spec::{
+    defaults as d, LogsCleanSpec, LogsCorrelatedSpec, ObservabilitySpec, RedMetricsSpec,
+};
 use crate::context::{PlanCtx, RequestPlan};
 use crate::logs::LogSource;
 use crate::model::jsonpath::JsonPath;
@@ -34,11 +36,33 @@ pub struct CleanPlan {
     pub logs: LogSource,
 }
 
+/// One route of `red_metrics`.
+#[derive(Debug, Clone)]
+pub struct RoutePlan {
+    pub method: String,
+    pub template: String,
+    pub request: RequestPlan,
+}
+
+#[derive(Debug, Clone)]
+pub struct RedPlan {
+    pub routes: Vec<RoutePlan>,
+    /// A path on the target or an absolute URL.
+    pub metrics: String,
+    pub rate: String,
+    pub duration: String,
+    pub status_label: String,
+    pub errors: Option<String>,
+    pub method_label: String,
+    pub route_label: String,
+}
+
 /// A planned `observability.*` check.
 #[derive(Debug, Clone)]
 pub enum ObservabilityPlan {
     LogsCorrelated(CorrelatedPlan),
     LogsClean(CleanPlan),
+    RedMetrics(RedPlan),
 }
 
 /// A stand-in for a check planned without a log source (its diagnostic
@@ -90,6 +114,7 @@ pub fn plan(ctx: &mut PlanCtx<'_>, spec: &ObservabilitySpec) -> ObservabilityPla
             ObservabilityPlan::LogsCorrelated(correlated(ctx, s))
         }
         ObservabilitySpec::LogsClean(s) => ObservabilityPlan::LogsClean(clean(ctx, s)),
+        ObservabilitySpec::RedMetrics(s) => ObservabilityPlan::RedMetrics(red(ctx, s)),
     }
 }
 
@@ -183,6 +208,88 @@ impl ObservabilityPlan {
         match self {
             ObservabilityPlan::LogsCorrelated(p) => Requests::own(p.requests),
             ObservabilityPlan::LogsClean(_) => Requests::own(1),
+            ObservabilityPlan::RedMetrics(p) => Requests::own(p.routes.len() as u64),
         }
+    }
+}
+
+/// A metric or label name of the text format.
+fn name_ok(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+}
+
+fn red(ctx: &mut PlanCtx<'_>, s: &RedMetricsSpec) -> RedPlan {
+    let at = s.id.referenced;
+    if s.routes.is_empty() || s.routes.len() > d::ROUTES_MAX {
+        ctx.error(
+            at,
+            format!("routes must name 1 to {} routes", d::ROUTES_MAX),
+        );
+    }
+    let mut routes = Vec::new();
+    for r in &s.routes {
+        let (method, template) = r.route.trim().split_once(' ').unwrap_or(("", ""));
+        let method = method.to_ascii_uppercase();
+        let template = template.trim().to_owned();
+        if method.is_empty() || !template.starts_with('/') {
+            ctx.error(
+                at,
+                format!(
+                    "route `{}` must be `METHOD /path/template` (`POST /public/v1/scenarios/{{id}}/run`)",
+                    r.route
+                ),
+            );
+        }
+        let request = ctx.request(&r.request, at);
+        if request.method.as_str() != method {
+            ctx.error(
+                at,
+                format!(
+                    "route `{}`: its request is a {}, not a {method}",
+                    r.route, request.method
+                ),
+            );
+        }
+        routes.push(RoutePlan {
+            method,
+            template,
+            request,
+        });
+    }
+    for (what, v) in [
+        ("rate", &s.rate),
+        ("duration", &s.duration),
+        ("status_label", &s.status_label),
+        ("method_label", &s.method_label),
+        ("route_label", &s.route_label),
+    ]
+    .into_iter()
+    .chain(s.errors.as_ref().map(|e| ("errors", e)))
+    {
+        if !name_ok(v) {
+            ctx.error(at, format!("{what} `{v}` is not a metric or label name"));
+        }
+    }
+    let metrics = s.metrics.trim().to_owned();
+    if !metrics.starts_with('/') {
+        if let Err(e) = crate::context::check_base_url(&metrics) {
+            ctx.error(
+                at,
+                format!("metrics `{metrics}` {e} (or a path on the target, `/metrics`)"),
+            );
+        }
+    }
+    RedPlan {
+        routes,
+        metrics,
+        rate: s.rate.clone(),
+        duration: s.duration.clone(),
+        status_label: s.status_label.clone(),
+        errors: s.errors.clone(),
+        method_label: s.method_label.clone(),
+        route_label: s.route_label.clone(),
     }
 }

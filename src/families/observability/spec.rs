@@ -1,6 +1,6 @@
 //! YAML specs of the observability kinds (`observability.*`, catalogue
-//! OBS-001 and OBS-002): the target's own logs judged against what tminus
-//! sent. The log source is the suite's (`observe: { logs: ... }`, one
+//! OBS-001 to OBS-003): the target's own logs judged against what tminus
+//! sent, and its RED series per route. The log source is the suite's (`observe: { logs: ... }`, one
 //! grammar, `logs::spec`); these kinds say what to send and how long to
 //! wait for it to be logged.
 
@@ -22,6 +22,14 @@ pub mod defaults {
     pub const DEADLINE_MAX: Duration = Duration::from_secs(300);
     pub const POLL: Duration = Duration::from_millis(250);
     pub const DETECT: bool = true;
+    pub const METRICS: &str = "/metrics";
+    pub const RATE: &str = "http_requests_total";
+    pub const DURATION: &str = "http_request_duration_seconds_count";
+    pub const STATUS_LABEL: &str = "status";
+    pub const METHOD_LABEL: &str = "method";
+    pub const ROUTE_LABEL: &str = "route";
+    /// The most routes one check judges.
+    pub const ROUTES_MAX: usize = 100;
 }
 
 use defaults as d;
@@ -40,6 +48,36 @@ fn poll() -> DurationValue {
 }
 fn detect() -> bool {
     d::DETECT
+}
+fn metrics() -> String {
+    d::METRICS.into()
+}
+fn rate() -> String {
+    d::RATE.into()
+}
+fn duration() -> String {
+    d::DURATION.into()
+}
+fn status_label() -> String {
+    d::STATUS_LABEL.into()
+}
+fn method_label() -> String {
+    d::METHOD_LABEL.into()
+}
+fn route_label() -> String {
+    d::ROUTE_LABEL.into()
+}
+
+/// One route of `observability.red_metrics`: `METHOD /template` and a
+/// request that calls it.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSpec {
+    /// `GET /public/v1/contacts`, `POST /public/v1/scenarios/{id}/run`: the
+    /// method and the path template as the target's series label them.
+    pub route: String,
+    /// A request to that route (sent first, so its series exist).
+    pub request: RequestSpec,
 }
 
 check_spec!(
@@ -84,11 +122,41 @@ check_spec!(
     }
 );
 
+check_spec!(
+    /// `observability.red_metrics`: every route tminus called has rate,
+    /// errors and duration series on the target's `/metrics` (OBS-003).
+    RedMetricsSpec {
+        pub routes: Vec<RouteSpec>,
+        /// The `/metrics` page: a path on the target or an absolute URL.
+        #[serde(default = "metrics")]
+        pub metrics: String,
+        /// The request counter (its rate), by method, route and status.
+        #[serde(default = "rate")]
+        pub rate: String,
+        /// A duration series by method and route (a histogram's or
+        /// summary's `_count`, or `_bucket`).
+        #[serde(default = "duration")]
+        pub duration: String,
+        /// The label of the counter's status (the errors are its 5xx).
+        #[serde(default = "status_label")]
+        pub status_label: String,
+        /// A separate error counter by method and route, instead of the
+        /// status label.
+        #[serde(default)]
+        pub errors: Option<String>,
+        #[serde(default = "method_label")]
+        pub method_label: String,
+        #[serde(default = "route_label")]
+        pub route_label: String,
+    }
+);
+
 family_kinds!(
     /// An `observability.*` check as written.
     ObservabilitySpec {
         "observability.logs_correlated" => LogsCorrelated(Box<LogsCorrelatedSpec>),
         "observability.logs_clean" => LogsClean(Box<LogsCleanSpec>),
+        "observability.red_metrics" => RedMetrics(Box<RedMetricsSpec>),
     }
 );
 
@@ -172,6 +240,45 @@ pub const KINDS: &[Kind] = &[
             ),
         ],
     },
+    Kind {
+        name: "observability.red_metrics",
+        summary: "every route tminus called (method + path template) has request rate, errors and duration series on the target's /metrics, found by label names (OBS-003)",
+        params: &[
+            param(
+                "routes",
+                D::Required,
+                "`{ route: \"METHOD /template\", request: {...} }` for each route; each request is sent first",
+            ),
+            param(
+                "metrics",
+                D::Str(d::METRICS),
+                "the /metrics page: a path on the target or an absolute URL",
+            ),
+            param("rate", D::Str(d::RATE), "the request counter, by method, route and status"),
+            param(
+                "duration",
+                D::Str(d::DURATION),
+                "a duration series by method and route",
+            ),
+            param(
+                "status_label",
+                D::Str(d::STATUS_LABEL),
+                "the counter's status label (errors are its 5xx)",
+            ),
+            param(
+                "errors",
+                D::Absent,
+                "a separate error counter by method and route, instead of the status label",
+            ),
+            param("method_label", D::Str(d::METHOD_LABEL), "the method's label"),
+            param("route_label", D::Str(d::ROUTE_LABEL), "the path template's label"),
+        ],
+        properties: &[must(
+            "per_route",
+            "OBS-003 (seed #5: RED/USE metrics on every endpoint, per route and method)",
+            "for each route, after its request was answered: a `rate` series with its method and route (and a status label, or an `errors` series), and a `duration` series with them; a page with no sample at all is an error",
+        )],
+    },
 ];
 
 #[cfg(test)]
@@ -196,7 +303,30 @@ mod tests {
     fn table_defaults_are_the_planned_ones() {
         assert_covers(
             KINDS,
-            &["observability.logs_correlated", "observability.logs_clean"],
+            &[
+                "observability.logs_correlated",
+                "observability.logs_clean",
+                "observability.red_metrics",
+            ],
+        );
+        let ObservabilityPlan::RedMetrics(r) = planned(
+            "observability.red_metrics",
+            "    routes: [{ route: GET /x, request: { path: /x } }]\n",
+        ) else {
+            panic!("not red_metrics");
+        };
+        assert_planned(
+            KINDS,
+            "observability.red_metrics",
+            &[
+                ("metrics", word(&r.metrics)),
+                ("rate", word(&r.rate)),
+                ("duration", word(&r.duration)),
+                ("status_label", word(&r.status_label)),
+                ("errors", r.errors.clone()),
+                ("method_label", word(&r.method_label)),
+                ("route_label", word(&r.route_label)),
+            ],
         );
         let ObservabilityPlan::LogsCorrelated(c) = planned(
             "observability.logs_correlated",
