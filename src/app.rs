@@ -743,9 +743,22 @@ async fn run_plan(
     }
     if plan.needs_reference() {
         let addr = "127.0.0.1:0".parse().expect("loopback address");
+        // A suite run against the embedded reference that reads its logs
+        // from a file (`observe.logs.file`): the reference writes them there.
+        let config = ReferenceConfig {
+            log_file: plan
+                .suites
+                .iter()
+                .filter(|s| s.base_url.is_none())
+                .find_map(|s| match s.logs.as_ref().map(|l| &l.kind) {
+                    Some(crate::logs::SourceKind::File(p)) => Some(p.clone()),
+                    _ => None,
+                }),
+            ..ReferenceConfig::default()
+        };
         let started = match reference_tls.main.clone() {
-            Some(tls) => ReferenceServer::start_tls(ReferenceConfig::default(), addr, tls).await,
-            None => ReferenceServer::start(ReferenceConfig::default(), addr).await,
+            Some(tls) => ReferenceServer::start_tls(config, addr, tls).await,
+            None => ReferenceServer::start(config, addr).await,
         };
         match started {
             Ok(server) => {
@@ -1234,6 +1247,8 @@ fn cmd_reference(a: ReferenceArgs) -> i32 {
         defects,
         latency,
         token_lifetime: a.token_lifetime,
+        log_file: a.log_file.clone(),
+        log_stdout: a.log_stdout,
         ..base
     };
     if let Err(e) = apply_reference_tuning(&a, &mut config) {

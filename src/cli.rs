@@ -448,6 +448,12 @@ pub struct ReferenceArgs {
     /// Print the defects, one line each, and exit
     #[arg(long)]
     pub list_defects: bool,
+    /// Append a JSON line per request (trace_id, request_id, status) to this file
+    #[arg(long, value_name = "PATH")]
+    pub log_file: Option<std::path::PathBuf>,
+    /// Write the JSON request log to stdout too
+    #[arg(long)]
+    pub log_stdout: bool,
     /// Artificial latency added to every API response, e.g. 20ms
     #[arg(long, value_name = "DURATION")]
     pub latency: Option<String>,

@@ -23,7 +23,7 @@ pub struct Point {
 }
 
 /// The catalogue's points (sections 1 to 6, 7 for transport security, 8
-/// for a dependency that overheats), each with all its ids:
+/// for a dependency that overheats, 9 for contracts in CI and 10 for no blind launch), each with all its ids:
 /// what a complete certification covers.
 pub const CATALOGUE: &[Point] = &[
     Point {
@@ -106,6 +106,7 @@ pub const CATALOGUE: &[Point] = &[
         title: "Contracts in CI",
         ids: &["CON-001", "CON-002", "CON-003", "CON-004", "CON-005"],
     },
+    // Catalogue section 10, the seed's fifth launch mistake.
     Point {
         number: 10,
         title: "No blind launch",
@@ -225,6 +226,9 @@ pub const KINDS: &[(&str, &[&str])] = &[
     // refused by production.
     ("auth.sandbox_isolated", &["OBS-004"]),
     ("contract.deprecation", &["CON-005"]),
+    ("observability.logs_correlated", &["OBS-001"]),
+    ("observability.logs_clean", &["OBS-002"]),
+    ("observability.red_metrics", &["OBS-003"]),
 ];
 
 /// The point an id belongs to.

@@ -64,6 +64,7 @@ pub mod coverage;
 pub mod files;
 pub mod fit;
 pub mod http;
+pub mod logs;
 pub mod model;
 pub mod plan;
 pub mod redact;

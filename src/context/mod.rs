@@ -14,6 +14,7 @@
 pub mod block;
 pub mod budget;
 mod check;
+mod observe;
 pub mod request;
 pub mod seen;
 
@@ -60,6 +61,9 @@ pub struct PlanCtx<'a> {
     /// The suite's `contract:` document, loaded before its checks are
     /// planned (the `contract.*` kinds judge against it).
     pub contract: Option<std::sync::Arc<crate::contract::Contract>>,
+    /// The suite's `observe.logs`, planned before its checks (the log
+    /// checks read it).
+    pub logs: Option<crate::logs::LogSource>,
     env: EnvLookup<'a>,
 }
 
@@ -74,6 +78,7 @@ impl<'a> PlanCtx<'a> {
             diags: Diagnostics::default(),
             profile: Profile::default(),
             contract: None,
+            logs: None,
             env,
         }
     }

@@ -16,6 +16,7 @@ pub mod contract;
 pub mod dependency;
 pub mod idempotency;
 pub mod load;
+pub mod observability;
 pub mod polling;
 pub mod rate_limit;
 pub mod steps;
@@ -98,6 +99,11 @@ pub const FAMILIES: &[Family] = &[
         doc: contract::spec::DOC,
         kinds: &[KindTable::Typed(contract::spec::KINDS)],
     },
+    Family {
+        name: "observability",
+        doc: observability::spec::DOC,
+        kinds: &[KindTable::Typed(observability::spec::KINDS)],
+    },
     // The load family's checks (`load.capacity`); its doc is the burst's
     // (`load:` is documented there too, see `app::checks_markdown`).
     Family {
@@ -163,6 +169,7 @@ pub fn kind_schemas(g: &mut schemars::SchemaGenerator) -> Vec<(&'static str, sch
     out.extend(dependency::spec::DependencySpec::kind_schemas(g));
     out.extend(auth::spec::AuthSpec::kind_schemas(g));
     out.extend(contract::spec::ContractSpec::kind_schemas(g));
+    out.extend(observability::spec::ObservabilitySpec::kind_schemas(g));
     out.extend(load::capacity::spec::LoadCheckSpec::kind_schemas(g));
     out
 }
@@ -181,6 +188,7 @@ pub enum CheckSpec {
     Dependency(Box<dependency::spec::DependencySpec>),
     Auth(Box<auth::spec::AuthSpec>),
     Contract(Box<contract::spec::ContractSpec>),
+    Observability(Box<observability::spec::ObservabilitySpec>),
     Load(Box<load::capacity::spec::LoadCheckSpec>),
 }
 
@@ -218,6 +226,8 @@ impl CheckSpec {
             }
             "contract" => contract::spec::ContractSpec::deserialize_kind(kind, d)
                 .map(|s| Self::Contract(Box::new(s))),
+            "observability" => observability::spec::ObservabilitySpec::deserialize_kind(kind, d)
+                .map(|s| Self::Observability(Box::new(s))),
             "load" => load::capacity::spec::LoadCheckSpec::deserialize_kind(kind, d)
                 .map(|s| Self::Load(Box::new(s))),
             other => Err(<D::Error as serde::de::Error>::custom(format!(
@@ -240,6 +250,7 @@ impl CheckSpec {
             Self::Dependency(s) => s.kind_name(),
             Self::Auth(s) => s.kind_name(),
             Self::Contract(s) => s.kind_name(),
+            Self::Observability(s) => s.kind_name(),
             Self::Load(s) => s.kind_name(),
         }
     }
@@ -257,6 +268,7 @@ impl CheckSpec {
             Self::Dependency(s) => s.common(),
             Self::Auth(s) => s.common(),
             Self::Contract(s) => s.common(),
+            Self::Observability(s) => s.common(),
             Self::Load(s) => s.common(),
         }
     }
@@ -294,6 +306,7 @@ pub enum CheckPlan {
     Dependency(Box<dependency::plan::DependencyPlan>),
     Auth(Box<auth::plan::AuthPlan>),
     Contract(Box<contract::plan::ContractPlan>),
+    Observability(Box<observability::plan::ObservabilityPlan>),
     Load(Box<load::capacity::plan::LoadCheckPlan>),
 }
 
@@ -313,6 +326,9 @@ pub fn plan_check(ctx: &mut PlanCtx<'_>, spec: &CheckSpec) -> CheckPlan {
         CheckSpec::Dependency(s) => CheckPlan::Dependency(Box::new(dependency::plan::plan(ctx, s))),
         CheckSpec::Auth(s) => CheckPlan::Auth(Box::new(auth::plan::plan(ctx, s))),
         CheckSpec::Contract(s) => CheckPlan::Contract(Box::new(contract::plan::plan(ctx, s))),
+        CheckSpec::Observability(s) => {
+            CheckPlan::Observability(Box::new(observability::plan::plan(ctx, s)))
+        }
         CheckSpec::Load(s) => CheckPlan::Load(Box::new(load::capacity::plan::plan(ctx, s))),
     }
 }
@@ -381,6 +397,7 @@ impl CheckPlan {
             | CheckPlan::Polling(_)
             | CheckPlan::Auth(_) => None,
             CheckPlan::Contract(_) => None,
+            CheckPlan::Observability(_) => None,
         }
     }
 }
@@ -479,6 +496,7 @@ impl CheckPlan {
             CheckPlan::Dependency(p) => p.requests(),
             CheckPlan::Auth(p) => p.requests(),
             CheckPlan::Contract(p) => p.requests(),
+            CheckPlan::Observability(p) => p.requests(),
             CheckPlan::Load(p) => p.requests(),
         }
     }
@@ -508,6 +526,7 @@ pub async fn execute(plan: &CheckPlan, ctx: &CheckContext) -> Outcome {
         CheckPlan::Dependency(p) => dependency::exec::run(p, ctx).await,
         CheckPlan::Auth(p) => auth::exec::run(p, ctx).await,
         CheckPlan::Contract(p) => contract::exec::run(p, ctx).await,
+        CheckPlan::Observability(p) => observability::exec::run(p, ctx).await,
         CheckPlan::Load(p) => load::capacity::exec::run(p, ctx).await,
     }
 }
@@ -561,6 +580,7 @@ mod tests {
             dependency::spec::DependencySpec::NAMES,
             auth::spec::AuthSpec::NAMES,
             contract::spec::ContractSpec::NAMES,
+            observability::spec::ObservabilitySpec::NAMES,
             load::capacity::spec::LoadCheckSpec::NAMES,
         ]
         .concat();

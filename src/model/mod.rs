@@ -3,6 +3,7 @@
 //! (`plan`, `families`, `suite`, `run`, `report`).
 
 pub mod contract;
+pub mod expo;
 pub mod json_schema;
 pub mod jsonpath;
 pub mod keyword;

@@ -132,6 +132,8 @@ pub struct PlannedSuite {
     pub profile: Profile,
     /// `contract:`: the OpenAPI document every response is judged against.
     pub contract: Option<std::sync::Arc<crate::contract::Contract>>,
+    /// `observe.logs`: where the target's logs are read.
+    pub logs: Option<crate::logs::LogSource>,
 }
 
 #[derive(Debug)]
@@ -364,6 +366,12 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
     // Before the checks: the `contract.*` kinds plan against the document.
     let contract = plan_contract(ctx, f.contract.as_ref());
     ctx.contract = contract.clone();
+    // Before the checks: the log checks plan against it.
+    ctx.logs = f
+        .observe
+        .as_ref()
+        .and_then(|o| o.logs.as_ref())
+        .and_then(|l| ctx.logs_plan(l));
     let mut checks = Vec::new();
     let mut ids: HashSet<String> = HashSet::new();
     for c in &f.checks {
@@ -450,6 +458,7 @@ fn plan_suite(ctx: &mut PlanCtx<'_>, l: &SuiteSource, opts: &PlanOptions) -> Pla
         strict: f.strict.unwrap_or(false),
         profile: ctx.profile,
         contract,
+        logs: ctx.logs.clone(),
     }
 }
 

@@ -397,6 +397,20 @@ defects! {
         SandboxKeyWorksInProduction => "sandbox-key-works-in-production",
             "production (`--environment production`) accepts the sandbox's API keys, so a sandbox credential reads and writes production data";
     }
+    Observability => "observability" {
+        /// Log lines carry no `trace_id` field.
+        LogsWithoutTraceId => "logs-without-trace-id",
+            "the JSON request log lines carry the request id but no trace_id, so a partner's trace id finds nothing in the logs";
+        /// The Authorization header is logged.
+        LogsSecrets => "logs-secrets",
+            "every request log line holds the request's Authorization header (the API key) as it came";
+        /// A payment's card number is logged.
+        LogsPii => "logs-pii",
+            "the request log line of POST /public/v1/payments holds the card number of its body (`card.number` or `card_number`)";
+        /// One route is left out of the RED series.
+        RedMissingRoute => "red-missing-route",
+            "GET /public/v1/contacts is left out of /metrics' per-route RED series (http_requests_total, http_request_duration_seconds)";
+    }
 }
 
 impl Defect {

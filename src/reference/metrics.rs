@@ -13,6 +13,9 @@
 //!   workers holding a request, and how many there are (size 0: no limit);
 //! - `tminus_reference_requests_total`: API requests seen.
 //!
+//! Beside them, per-route RED series (`red.rs`): `http_requests_total`
+//! and `http_request_duration_seconds`.
+//!
 //! The gauges move through guards, so a request whose client went away (its
 //! future dropped while it waited) leaves them as it found them.
 
@@ -113,7 +116,7 @@ pub(crate) async fn serve(State(state): State<AppState>) -> impl IntoResponse {
     let size = state.config().max_concurrency.unwrap_or(0);
     (
         [(header::CONTENT_TYPE, CONTENT_TYPE)],
-        state.metrics().render(size),
+        format!("{}{}", state.metrics().render(size), state.red().render()),
     )
 }
 

@@ -55,6 +55,7 @@ mod deprecated;
 mod effects;
 mod errors;
 mod latency;
+mod logs;
 mod messages;
 mod metrics;
 pub mod oauth;
@@ -70,6 +71,7 @@ mod validate;
 // Families with a module of their own (trace is the middleware above).
 mod idempotency;
 mod rate_limit;
+mod red;
 mod webhook;
 
 pub mod client;
@@ -163,6 +165,10 @@ pub struct ReferenceConfig {
     pub dependency: DependencyConfig,
     /// The environment it stands for (`--environment`).
     pub environment: Environment,
+    /// Where the JSON request log is appended (`logs.rs`, `--log-file`).
+    pub log_file: Option<std::path::PathBuf>,
+    /// The JSON request log goes to stdout too (`--log-stdout`).
+    pub log_stdout: bool,
 }
 
 impl ReferenceConfig {
@@ -214,6 +220,8 @@ impl Default for ReferenceConfig {
             token_lifetime: oauth::DEFAULT_TOKEN_LIFETIME,
             dependency: DependencyConfig::default(),
             environment: Environment::Sandbox,
+            log_file: None,
+            log_stdout: false,
         }
     }
 }
@@ -221,6 +229,13 @@ impl Default for ReferenceConfig {
 /// Builds the full router (all routes, fallbacks and middleware) with fresh state.
 pub fn router(config: ReferenceConfig) -> Router {
     let oauth = oauth::OAuth::new(config.oauth_clients.clone(), config.token_lifetime);
+    // `ReferenceServer::start*` opened it once already: a failure here is a
+    // file that went away between, and the log stays off.
+    let request_log = logs::RequestLog::open(config.log_file.as_ref(), config.log_stdout)
+        .unwrap_or_else(|e| {
+            eprintln!("warning: the reference's request log: {e}");
+            logs::RequestLog::default()
+        });
     let state = AppState::new(config);
     let payments = (state.clone(), payments::Payments::new(&state));
 
@@ -267,7 +282,9 @@ pub fn router(config: ReferenceConfig) -> Router {
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             latency::delay,
-        ));
+        ))
+        // Outermost of the route layers: every answer of a matched API route.
+        .route_layer(middleware::from_fn_with_state(state.clone(), red::record));
 
     let hooks = Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
@@ -304,6 +321,11 @@ pub fn router(config: ReferenceConfig) -> Router {
         // Sees every request: a client secret anywhere but the token
         // endpoint is counted (`/__tminus/oauth`).
         .layer(middleware::from_fn_with_state(oauth.clone(), oauth::watch))
+        // Inside the correlation layer, whose ids it logs.
+        .layer(middleware::from_fn_with_state(
+            (state.clone(), request_log),
+            logs::record,
+        ))
         // Outermost: wraps routes AND fallbacks, so every response gets correlation ids.
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -356,6 +378,7 @@ impl ReferenceServer {
         config: ReferenceConfig,
         addr: SocketAddr,
     ) -> std::io::Result<ReferenceServer> {
+        logs::RequestLog::open(config.log_file.as_ref(), false)?;
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         if config
@@ -423,6 +446,7 @@ impl ReferenceServer {
         addr: SocketAddr,
         tls: std::sync::Arc<rustls::ServerConfig>,
     ) -> std::io::Result<ReferenceServer> {
+        logs::RequestLog::open(config.log_file.as_ref(), false)?;
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let legacy = config.defects.contains(&Defect::AcceptsTls10);

@@ -39,6 +39,8 @@ struct Inner {
     workers: Option<tokio::sync::Semaphore>,
     /// What `/metrics` exposes (`metrics.rs`).
     metrics: super::metrics::Metrics,
+    /// Per-route RED series (`red.rs`).
+    red: super::red::Red,
 }
 
 /// Everything one API key (tenant) owns. Vectors are kept in ascending `seq` order:
@@ -96,6 +98,7 @@ impl AppState {
                 pause: tokio::sync::RwLock::new(()),
                 workers: config_workers,
                 metrics: Default::default(),
+                red: Default::default(),
             }),
         }
     }
@@ -120,6 +123,10 @@ impl AppState {
     }
 
     /// The gauges and counters of `/metrics`.
+    pub(crate) fn red(&self) -> &super::red::Red {
+        &self.inner.red
+    }
+
     pub(crate) fn metrics(&self) -> &super::metrics::Metrics {
         &self.inner.metrics
     }

@@ -26,12 +26,13 @@ pub enum Point {
     Polling,
     Transport,
     Dependency,
+    Observability,
     Burst,
     Other,
 }
 
 impl Point {
-    pub const ALL: [Point; 9] = [
+    pub const ALL: [Point; 10] = [
         Point::Idempotency,
         Point::RateLimits,
         Point::Webhooks,
@@ -39,6 +40,7 @@ impl Point {
         Point::Polling,
         Point::Transport,
         Point::Dependency,
+        Point::Observability,
         Point::Burst,
         Point::Other,
     ];
@@ -52,6 +54,7 @@ impl Point {
             Point::Polling => "6. Polling fallback",
             Point::Transport => "Transport security",
             Point::Dependency => "A dependency that overheats",
+            Point::Observability => "No blind launch",
             Point::Burst => "Burst rehearsal",
             Point::Other => "Other checks",
         }
@@ -74,6 +77,7 @@ pub fn checklist_point(kind: &str) -> Point {
         Some(6) => Point::Polling,
         Some(7) => Point::Transport,
         Some(8) => Point::Dependency,
+        Some(10) => Point::Observability,
         _ => Point::Other,
     }
 }
@@ -566,6 +570,10 @@ mod tests {
         assert_eq!(checklist_point("client.traceparent"), Point::Trace);
         assert_eq!(checklist_point("polling.cursor_walk"), Point::Polling);
         assert_eq!(checklist_point("dependency.breaker"), Point::Dependency);
+        assert_eq!(
+            checklist_point("observability.logs_clean"),
+            Point::Observability
+        );
         assert_eq!(checklist_point("steps"), Point::Other);
         // Every shipped kind but plain steps lands on one of the points, so a
         // new family cannot silently fall into "other checks".

@@ -58,6 +58,9 @@ pub struct SuiteFile {
     /// (`suite::defaults`). Read in the first pass; kept here for the schema.
     #[schemars(schema_with = "super::schema::defaults", default)]
     pub defaults: (),
+    /// The target's own signals, read by the checks that judge them: its
+    /// logs (`observe.logs`, the `observability` family).
+    pub observe: Option<crate::logs::spec::ObserveSpec>,
 }
 
 pub(super) const SUITE_FIELDS: &[&str] = &[
@@ -72,6 +75,7 @@ pub(super) const SUITE_FIELDS: &[&str] = &[
     "profile",
     "contract",
     "defaults",
+    "observe",
 ];
 
 /// Deserializes a [`SuiteFile`] whose check entries have the given kinds,
@@ -115,6 +119,7 @@ impl<'de> Visitor<'de> for SuiteSeed<'_, 'de> {
         let mut profile = None;
         let mut contract = None;
         let mut defaults_seen = false;
+        let mut observe = None;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "suite" => {
@@ -160,6 +165,10 @@ impl<'de> Visitor<'de> for SuiteSeed<'_, 'de> {
                     once(&contract, "contract")?;
                     contract = Some(map.next_value()?);
                 }
+                "observe" => {
+                    once(&observe, "observe")?;
+                    observe = Some(map.next_value()?);
+                }
                 "defaults" => {
                     // Read (and checked) by the first pass; each entry
                     // inherits from it while it is deserialized.
@@ -184,6 +193,7 @@ impl<'de> Visitor<'de> for SuiteSeed<'_, 'de> {
             profile: profile.flatten(),
             contract: contract.flatten(),
             defaults: (),
+            observe: observe.flatten(),
         })
     }
 }

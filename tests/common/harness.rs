@@ -45,6 +45,9 @@ pub enum Runner {
     /// production twin (`--environment production`) with the row's defects
     /// as `TMINUS_PRODUCTION`.
     SandboxAndProduction,
+    /// [`Runner::Reference`] appending its JSON request log to a file of the
+    /// run's folder, named to the suite by `TMINUS_LOG_FILE`.
+    ReferenceLogs,
 }
 
 /// One row: these defects make exactly these checks fail (each with a substring of
@@ -278,6 +281,17 @@ fn run_once(table: &Table, suite: &str, defects: &[Defect]) -> (Vec<CheckResult>
             });
             envs.push(("TMINUS_PRODUCTION", p.url.clone()));
             _production = Some(p);
+        }
+        Runner::ReferenceLogs => {
+            let log = dir.path().join("reference-requests.log");
+            reference = Some(RefHandle::start_with(tminus::reference::ReferenceConfig {
+                defects: defects.to_vec(),
+                log_file: Some(log.clone()),
+                ..tminus::reference::ReferenceConfig::default()
+            }));
+            args.push("--target".into());
+            args.push(reference.as_ref().unwrap().url.clone());
+            envs.push(("TMINUS_LOG_FILE", log.to_string_lossy().into_owned()));
         }
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

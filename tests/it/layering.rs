@@ -69,7 +69,7 @@ const LAYERS: &[Layer] = &[
         "verdicts",
         &["outcome", "waiver", "coverage", "catalogue", "chance"],
     ),
-    layer("http", &["http"]),
+    layer("http", &["http", "logs"]),
     layer("values", &["model", "redact"]),
     // `""`: the crate root (`lib.rs`), which holds `fmt_duration`.
     layer("base", &["files", "exit", "fmt_duration", ""]),

@@ -42,6 +42,7 @@ mod missing_feature;
 mod no_evidence;
 mod no_evidence_idem_rl;
 mod oauth;
+mod observability;
 mod peers;
 mod profile_standard;
 mod proxy;

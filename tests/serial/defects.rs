@@ -910,6 +910,47 @@ static POLLING: Table = Table {
     ],
 };
 
+/// The target's own logs and metrics (catalogue §10): each defect fails
+/// its one property; a log without trace ids still names each request's line by
+/// its request id, so `logs_clean` judges it.
+static OBSERVABILITY: Table = Table {
+    family: DefectFamily::Observability,
+    suite: "suites/observability.yaml",
+    runner: Runner::ReferenceLogs,
+    width: 3,
+    rows: &[
+        row(
+            &[LogsWithoutTraceId],
+            &[("logs-correlated", "without it in `trace_id`")],
+            &[],
+        ),
+        row(
+            &[LogsSecrets],
+            &[(
+                "logs-clean",
+                "holds a secret of the suite (raw or encoded): at line 1",
+            )],
+            &[],
+        ),
+        row(
+            &[LogsPii],
+            &[(
+                "logs-clean",
+                "holds personal data the request carried: a card number at line 1",
+            )],
+            &[],
+        ),
+        row(
+            &[RedMissingRoute],
+            &[(
+                "red-metrics",
+                "GET /public/v1/contacts: no http_requests_total{method=\"GET\",route=\"/public/v1/contacts\"}",
+            )],
+            &[],
+        ),
+    ],
+};
+
 /// Every family's table.
 const TABLES: &[&Table] = &[
     &FOUNDATION,
@@ -926,6 +967,7 @@ const TABLES: &[&Table] = &[
     // Run by tests/serial/dependency.rs (its own binary: its suite judges timing).
     &common::dependency::DEPENDENCY,
     &AUTH,
+    &OBSERVABILITY,
 ];
 
 /// Credentials and environments: the production twin takes the sandbox's
@@ -1015,6 +1057,12 @@ fn polling_defects() {
 fn auth_defects() {
     let _alone = common::alone();
     run_table(&AUTH);
+}
+
+#[test]
+fn observability_defects() {
+    let _alone = common::alone();
+    run_table(&OBSERVABILITY);
 }
 
 /// Every defect of the reference (the list behind `tminus reference

@@ -19,10 +19,11 @@
 //! for at least one per two intervals of the burst.
 //!
 //! Files: `spec.rs` the suite grammar and its plan, `threshold.rs` the
-//! thresholds, `expo.rs` the text format, `prometheus.rs` the HTTP API,
+//! thresholds, `model::expo` the text format (shared with the
+//! observability family), `prometheus.rs` the HTTP API,
 //! `watch.rs` the reading around the burst.
 
-pub mod expo;
+pub use crate::model::expo;
 pub mod prometheus;
 pub mod spec;
 pub mod threshold;

@@ -1,6 +1,7 @@
 //! Reading a `/metrics` page (Prometheus' text exposition format 0.0.4,
 //! which OpenMetrics text also reads as) without a Prometheus: a series of
-//! `observe.series` is a selector, `name` or `name{label="v",other!="w"}`,
+//! `observe.series` (the load family) or a RED series of
+//! `observability.red_metrics` is a selector, `name` or `name{label="v",other!="w"}`,
 //! and its value is the sum of the samples it matches, as PromQL's
 //! `sum(name{...})` would be.
 
