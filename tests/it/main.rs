@@ -29,6 +29,7 @@ mod foundation;
 mod fuzz;
 mod hostile;
 mod hostile_round3;
+mod hostile_serve;
 mod html_browser;
 mod idem_mismatch_payments;
 mod idempotency;
