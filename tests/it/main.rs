@@ -28,6 +28,8 @@ mod first_hour;
 mod foundation;
 mod fuzz;
 mod hostile;
+mod hostile_archives;
+mod hostile_documents;
 mod hostile_round3;
 mod hostile_serve;
 mod html_browser;
