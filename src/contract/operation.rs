@@ -430,4 +430,50 @@ mod tests {
         assert!(took < std::time::Duration::from_secs(1), "{took:?}");
         assert!(v.is_valid(&json!("aaaa")));
     }
+
+    /// The deepest `$ref` chain the loader admits compiles on a thread of
+    /// Rust's default 2 MiB stack (a tokio worker's), in a debug build.
+    #[test]
+    fn the_deepest_ref_chain_admitted_compiles_on_a_small_stack() {
+        let n = super::super::load::MAX_REF_DEPTH - 1;
+        let mut schemas = serde_json::Map::new();
+        for i in 0..n {
+            schemas.insert(
+                format!("S{i}"),
+                json!({"allOf": [{"$ref": format!("#/components/schemas/S{}", i + 1)}]}),
+            );
+        }
+        schemas.insert(format!("S{n}"), json!({"type": "object"}));
+        let text = json!({"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+            "paths": {}, "components": {"schemas": schemas}})
+        .to_string();
+        let compiled = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let doc = super::super::load::load_text(&text, "chain.json").unwrap();
+                let schemas = Schemas::new(&doc).unwrap();
+                let v = schemas
+                    .validator(&doc.root, &doc.root_value()["components"]["schemas"]["S0"])
+                    .unwrap();
+                v.is_valid(&json!({})) && !v.is_valid(&json!(1))
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(compiled);
+        // One more is refused by the loader, naming the document.
+        let mut deeper = String::from("{\"openapi\": \"3.1.0\", \"info\": {\"title\": \"t\", \"version\": \"1\"}, \"paths\": {}, \"components\": {\"schemas\": {");
+        for i in 0..=n + 1 {
+            deeper.push_str(&format!(
+                "\"S{i}\": {{\"allOf\": [{{\"$ref\": \"#/components/schemas/S{}\"}}]}}, ",
+                i + 1
+            ));
+        }
+        deeper.push_str(&format!("\"S{}\": {{}}}}}}}}", n + 2));
+        let e = super::super::load::load_text(&deeper, "deeper.json").unwrap_err();
+        assert!(
+            e.contains("urn:tminus:deeper.json") && e.contains("more than 64"),
+            "{e}"
+        );
+    }
 }

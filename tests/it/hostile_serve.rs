@@ -78,6 +78,16 @@ impl Serve {
             .collect()
     }
 
+    /// The server's peak resident memory, in KiB (Linux).
+    fn peak_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+
     fn connect(&self) -> TcpStream {
         let s = TcpStream::connect(&self.addr).unwrap();
         s.set_read_timeout(Some(CUT * 2)).unwrap();
@@ -192,6 +202,12 @@ fn slow_heads_and_bodies_are_cut_and_idle_floods_answered_at_once() {
     let text = closed(&mut body_reader, "a body trickled a byte at a time");
     assert_eq!(status_of(&text), 408, "{text}");
     assert!(text.contains("nothing was started"), "{text}");
+    eprintln!(
+        "slow calls cut {:?} after they began; serve's peak memory {} KiB",
+        started.elapsed(),
+        s.peak_kib()
+    );
+    assert!(s.peak_kib() < 64 << 10, "{} KiB", s.peak_kib());
     drop(flood);
     t1.join().unwrap();
     t2.join().unwrap();
@@ -232,6 +248,8 @@ fn oversized_malformed_and_unknown_calls_are_answered_at_once() {
         keys.len()
     );
     quick(s.raw(chunked.as_bytes()), 413, "a million keys, chunked");
+    eprintln!("serve's peak memory {} KiB", s.peak_kib());
+    assert!(s.peak_kib() < 64 << 10, "{} KiB", s.peak_kib());
     // Malformed JSON and nesting past serde_json's 128 levels: 400 with
     // the token, 401 without (the body's token is unreadable).
     let t = quick(
