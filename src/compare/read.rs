@@ -546,10 +546,10 @@ mod tests {
             });
             rx.recv_timeout(Duration::from_secs(10))
                 .expect("compare blocked on its input")
-                .err()
-                .expect("read")
+                .expect_err("read")
         };
-        let cases: [(&str, &dyn Fn(&Path), &str); 5] = [
+        type Spoil<'a> = &'a dyn Fn(&Path);
+        let cases: [(&str, Spoil, &str); 5] = [
             (
                 "a FIFO summary",
                 &|d: &Path| mkfifo(&d.join("load-f-f.json")),

@@ -3,7 +3,7 @@
 //! header read timeout never fires and a request head trickled one byte at
 //! a time holds a connection (and its task) forever. Here every connection
 //! is served by hyper's HTTP/1 with a timer: the head must arrive whole
-//! within [`HEAD_TIMEOUT`] (the time between keep-alive requests counts),
+//! within [`HEAD_TIMEOUT`] (a connection that sends nothing is cut too),
 //! and may not pass [`MAX_HEAD`] bytes (431). At most [`MAX_CONNECTIONS`] are
 //! served at once; one more is answered 503 at once and closed, so a flood
 //! of idle sockets never exhausts the process's file descriptors. The body

@@ -97,8 +97,9 @@ fn hostile_documents_are_refused_naming_the_file_within_bounds() {
             );
             assert!(text.contains(why), "{args:?}: {text}");
             // Debug build, two cores shared: the billion laughs is the
-            // slowest (2.4 s measured).
-            assert!(took < Duration::from_secs(20), "{args:?}: {took:?}");
+            // slowest (2.9 s measured alone, 23.6 s while the whole test
+            // binary ran beside other builds).
+            assert!(took < Duration::from_secs(60), "{args:?}: {took:?}");
             assert!(!d.join("out.yaml").exists(), "{args:?} wrote a suite");
         }
     }
