@@ -367,6 +367,9 @@ pub struct ServeArgs {
     /// Load may go to a non-loopback canary (passed to every run)
     #[arg(long)]
     pub allow_remote_load: bool,
+    /// An origin a call's target may have: http(s)://HOST[:PORT], HOST may be *.DOMAIN, PORT * (repeatable); a target outside every one is refused (403) and starts nothing. Without it, any http(s) target
+    #[arg(long, value_name = "ORIGIN")]
+    pub allow_target: Vec<String>,
     /// A broken SHOULD fails the gate (passed to every run)
     #[arg(long)]
     pub strict: bool,

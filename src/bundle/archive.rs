@@ -81,7 +81,18 @@ pub fn safe_name(name: &str) -> Result<(), String> {
 /// Reads the bundle at `path` within every cap.
 pub fn read_file(path: &Path) -> Result<Vec<Entry>, ReadError> {
     let shown = path.display();
-    let f = std::fs::File::open(path)
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        // A FIFO (or a device) named as the bundle would block the open
+        // until a writer came (issue 44): opened without blocking, it is
+        // refused below as not a regular file.
+        use std::os::unix::fs::OpenOptionsExt as _;
+        open.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = open
+        .open(path)
         .map_err(|e| ReadError::Unreadable(format!("cannot read {shown}: {e}")))?;
     let meta = f
         .metadata()
@@ -133,7 +144,7 @@ pub fn read(input: impl Read, shown: &str) -> Result<Vec<Entry>, ReadError> {
         let size = entry.header().size().map_err(|e| unreadable(&e))?;
         if size > MAX_FILE_BYTES {
             return Err(ReadError::Unreadable(format!(
-                "entry `{name}` is larger than {} MiB, the most tminus reads of one file",
+                "{shown}: entry `{name}` is larger than {} MiB, the most tminus reads of one file",
                 MAX_FILE_BYTES >> 20
             )));
         }

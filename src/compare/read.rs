@@ -528,4 +528,82 @@ mod tests {
             assert!(e.contains("not a regular file"), "{e}");
         }
     }
+
+    /// Issue 44: FIFOs (never opened, so never blocking), links, a sparse
+    /// log past the cap and a truncated one are refused, the path named.
+    #[cfg(unix)]
+    #[test]
+    fn fifos_links_sparse_and_truncated_logs_are_refused_naming_the_path() {
+        let mkfifo = |p: &Path| {
+            let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        };
+        // Reads on a thread: a blocked open fails the test, not the run.
+        let read = |dir: PathBuf| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(read_dir(&dir).map(|_| ()));
+            });
+            rx.recv_timeout(Duration::from_secs(10))
+                .expect("compare blocked on its input")
+                .expect_err("read")
+        };
+        type Spoil<'a> = &'a dyn Fn(&Path);
+        let cases: [(&str, Spoil, &str); 5] = [
+            (
+                "a FIFO summary",
+                &|d: &Path| mkfifo(&d.join("load-f-f.json")),
+                "load-f-f.json is not a regular file",
+            ),
+            (
+                "a FIFO histogram log",
+                &|d: &Path| {
+                    let h = kinds_hlog_path(&d.join("load-s-b.json"));
+                    std::fs::remove_file(&h).unwrap();
+                    mkfifo(&h);
+                },
+                "load-s-b.kinds.hlog is not a regular file",
+            ),
+            (
+                "a linked histogram log",
+                &|d: &Path| {
+                    let h = kinds_hlog_path(&d.join("load-s-b.json"));
+                    std::fs::rename(&h, d.join("elsewhere")).unwrap();
+                    std::os::unix::fs::symlink(d.join("elsewhere"), &h).unwrap();
+                },
+                "load-s-b.kinds.hlog is not a regular file",
+            ),
+            (
+                "a sparse log of 300 MiB",
+                &|d: &Path| {
+                    let h = kinds_hlog_path(&d.join("load-s-b.json"));
+                    std::fs::File::options()
+                        .write(true)
+                        .open(&h)
+                        .unwrap()
+                        .set_len(300 << 20)
+                        .unwrap();
+                },
+                "load-s-b.kinds.hlog is larger than",
+            ),
+            (
+                "a truncated log",
+                &|d: &Path| {
+                    let h = kinds_hlog_path(&d.join("load-s-b.json"));
+                    let bytes = std::fs::read(&h).unwrap();
+                    std::fs::write(&h, &bytes[..bytes.len() * 2 / 3]).unwrap();
+                },
+                "load-s-b.kinds.hlog",
+            ),
+        ];
+        for (what, spoil, says) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            write_burst(dir.path(), json!({}));
+            spoil(dir.path());
+            let started = std::time::Instant::now();
+            let e = read(dir.path().to_path_buf());
+            assert!(e.contains(says), "{what}: {e}");
+            assert!(started.elapsed() < Duration::from_secs(5), "{what}");
+        }
+    }
 }

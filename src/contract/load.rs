@@ -20,6 +20,12 @@ pub const MAX_FILES: usize = 64;
 pub const MAX_FILE_DEPTH: usize = 16;
 /// Longest chain of `$ref` -> `$ref` hops resolved for one object.
 pub const MAX_REF_HOPS: usize = 32;
+/// Longest chain of `$ref`s each found inside what the one before led to
+/// (`A: {allOf: [$ref: B]}`, `B: {allOf: [$ref: C]}`, ...). The JSON Schema
+/// compiler inlines every such chain that is not a cycle by recursion: a
+/// chain of 1,000 overflowed its stack (issue 44), so a longer one is
+/// refused here, before anything compiles it.
+pub const MAX_REF_DEPTH: usize = 64;
 
 /// The OpenAPI major version of a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,6 +177,10 @@ impl Loader {
                 doc.target(uri, &r)?;
             }
         }
+        let mut depths = Depths::default();
+        for (uri, value) in &doc.files {
+            depths.of(&doc, uri, value, 0)?;
+        }
         Ok(doc)
     }
 }
@@ -244,6 +254,49 @@ impl Document {
 
     pub fn root_value(&self) -> &Value {
         &self.files[&self.root]
+    }
+}
+
+/// The longest `$ref` chain under each value reached (by address, so each
+/// is walked once), the values on the chain being walked (a cycle ends a
+/// chain: the compiler resolves those lazily).
+#[derive(Default)]
+struct Depths {
+    known: std::collections::HashMap<usize, usize>,
+    walking: std::collections::HashSet<usize>,
+}
+
+impl Depths {
+    fn of(
+        &mut self,
+        doc: &Document,
+        uri: &str,
+        value: &Value,
+        chain: usize,
+    ) -> Result<usize, String> {
+        let at = value as *const Value as usize;
+        if let Some(d) = self.known.get(&at) {
+            return Ok(*d);
+        }
+        if !self.walking.insert(at) {
+            return Ok(0);
+        }
+        let mut refs = BTreeSet::new();
+        collect_refs(value, &mut refs);
+        let mut deepest = 0;
+        for r in refs {
+            if chain + 1 > MAX_REF_DEPTH {
+                return Err(format!(
+                    "`$ref: {r}` in {uri}: more than {MAX_REF_DEPTH} `$ref`s, each inside what the one before led to; tminus reads documents nested less deep"
+                ));
+            }
+            let (file, target) = doc.target(uri, &r)?;
+            let file = file.to_owned();
+            deepest = deepest.max(1 + self.of(doc, &file, target, chain + 1)?);
+        }
+        self.walking.remove(&at);
+        self.known.insert(at, deepest);
+        Ok(deepest)
     }
 }
 

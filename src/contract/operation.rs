@@ -353,11 +353,33 @@ fn compile(
     }
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
+        .with_pattern_options(pattern_options())
         .with_registry(registry)
         .with_base_uri(format!("{uri}.tminus-response-schema"))
         .build(&schema)
         .map_err(|e| e.to_string())
 }
+
+/// How a schema's `pattern`s are compiled (issue 44): by fancy-regex, as
+/// jsonschema does by default (ECMA-262 patterns use look-arounds and
+/// back-references, which the linear `regex` crate refuses), but with the
+/// limits stated: a pattern without those features runs on `regex`
+/// (linear in the text); one with them may backtrack at most
+/// [`MAX_BACKTRACK`] steps a match (`^(a+)+\1$` on 30 `a`s and a `b` stops
+/// there instead of running for minutes), and no pattern compiles to more
+/// than [`MAX_PATTERN_BYTES`].
+fn pattern_options() -> jsonschema::PatternOptions<jsonschema::FancyRegex> {
+    jsonschema::PatternOptions::fancy_regex()
+        .backtrack_limit(MAX_BACKTRACK)
+        .size_limit(MAX_PATTERN_BYTES)
+        .dfa_size_limit(MAX_PATTERN_BYTES)
+}
+
+/// Backtracking steps one `pattern` match may take.
+pub const MAX_BACKTRACK: usize = 100_000;
+/// The most memory one compiled `pattern` may take (the `regex` crate's
+/// default).
+pub const MAX_PATTERN_BYTES: usize = 10 << 20;
 
 fn absolute_refs(doc: &Document, v: &mut Value, uri: &str) {
     match v {
@@ -379,5 +401,82 @@ fn absolute_refs(doc: &Document, v: &mut Value, uri: &str) {
         }
         Value::Array(a) => a.iter_mut().for_each(|x| absolute_refs(doc, x, uri)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A catastrophic pattern (a back-reference forces the backtracking
+    /// engine) is cut at the step limit: the match is an error, fast.
+    #[test]
+    fn a_backtracking_pattern_stops_at_its_step_limit() {
+        let doc = super::super::load::load_text(
+            r#"{"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {},
+                "components": {"schemas": {"S": {"type": "string", "pattern": "^(a+)+\\1$"}}}}"#,
+            "redos.json",
+        )
+        .unwrap();
+        let schemas = Schemas::new(&doc).unwrap();
+        let v = schemas
+            .validator(&doc.root, &doc.root_value()["components"]["schemas"]["S"])
+            .unwrap();
+        let evil = json!(format!("{}b", "a".repeat(40)));
+        let started = std::time::Instant::now();
+        let errors: Vec<String> = v.iter_errors(&evil).map(|e| e.to_string()).collect();
+        let took = started.elapsed();
+        assert!(
+            errors.iter().any(|e| e.contains("backtracking")),
+            "{errors:?}"
+        );
+        assert!(took < std::time::Duration::from_secs(1), "{took:?}");
+        assert!(v.is_valid(&json!("aaaa")));
+    }
+
+    /// The deepest `$ref` chain the loader admits compiles on a thread of
+    /// Rust's default 2 MiB stack (a tokio worker's), in a debug build.
+    #[test]
+    fn the_deepest_ref_chain_admitted_compiles_on_a_small_stack() {
+        let n = super::super::load::MAX_REF_DEPTH - 1;
+        let mut schemas = serde_json::Map::new();
+        for i in 0..n {
+            schemas.insert(
+                format!("S{i}"),
+                json!({"allOf": [{"$ref": format!("#/components/schemas/S{}", i + 1)}]}),
+            );
+        }
+        schemas.insert(format!("S{n}"), json!({"type": "object"}));
+        let text = json!({"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+            "paths": {}, "components": {"schemas": schemas}})
+        .to_string();
+        let compiled = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let doc = super::super::load::load_text(&text, "chain.json").unwrap();
+                let schemas = Schemas::new(&doc).unwrap();
+                let v = schemas
+                    .validator(&doc.root, &doc.root_value()["components"]["schemas"]["S0"])
+                    .unwrap();
+                v.is_valid(&json!({})) && !v.is_valid(&json!(1))
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(compiled);
+        // One more is refused by the loader, naming the document.
+        let mut deeper = String::from("{\"openapi\": \"3.1.0\", \"info\": {\"title\": \"t\", \"version\": \"1\"}, \"paths\": {}, \"components\": {\"schemas\": {");
+        for i in 0..=n + 1 {
+            deeper.push_str(&format!(
+                "\"S{i}\": {{\"allOf\": [{{\"$ref\": \"#/components/schemas/S{}\"}}]}}, ",
+                i + 1
+            ));
+        }
+        deeper.push_str(&format!("\"S{}\": {{}}}}}}}}", n + 2));
+        let e = super::super::load::load_text(&deeper, "deeper.json").unwrap_err();
+        assert!(
+            e.contains("urn:tminus:deeper.json") && e.contains("more than 64"),
+            "{e}"
+        );
     }
 }

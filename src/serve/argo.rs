@@ -29,16 +29,14 @@ pub async fn metric(
     let get = |k: &str| q.get(k).map(String::as_str);
     let (spec, selection) = match super::select::select(
         &server.suites_dir,
+        &server.allowed,
         get("target"),
         get("suites"),
         get("tags"),
     ) {
         Ok(s) => s,
-        Err(e) => {
-            return reply(
-                StatusCode::BAD_REQUEST,
-                json!({"status": "invalid", "error": e}),
-            )
+        Err(super::select::Refusal(status, e)) => {
+            return reply(status, json!({"status": "invalid", "error": e}))
         }
     };
     let key = Key {
@@ -55,6 +53,16 @@ pub async fn metric(
                 json!({"status": "busy", "running": n}),
             )
         }
+        Err(Refused::Conflict(id)) => {
+            return reply(
+                StatusCode::CONFLICT,
+                json!({"status": "conflict", "run": id, "error": "a run of this canary is in progress for another target, suites or tags; nothing was started"}),
+            )
+        }
+    };
+    let _waiting = match super::wait_place(&server, &handle) {
+        Ok(p) => p,
+        Err(refused) => return *refused,
     };
     match handle.wait(server.hook_wait).await {
         None => reply(

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -46,8 +46,12 @@ pub async fn hook(
     State(server): State<Arc<Server>>,
     Path(hook): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
+    let body = match read_body(&headers, body).await {
+        Ok(b) => b,
+        Err(refused) => return refused,
+    };
     let payload: Result<Payload, _> = serde_json::from_slice(&body);
     let token = payload.as_ref().ok().and_then(|p| p.meta("token"));
     if !server.authorized(&headers, token) {
@@ -73,12 +77,13 @@ pub async fn hook(
     }
     let (spec, selection) = match super::select::select(
         &server.suites_dir,
+        &server.allowed,
         payload.meta("target"),
         payload.meta("suites"),
         payload.meta("tags"),
     ) {
         Ok(s) => s,
-        Err(e) => return answer(StatusCode::BAD_REQUEST, e),
+        Err(super::select::Refusal(status, e)) => return answer(status, e),
     };
     let key = Key {
         namespace: payload.namespace.clone(),
@@ -94,6 +99,16 @@ pub async fn hook(
                 format!("busy: {n} runs in progress (--max-runs); call again"),
             )
         }
+        Err(Refused::Conflict(id)) => {
+            return answer(
+                StatusCode::CONFLICT,
+                format!("{}/{}: tminus run {id} of this hook is in progress for another target, suites or tags; nothing was started, call again when it ends", payload.namespace, payload.name),
+            )
+        }
+    };
+    let _waiting = match super::wait_place(&server, &handle) {
+        Ok(p) => p,
+        Err(refused) => return *refused,
     };
     match handle.wait(server.hook_wait).await {
         Some(r) => answer(status_of(r.verdict), r.text(handle.id)),
@@ -111,6 +126,59 @@ pub async fn hook(
             ),
         ),
     }
+}
+
+/// The body, whole within [`super::MAX_BODY`] bytes and
+/// [`super::listen::BODY_TIMEOUT`]: one trickled a byte at a time is cut
+/// (408), one declared or sent larger is refused (413) before it is read.
+async fn read_body(headers: &HeaderMap, body: Body) -> Result<axum::body::Bytes, Response> {
+    let too_large = || {
+        answer(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the body is larger than {} KiB, the most a hook reads; nothing was started",
+                super::MAX_BODY >> 10
+            ),
+        )
+    };
+    let declared = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > super::MAX_BODY as u64) {
+        return Err(too_large());
+    }
+    match tokio::time::timeout(
+        super::listen::BODY_TIMEOUT,
+        axum::body::to_bytes(body, super::MAX_BODY),
+    )
+    .await
+    {
+        Ok(Ok(b)) => Ok(b),
+        Ok(Err(e)) if is_too_large(&e) => Err(too_large()),
+        Ok(Err(e)) => Err(answer(
+            StatusCode::BAD_REQUEST,
+            format!("cannot read the body: {e}; nothing was started"),
+        )),
+        Err(_) => Err(answer(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the body did not arrive within {} s; nothing was started",
+                super::listen::BODY_TIMEOUT.as_secs()
+            ),
+        )),
+    }
+}
+
+fn is_too_large(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if s.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = s.source();
+    }
+    false
 }
 
 /// 200 advances; a failed gate is 412, a run that could not judge 503.

@@ -11,6 +11,7 @@
 mod argo;
 mod child;
 mod flagger;
+mod listen;
 mod runs;
 mod select;
 mod verdict;
@@ -22,6 +23,7 @@ use std::time::Duration;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use sha2::Digest;
 
 use crate::exit;
 
@@ -34,8 +36,11 @@ const MAX_BODY: usize = 64 << 10;
 
 /// What every handler shares.
 pub struct Server {
-    token: String,
+    /// The SHA-256 of `TMINUS_SERVE_TOKEN`.
+    token_digest: [u8; 32],
     suites_dir: PathBuf,
+    /// `--allow-target`: the origins a call may name (empty: any).
+    allowed: Vec<select::Allowed>,
     hook_wait: Duration,
     runs: runs::Registry,
 }
@@ -48,10 +53,13 @@ impl Server {
             .get(axum::http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
-        [bearer, body_token]
-            .into_iter()
-            .flatten()
-            .any(|t| crate::signing::ct_eq(t.trim().as_bytes(), self.token.as_bytes()))
+        [bearer, body_token].into_iter().flatten().any(|t| {
+            // Digests of equal length, compared in constant time: neither
+            // the token's length nor its first differing byte shows in
+            // the time a refusal takes.
+            let shown = sha2::Sha256::digest(t.trim().as_bytes());
+            crate::signing::ct_eq(&shown, &self.token_digest)
+        })
     }
 }
 
@@ -59,6 +67,32 @@ fn answer(status: StatusCode, text: impl Into<String>) -> Response {
     let mut text = text.into();
     text.push('\n');
     (status, text).into_response()
+}
+
+/// A place among the calls waiting on `run` (none needed without
+/// `--hook-wait`); when all are taken the call is answered 429 at once.
+fn wait_place(
+    server: &Server,
+    run: &runs::Handle,
+) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, Box<Response>> {
+    if server.hook_wait.is_zero() {
+        return Ok(None);
+    }
+    run.waiter().map(Some).ok_or_else(|| {
+        let mut r = answer(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "tminus run {}: {} calls are already waiting on it; call again",
+                run.id,
+                runs::MAX_WAITERS
+            ),
+        );
+        r.headers_mut().insert(
+            axum::http::header::RETRY_AFTER,
+            axum::http::HeaderValue::from_static("1"),
+        );
+        Box::new(r)
+    })
 }
 
 fn unauthorized() -> Response {
@@ -93,6 +127,15 @@ pub fn cmd_serve(a: crate::cli::ServeArgs) -> i32 {
         (Ok(k), Ok(r), Ok(h)) => (k, r, h),
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return usage(e),
     };
+    let allowed = match a
+        .allow_target
+        .iter()
+        .map(|t| t.parse::<select::Allowed>())
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(v) => v,
+        Err(e) => return usage(e),
+    };
     if a.max_runs == 0 {
         return usage("--max-runs must be at least 1".into());
     }
@@ -117,8 +160,9 @@ pub fn cmd_serve(a: crate::cli::ServeArgs) -> i32 {
         }
     };
     let server = Arc::new(Server {
-        token: token.trim().to_owned(),
+        token_digest: sha2::Sha256::digest(token.trim().as_bytes()).into(),
         suites_dir: a.suites.clone(),
+        allowed,
         hook_wait,
         runs: runs::Registry::new(runs::Settings {
             exe,
@@ -192,10 +236,7 @@ async fn serve(server: Arc<Server>, listen: std::net::SocketAddr) -> i32 {
             let _ = tokio::signal::ctrl_c().await;
         }
     };
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await;
-    match served {
+    match listen::run(listener, app, shutdown).await {
         Ok(()) => exit::OK,
         Err(e) => {
             eprintln!("error: serving on {addr}: {e}");

@@ -2,7 +2,11 @@
 //! each a `tminus run` child process with its own report folder and a
 //! deadline. A call for a run in progress is answered from it (never a
 //! second run); a finished run is kept for `--keep`, then forgotten with
-//! its folder. At most `--max-runs` run at once.
+//! its folder. At most `--max-runs` run at once, at most one per canary
+//! and hook (a call with another selection while one runs is refused, 409),
+//! and at most [`MAX_WAITERS`] calls wait on one run (more are answered at
+//! once, 429): a controller retrying in a tight loop, or many replicas
+//! calling together, hold a bounded number of connections and start one run.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,9 +14,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 
 use super::verdict::RunResult;
+
+/// Calls that may wait on one run at once (`--hook-wait`).
+pub const MAX_WAITERS: usize = 8;
 
 /// What a run is: the key callers repeat.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -50,6 +57,7 @@ pub struct Handle {
     pub id: u64,
     pub started: Instant,
     pub done: watch::Receiver<Option<Arc<RunResult>>>,
+    waiters: Arc<Semaphore>,
 }
 
 impl Handle {
@@ -57,7 +65,13 @@ impl Handle {
         self.done.borrow().clone()
     }
 
-    /// Waits for the result at most `wait`.
+    /// A place among the calls waiting on this run, if one is free.
+    pub fn waiter(&self) -> Option<OwnedSemaphorePermit> {
+        self.waiters.clone().try_acquire_owned().ok()
+    }
+
+    /// Waits for the result at most `wait` (holding a place from
+    /// [`Handle::waiter`] while it waits).
     pub async fn wait(&mut self, wait: Duration) -> Option<Arc<RunResult>> {
         if wait.is_zero() {
             return self.result();
@@ -70,7 +84,10 @@ impl Handle {
 /// Why no run could be had.
 #[derive(Debug)]
 pub enum Refused {
+    /// `--max-runs` runs are in progress.
     Busy(usize),
+    /// The canary's hook has a run in progress for another selection (its id).
+    Conflict(u64),
 }
 
 pub struct Registry {
@@ -111,6 +128,15 @@ impl Registry {
         if let Some((h, _)) = runs.get(&key) {
             return Ok((h.clone(), false));
         }
+        let same_hook =
+            |k: &Key| k.namespace == key.namespace && k.name == key.name && k.hook == key.hook;
+        if let Some((h, _)) = runs
+            .iter()
+            .find(|(k, (h, _))| same_hook(k) && h.result().is_none())
+            .map(|(_, v)| v)
+        {
+            return Err(Refused::Conflict(h.id));
+        }
         let running = runs.values().filter(|(h, _)| h.result().is_none()).count();
         if running >= self.settings.max_runs {
             return Err(Refused::Busy(running));
@@ -122,6 +148,7 @@ impl Registry {
             id,
             started: Instant::now(),
             done: rx,
+            waiters: Arc::new(Semaphore::new(MAX_WAITERS)),
         };
         runs.insert(key, (handle.clone(), dir.clone()));
         let settings = self.settings.clone();

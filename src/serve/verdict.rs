@@ -12,6 +12,9 @@ use serde::Serialize;
 const MAX_REPORT: u64 = 32 << 20;
 /// A failing check's message is quoted up to this many characters.
 const MAX_MESSAGE: usize = 300;
+/// Failing checks named in an answer (so one is at most ~16 KB, whatever
+/// the suites): the rest are counted, and the report has them all.
+pub const MAX_FAILING: usize = 50;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
@@ -97,7 +100,7 @@ pub fn read(dir: &Path, code: Option<i32>) -> RunResult {
         return RunResult::error(code, "report.json has no `suites` list".into());
     };
     let mut failing = Vec::new();
-    let (mut checks, mut passed) = (0, 0);
+    let (mut checks, mut passed, mut more) = (0, 0, 0u64);
     for s in suites {
         let suite = s["name"].as_str().unwrap_or("?");
         for c in s["checks"].as_array().into_iter().flatten() {
@@ -109,7 +112,11 @@ pub fn read(dir: &Path, code: Option<i32>) -> RunResult {
                 _ => {
                     let short: String = message.chars().take(MAX_MESSAGE).collect();
                     let id = c["id"].as_str().unwrap_or("?");
-                    failing.push(format!("{suite}/{id}: {verdict}: {short}"));
+                    if failing.len() < MAX_FAILING {
+                        failing.push(format!("{suite}/{id}: {verdict}: {short}"));
+                    } else {
+                        more += 1;
+                    }
                 }
             }
         }
@@ -129,6 +136,11 @@ pub fn read(dir: &Path, code: Option<i32>) -> RunResult {
                 error_rate = Some(error_rate.map_or(e, |q| q.max(e)));
             }
         }
+    }
+    if more > 0 {
+        failing.push(format!(
+            "... and {more} more checks that did not pass (report.json has them all)"
+        ));
     }
     // From the exit-code table: broken (3), invalid, or killed is not a
     // verdict ("error"), whatever else was inconclusive.
@@ -191,5 +203,29 @@ mod tests {
             r.failing
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 44: an answer names at most 50 failing checks, each message
+    /// cut at 300 characters, whatever the suites hold.
+    #[test]
+    fn an_answer_is_bounded_whatever_the_report_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let checks: Vec<serde_json::Value> = (0..10_000)
+            .map(|i| serde_json::json!({"id": format!("c{i}"), "verdict": "fail", "message": "m".repeat(1_000)}))
+            .collect();
+        std::fs::write(
+            dir.path().join("report.json"),
+            serde_json::json!({"suites": [{"name": "s", "checks": checks}]}).to_string(),
+        )
+        .unwrap();
+        let r = read(dir.path(), Some(1));
+        assert_eq!((r.checks, r.failing.len()), (10_000, MAX_FAILING + 1));
+        assert!(
+            r.failing[MAX_FAILING].contains("9950 more"),
+            "{:?}",
+            r.failing.last()
+        );
+        let text = r.text(1);
+        assert!(text.len() < 20 << 10, "{} bytes", text.len());
     }
 }
