@@ -417,6 +417,47 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(5));
     }
 
+    /// A file that keeps growing while it is read (a busy service's log) is
+    /// read up to the cap and no further, in bounded time: the reader never
+    /// chases the writer.
+    #[tokio::test]
+    async fn a_file_growing_while_read_stops_at_its_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("busy.log");
+        std::fs::write(&path, "").unwrap();
+        let s = source(SourceKind::File(path.clone()));
+        let mark = s.mark().await.unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (stop, path) = (stop.clone(), path.clone());
+            std::thread::spawn(move || {
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .unwrap();
+                let line = [b"{\"msg\":\"x\"}".as_slice(), &[b'y'; 1000], b"\n"].concat();
+                // Bounded: at most 64 MiB, or until the read is done.
+                for _ in 0..(64 << 20) / line.len() {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        break;
+                    }
+                    std::io::Write::write_all(&mut f, &line).unwrap();
+                }
+            })
+        };
+        // Let the file outgrow the cap before the read starts.
+        while std::fs::metadata(&path).unwrap().len() < CAP + (1 << 20) && !writer.is_finished() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let started = std::time::Instant::now();
+        let logs = s.read(&mark, &Client::new().unwrap(), "").await.unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        writer.join().unwrap();
+        assert!(logs.capped);
+        assert!(logs.bytes <= CAP, "{} bytes read", logs.bytes);
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
     /// A file read from its mark sees only what was appended since; a
     /// file that shrank (rotated) is read from its start, and says so.
     #[tokio::test]

@@ -26,13 +26,14 @@ pub enum Point {
     Polling,
     Transport,
     Dependency,
+    Contracts,
     Observability,
     Burst,
     Other,
 }
 
 impl Point {
-    pub const ALL: [Point; 10] = [
+    pub const ALL: [Point; 11] = [
         Point::Idempotency,
         Point::RateLimits,
         Point::Webhooks,
@@ -40,6 +41,7 @@ impl Point {
         Point::Polling,
         Point::Transport,
         Point::Dependency,
+        Point::Contracts,
         Point::Observability,
         Point::Burst,
         Point::Other,
@@ -54,6 +56,7 @@ impl Point {
             Point::Polling => "6. Polling fallback",
             Point::Transport => "Transport security",
             Point::Dependency => "A dependency that overheats",
+            Point::Contracts => "Contracts in CI",
             Point::Observability => "No blind launch",
             Point::Burst => "Burst rehearsal",
             Point::Other => "Other checks",
@@ -77,6 +80,7 @@ pub fn checklist_point(kind: &str) -> Point {
         Some(6) => Point::Polling,
         Some(7) => Point::Transport,
         Some(8) => Point::Dependency,
+        Some(9) => Point::Contracts,
         Some(10) => Point::Observability,
         _ => Point::Other,
     }
@@ -570,6 +574,7 @@ mod tests {
         assert_eq!(checklist_point("client.traceparent"), Point::Trace);
         assert_eq!(checklist_point("polling.cursor_walk"), Point::Polling);
         assert_eq!(checklist_point("dependency.breaker"), Point::Dependency);
+        assert_eq!(checklist_point("contract.deprecation"), Point::Contracts);
         assert_eq!(
             checklist_point("observability.logs_clean"),
             Point::Observability

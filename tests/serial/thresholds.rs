@@ -60,7 +60,17 @@ fn burst_thresholds_show_p95_and_p99_with_measured_values() {
 fn the_shipped_suites_pass_over_https_behind_a_private_ca() {
     let _alone = common::alone();
     let pki = tempfile::tempdir().unwrap();
-    let reference = RefProcess::start(&["--tls", pki.path().to_str().unwrap()]);
+    // The reference writes its request log where suites/observability.yaml
+    // reads it, and a production twin stands beside it for
+    // suites/sandbox.yaml: what a user's target gives them by name.
+    let log = pki.path().join("reference-requests.log");
+    let reference = RefProcess::start(&[
+        "--tls",
+        pki.path().to_str().unwrap(),
+        "--log-file",
+        log.to_str().unwrap(),
+    ]);
+    let production = RefProcess::start(&["--environment", "production"]);
     assert!(
         reference.url.starts_with("https://127.0.0.1:"),
         "{}",
@@ -92,7 +102,10 @@ fn the_shipped_suites_pass_over_https_behind_a_private_ca() {
         std::path::Path::new(&suites[0]),
         &reference.url,
         &args,
-        &[],
+        &[
+            ("TMINUS_LOG_FILE", log.to_str().unwrap()),
+            ("TMINUS_PRODUCTION", production.url.as_str()),
+        ],
         Duration::from_secs(600),
     );
     let v = verdicts(&json);
