@@ -696,6 +696,19 @@ struct EmbeddedTls {
     client_certs: Option<std::sync::Arc<rustls::ServerConfig>>,
 }
 
+/// Starts an embedded reference (the target, or its production twin) on a
+/// free loopback port, over TLS when the run serves one.
+async fn start_embedded(
+    config: ReferenceConfig,
+    tls: Option<std::sync::Arc<rustls::ServerConfig>>,
+) -> std::io::Result<ReferenceServer> {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    match tls {
+        Some(tls) => ReferenceServer::start_tls(config, addr, tls).await,
+        None => ReferenceServer::start(config, addr).await,
+    }
+}
+
 async fn run_plan(
     plan: Plan,
     mut opts: RunOptions,
@@ -742,7 +755,6 @@ async fn run_plan(
         }
     }
     if plan.needs_reference() {
-        let addr = "127.0.0.1:0".parse().expect("loopback address");
         // A suite run against the embedded reference that reads its logs
         // from a file (`observe.logs.file`): the reference writes them there.
         let config = ReferenceConfig {
@@ -756,11 +768,7 @@ async fn run_plan(
                 }),
             ..ReferenceConfig::default()
         };
-        let started = match reference_tls.main.clone() {
-            Some(tls) => ReferenceServer::start_tls(config, addr, tls).await,
-            None => ReferenceServer::start(config, addr).await,
-        };
-        match started {
+        match start_embedded(config, reference_tls.main.clone()).await {
             Ok(server) => {
                 let url = server.base_url();
                 eprintln!(
@@ -781,13 +789,7 @@ async fn run_plan(
     // its own keys stands for production (`auth.sandbox_isolated`).
     let mut production_twin = None;
     if plan.needs_production_twin() {
-        let addr = "127.0.0.1:0".parse().expect("loopback address");
-        let config = ReferenceConfig::production();
-        let started = match reference_tls.main.clone() {
-            Some(tls) => ReferenceServer::start_tls(config, addr, tls).await,
-            None => ReferenceServer::start(config, addr).await,
-        };
-        match started {
+        match start_embedded(ReferenceConfig::production(), reference_tls.main.clone()).await {
             Ok(server) => {
                 let url = server.base_url();
                 eprintln!(
